@@ -1,0 +1,110 @@
+package io.txbox.internal;
+
+import io.txbox.TxboxException;
+import io.txbox.spi.Metrics;
+import io.txbox.spi.OutboxStore;
+import io.txbox.spi.Publisher;
+import java.time.Clock;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The threads of one running relay: the work loop, the heartbeat and the wake-up listener. */
+public final class RelayRuntime {
+  private static final Logger log = LoggerFactory.getLogger(RelayRuntime.class);
+
+  private final RelaySettings settings;
+  private final OutboxStore store;
+  private final Publisher publisher;
+  private final OwnedBuckets buckets = new OwnedBuckets();
+  private final WakeUp wakeUp = new WakeUp();
+  private final RelayLoop loop;
+  private final BucketLeases leases;
+  private final ScheduledExecutorService heartbeat;
+  private final Thread loopThread;
+  private final AutoCloseable listener;
+
+  private RelayRuntime(RelaySettings settings, OutboxStore store, Publisher publisher, Metrics metrics) {
+    this.settings = settings;
+    this.store = store;
+    this.publisher = publisher;
+    int bucketCount = store.openSubscription(settings.subscription());
+    Clock clock = Clock.systemUTC();
+    this.loop = new RelayLoop(settings, store, publisher, metrics, buckets, wakeUp, clock);
+    this.leases = new BucketLeases(settings, store, metrics, buckets, bucketCount, clock);
+    leases.beat(); // fail fast on a store that cannot hold leases, before any thread starts
+    this.heartbeat = Executors.newSingleThreadScheduledExecutor(
+        r -> daemon(r, "txbox-heartbeat-" + settings.subscription()));
+    long interval = settings.heartbeatInterval().toMillis();
+    heartbeat.scheduleWithFixedDelay(leases, interval, interval, TimeUnit.MILLISECONDS);
+    this.listener = store.listen(wakeUp::signal);
+    this.loopThread = new Thread(loop, "txbox-relay-" + settings.subscription());
+    loopThread.start();
+  }
+
+  /** Starts the threads; fails with a {@link TxboxException} when the store is not usable. */
+  public static RelayRuntime start(
+      RelaySettings settings, OutboxStore store, Publisher publisher, Metrics metrics) {
+    return new RelayRuntime(settings, store, publisher, metrics);
+  }
+
+  /** The buckets this instance holds now. */
+  public Set<Integer> ownedBuckets() {
+    return buckets.ids();
+  }
+
+  /** Whether the work loop is still running. */
+  public boolean isAlive() {
+    return loopThread.isAlive();
+  }
+
+  /**
+   * Lets the current round finish (publish, acks, checkpoint), then gives the buckets back so that
+   * other instances take over at once. A round still running after the drain timeout keeps its
+   * leases, which then expire: giving them back early would let two instances send at once.
+   */
+  public void stop() {
+    loop.stop();
+    heartbeat.shutdownNow();
+    closeQuietly(listener);
+    boolean drained = join();
+    if (drained) {
+      try {
+        store.leave(settings.subscription(), settings.instanceId());
+      } catch (RuntimeException e) {
+        log.warn("subscription {}: could not give the buckets back; they are taken over when their"
+            + " leases expire: {}", settings.subscription(), e.toString());
+      }
+    } else {
+      log.warn("subscription {}: the current round did not finish within {}; its leases expire"
+          + " instead of being given back", settings.subscription(), settings.drainTimeout());
+    }
+    publisher.close();
+  }
+
+  private boolean join() {
+    try {
+      loopThread.join(settings.drainTimeout().toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return !loopThread.isAlive();
+  }
+
+  private static Thread daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
+  }
+
+  private static void closeQuietly(AutoCloseable closeable) {
+    try {
+      closeable.close();
+    } catch (Exception e) {
+      log.debug("closing the wake-up listener failed", e);
+    }
+  }
+}

@@ -1,0 +1,98 @@
+package io.txbox.internal;
+
+import io.txbox.DeadLetter;
+import io.txbox.Message;
+import io.txbox.RetryPolicy;
+import io.txbox.spi.BucketProgress;
+import io.txbox.spi.BucketState;
+import io.txbox.spi.Checkpoint;
+import io.txbox.spi.PublishResult;
+import io.txbox.spi.StoredMessage;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.random.RandomGenerator;
+
+/**
+ * Turns a bucket's published events and the broker's answers into its new checkpoint. The
+ * checkpoint moves over acknowledged and dead-lettered events only, and stops at the first event
+ * that will be retried: everything after it is sent again later, never skipped.
+ */
+final class RoundOutcome {
+  final List<BucketProgress> progress = new ArrayList<>();
+  final List<DeadLetter> deadLetters = new ArrayList<>();
+  final List<Message> acknowledged = new ArrayList<>();
+  final List<Retry> retries = new ArrayList<>();
+
+  record Retry(Message message, int attempts, Throwable error) {}
+
+  private final String subscription;
+  private final RetryPolicy policy;
+  private final RandomGenerator random;
+  private final Map<Integer, Integer> backoffLevels;
+
+  RoundOutcome(
+      String subscription, RetryPolicy policy, RandomGenerator random, Map<Integer, Integer> backoffLevels) {
+    this.subscription = subscription;
+    this.policy = policy;
+    this.random = random;
+    this.backoffLevels = backoffLevels;
+  }
+
+  /**
+   * Settles one bucket.
+   *
+   * @param sent the bucket's events in log order, each with its index in the published batch
+   * @param heldUntil when the bucket's next event is due, if a delayed event stopped it
+   * @param brokerUp whether the broker acknowledged anything this round; failures count as
+   *     attempts only then, so an outage never dead-letters
+   */
+  void settle(
+      BucketState state,
+      List<Sent> sent,
+      PublishResult result,
+      Instant heldUntil,
+      boolean brokerUp,
+      Instant now) {
+    Checkpoint checkpoint = state.checkpoint();
+    int attempts = state.attempts();
+    for (Sent s : sent) {
+      Exception error = result.failure(s.index());
+      if (error == null) {
+        checkpoint = s.row().checkpoint();
+        attempts = 0;
+        acknowledged.add(s.row().message());
+        continue;
+      }
+      int tried = brokerUp ? attempts + 1 : attempts;
+      if (policy.givesUp(error, tried)) {
+        deadLetters.add(new DeadLetter(
+            subscription, state.bucket(), s.row().checkpoint(), s.row().message(), describe(error),
+            Math.max(1, tried)));
+        checkpoint = s.row().checkpoint();
+        attempts = 0;
+        continue;
+      }
+      int level = backoffLevels.merge(state.bucket(), 1, Integer::sum);
+      retries.add(new Retry(s.row().message(), tried, error));
+      progress.add(new BucketProgress(
+          state.bucket(), checkpoint, tried, now.plus(policy.delayAfter(level, random)), describe(error)));
+      return;
+    }
+    backoffLevels.remove(state.bucket());
+    progress.add(new BucketProgress(state.bucket(), checkpoint, attempts, heldUntil, null));
+  }
+
+  static String describe(Throwable error) {
+    String text = error.getClass().getName() + ": " + error.getMessage();
+    Throwable cause = error.getCause();
+    if (cause != null && cause != error) {
+      text += " (caused by " + cause.getClass().getName() + ": " + cause.getMessage() + ")";
+    }
+    return text.length() > 2000 ? text.substring(0, 2000) : text;
+  }
+
+  /** An event sent this round, with its index in the published batch. */
+  record Sent(StoredMessage row, int index) {}
+}

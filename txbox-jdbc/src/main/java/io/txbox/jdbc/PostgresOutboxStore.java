@@ -1,0 +1,341 @@
+package io.txbox.jdbc;
+
+import io.txbox.DeadLetter;
+import io.txbox.Message;
+import io.txbox.jdbc.internal.PostgresListener;
+import io.txbox.jdbc.internal.PostgresMigration;
+import io.txbox.jdbc.internal.PostgresRows;
+import io.txbox.jdbc.internal.PostgresSettings;
+import io.txbox.jdbc.internal.PostgresSql;
+import io.txbox.jdbc.internal.PostgresTables;
+import io.txbox.jdbc.internal.Transactions;
+import io.txbox.spi.BucketProgress;
+import io.txbox.spi.BucketRead;
+import io.txbox.spi.BucketState;
+import io.txbox.spi.Membership;
+import io.txbox.spi.OpenTransaction;
+import io.txbox.spi.OutboxStore;
+import io.txbox.spi.StoredMessage;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import javax.sql.DataSource;
+
+/**
+ * The outbox on PostgreSQL 13 or later: an append-only log read in commit-safe {@code (tx_id,
+ * position)} order, per-bucket checkpoints and leases, dead letters, and {@code LISTEN/NOTIFY}
+ * wake-up.
+ *
+ * <pre>{@code
+ * PostgresOutboxStore store = PostgresOutboxStore.builder(dataSource) // a pooled DataSource
+ *     .schema("public")
+ *     .tablePrefix("txbox_")
+ *     .build();
+ * store.migrate();                       // creates or upgrades the tables; safe to repeat
+ * Outbox outbox = Outbox.create(store);
+ * }</pre>
+ *
+ * <table>
+ *   <caption>Store settings and their defaults</caption>
+ *   <tr><th>setting</th><th>default</th><th>rule</th></tr>
+ *   <tr><td>schema</td><td>{@value #DEFAULT_SCHEMA}</td><td>{@code [a-z_][a-z0-9_]*}, at most 30 characters</td></tr>
+ *   <tr><td>tablePrefix</td><td>{@value #DEFAULT_TABLE_PREFIX}</td><td>{@code [a-z_][a-z0-9_]*}, at most 20 characters, or empty</td></tr>
+ *   <tr><td>buckets</td><td>{@value #DEFAULT_BUCKETS}</td><td>1 to {@value #MAX_BUCKETS}; fixed when the tables are created</td></tr>
+ *   <tr><td>notifyOnAppend</td><td>{@code true}</td><td>whether {@code append} sends {@code NOTIFY} to wake relays</td></tr>
+ * </table>
+ */
+public final class PostgresOutboxStore implements OutboxStore {
+
+  /** Default schema. */
+  public static final String DEFAULT_SCHEMA = "public";
+  /** Default prefix of every table name. */
+  public static final String DEFAULT_TABLE_PREFIX = "txbox_";
+  /** Default number of buckets the log is split into; the most relay instances that share work. */
+  public static final int DEFAULT_BUCKETS = 64;
+  /** Most buckets. */
+  public static final int MAX_BUCKETS = 1024;
+
+  private final DataSource dataSource;
+  private final PostgresTables tables;
+  private final PostgresSql sql;
+  private final int buckets;
+  private final boolean notifyOnAppend;
+  private final Transactions tx;
+
+  private PostgresOutboxStore(Builder b) {
+    this.dataSource = b.dataSource;
+    this.tables = new PostgresTables(b.schema, b.tablePrefix);
+    this.sql = PostgresSql.of(tables);
+    this.buckets = b.buckets;
+    this.notifyOnAppend = b.notifyOnAppend;
+    this.tx = new Transactions(dataSource);
+  }
+
+  /** A builder over a pooled {@link DataSource}, with the defaults above. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  /** Creates or upgrades the tables; safe to run twice and from several instances at once. */
+  public int migrate() {
+    return new PostgresMigration(dataSource, tables, buckets).run();
+  }
+
+  /** The qualified name of the outbox table, for writers that insert with plain SQL. */
+  public String outboxTable() {
+    return tables.outbox();
+  }
+
+  @Override
+  public void append(Connection transaction, List<Message> messages) throws SQLException {
+    try (PreparedStatement insert = transaction.prepareStatement(sql.append())) {
+      for (Message m : messages) {
+        PostgresRows.bindAppend(insert, transaction, m);
+        if (messages.size() > 1) {
+          insert.addBatch();
+        }
+      }
+      if (messages.size() > 1) {
+        insert.executeBatch();
+      } else {
+        insert.executeUpdate();
+      }
+    }
+    if (notifyOnAppend) {
+      try (PreparedStatement notify = transaction.prepareStatement(sql.wakeRelays())) {
+        notify.setString(1, tables.channel());
+        notify.execute();
+      }
+    }
+  }
+
+  @Override
+  public int openSubscription(String subscription) {
+    return tx.inTransaction("opening subscription " + subscription, c -> {
+      int count = PostgresSettings.bucketCount(c, tables);
+      try (PreparedStatement p = c.prepareStatement(sql.createBuckets())) {
+        p.setString(1, subscription);
+        p.setInt(2, count);
+        p.executeUpdate();
+      }
+      return count;
+    });
+  }
+
+  @Override
+  public Membership heartbeat(String subscription, String instance, Duration lease) {
+    return tx.inTransaction("heartbeat of " + instance, c -> {
+      try (PreparedStatement touch = c.prepareStatement(sql.touchInstance());
+          PreparedStatement forget = c.prepareStatement(sql.forgetDeadInstances())) {
+        touch.setString(1, subscription);
+        touch.setString(2, instance);
+        touch.setLong(3, lease.toMillis());
+        touch.executeUpdate();
+        forget.setString(1, subscription);
+        forget.executeUpdate();
+      }
+      List<String> live = new ArrayList<>();
+      try (PreparedStatement p = c.prepareStatement(sql.liveInstances())) {
+        p.setString(1, subscription);
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            live.add(rs.getString(1));
+          }
+        }
+      }
+      Set<Integer> owned = new HashSet<>();
+      try (PreparedStatement p = c.prepareStatement(sql.renewLeases())) {
+        p.setLong(1, lease.toMillis());
+        p.setString(2, subscription);
+        p.setString(3, instance);
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            owned.add(rs.getInt(1));
+          }
+        }
+      }
+      return new Membership(live, owned);
+    });
+  }
+
+  @Override
+  public List<BucketState> claimBuckets(String subscription, String instance, int max, Duration lease) {
+    return tx.inTransaction("claiming buckets for " + instance, c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.claimBuckets())) {
+        p.setString(1, instance);
+        p.setLong(2, lease.toMillis());
+        p.setString(3, subscription);
+        p.setString(4, subscription);
+        p.setInt(5, max);
+        List<BucketState> claimed = new ArrayList<>();
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            claimed.add(PostgresRows.bucketState(rs));
+          }
+        }
+        return claimed;
+      }
+    });
+  }
+
+  @Override
+  public void releaseBuckets(String subscription, String instance, Collection<Integer> released) {
+    tx.inTransaction("releasing buckets of " + instance, c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.releaseBuckets())) {
+        p.setString(1, subscription);
+        p.setString(2, instance);
+        p.setArray(3, c.createArrayOf("int4", released.toArray(Integer[]::new)));
+        return p.executeUpdate();
+      }
+    });
+  }
+
+  @Override
+  public void leave(String subscription, String instance) {
+    tx.inTransaction("leaving subscription " + subscription, c -> {
+      try (PreparedStatement release = c.prepareStatement(sql.releaseAll());
+          PreparedStatement remove = c.prepareStatement(sql.removeInstance())) {
+        release.setString(1, subscription);
+        release.setString(2, instance);
+        release.executeUpdate();
+        remove.setString(1, subscription);
+        remove.setString(2, instance);
+        return remove.executeUpdate();
+      }
+    });
+  }
+
+  @Override
+  public List<StoredMessage> read(String subscription, List<BucketRead> reads) {
+    return tx.inTransaction("reading the outbox", c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.read())) {
+        PostgresRows.bindReads(p, c, reads);
+        List<StoredMessage> rows = new ArrayList<>();
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            rows.add(PostgresRows.storedMessage(rs));
+          }
+        }
+        return rows;
+      }
+    });
+  }
+
+  @Override
+  public Set<Integer> saveProgress(
+      String subscription, String instance, List<BucketProgress> progress, List<DeadLetter> deadLetters) {
+    if (progress.isEmpty()) {
+      return Set.of();
+    }
+    return tx.inTransaction("saving checkpoints", c -> {
+      Set<Integer> saved = new HashSet<>();
+      try (PreparedStatement p = c.prepareStatement(sql.saveProgress())) {
+        PostgresRows.bindProgress(p, c, progress);
+        p.setString(7, subscription);
+        p.setString(8, instance);
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            saved.add(rs.getInt(1));
+          }
+        }
+      }
+      insertDeadLetters(c, deadLetters.stream().filter(d -> saved.contains(d.bucket())).toList());
+      Set<Integer> lost = new TreeSet<>();
+      progress.forEach(p -> lost.add(p.bucket()));
+      lost.removeAll(saved);
+      return lost;
+    });
+  }
+
+  private void insertDeadLetters(Connection c, List<DeadLetter> letters) throws SQLException {
+    if (letters.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement p = c.prepareStatement(sql.deadLetter())) {
+      for (DeadLetter d : letters) {
+        p.setString(1, d.subscription());
+        p.setString(2, d.error());
+        p.setInt(3, d.attempts());
+        p.setInt(4, d.bucket());
+        p.setString(5, Long.toUnsignedString(d.position().txId()));
+        p.setLong(6, d.position().position());
+        p.addBatch();
+      }
+      p.executeBatch();
+    }
+  }
+
+  @Override
+  public AutoCloseable listen(Runnable onAppend) {
+    return new PostgresListener(dataSource, tables.channel(), onAppend);
+  }
+
+  @Override
+  public Optional<OpenTransaction> oldestOpenTransaction() {
+    return tx.inTransaction("looking up the oldest open transaction", c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.oldestOpenTransaction());
+          ResultSet rs = p.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        return Optional.of(new OpenTransaction(rs.getInt(1), Duration.ofMillis(rs.getLong(2)), rs.getString(3)));
+      }
+    });
+  }
+
+  /** Builds a {@link PostgresOutboxStore}; {@link #build()} checks every setting. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private String schema = DEFAULT_SCHEMA;
+    private String tablePrefix = DEFAULT_TABLE_PREFIX;
+    private int buckets = DEFAULT_BUCKETS;
+    private boolean notifyOnAppend = true;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+    }
+
+    /** The schema of the tables. Default {@value #DEFAULT_SCHEMA}. */
+    public Builder schema(String schema) {
+      this.schema = schema;
+      return this;
+    }
+
+    /** The prefix of every table name. Default {@value #DEFAULT_TABLE_PREFIX}. */
+    public Builder tablePrefix(String tablePrefix) {
+      this.tablePrefix = tablePrefix;
+      return this;
+    }
+
+    /** Buckets to create the log with; only {@link #migrate()} uses it. Default {@value #DEFAULT_BUCKETS}. */
+    public Builder buckets(int buckets) {
+      this.buckets = buckets;
+      return this;
+    }
+
+    /** Whether {@code append} sends a {@code NOTIFY} that wakes relays at once. Default true. */
+    public Builder notifyOnAppend(boolean notifyOnAppend) {
+      this.notifyOnAppend = notifyOnAppend;
+      return this;
+    }
+
+    /** Checks the settings and builds the store. */
+    public PostgresOutboxStore build() {
+      if (buckets < 1 || buckets > MAX_BUCKETS) {
+        throw new IllegalArgumentException(
+            "buckets must be >= 1 and <= " + MAX_BUCKETS + ", was " + buckets);
+      }
+      return new PostgresOutboxStore(this);
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package io.txbox.jdbc.internal;
+
+import io.txbox.TxboxException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates and upgrades txbox's tables. All versions run in one transaction under an advisory
+ * lock, so running it twice, or from several instances at once, applies each version once.
+ */
+public final class PostgresMigration {
+  private static final Logger log = LoggerFactory.getLogger(PostgresMigration.class);
+
+  /** The versions in order; each is a resource {@code postgres/V<n>__<name>.sql}. */
+  private static final List<String> VERSIONS = List.of("V1__outbox.sql");
+
+  private final DataSource dataSource;
+  private final PostgresTables tables;
+  private final int buckets;
+
+  public PostgresMigration(DataSource dataSource, PostgresTables tables, int buckets) {
+    this.dataSource = dataSource;
+    this.tables = tables;
+    this.buckets = buckets;
+  }
+
+  /** Applies the missing versions; returns how many were applied. */
+  public int run() {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        int applied = applyMissing(c);
+        c.commit();
+        return applied;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException e) {
+      throw new TxboxException("migration of schema '" + tables.schema() + "' with table prefix '"
+          + tables.prefix() + "' failed: " + e.getMessage(), e);
+    }
+  }
+
+  private int applyMissing(Connection c) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.execute("CREATE SCHEMA IF NOT EXISTS " + tables.schema());
+    }
+    try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
+      lock.setString(1, "txbox migration " + tables.channel());
+      lock.execute();
+    }
+    try (Statement s = c.createStatement()) {
+      s.execute("CREATE TABLE IF NOT EXISTS " + tables.schemaVersion()
+          + " (version integer PRIMARY KEY, name text NOT NULL,"
+          + " applied_at timestamptz NOT NULL DEFAULT now())");
+    }
+    int current = currentVersion(c);
+    if (current >= 1) {
+      checkBucketCount(c);
+    }
+    for (int v = current + 1; v <= VERSIONS.size(); v++) {
+      apply(c, v, VERSIONS.get(v - 1));
+    }
+    return VERSIONS.size() - current;
+  }
+
+  private int currentVersion(Connection c) throws SQLException {
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT coalesce(max(version), 0) FROM " + tables.schemaVersion())) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private void checkBucketCount(Connection c) throws SQLException {
+    int existing = PostgresSettings.bucketCount(c, tables);
+    if (existing != buckets) {
+      throw new TxboxException("buckets is " + buckets + " but the outbox in schema '" + tables.schema()
+          + "' was created with " + existing + " buckets; set buckets to " + existing
+          + " (changing the bucket count of an existing outbox is not supported)");
+    }
+  }
+
+  private void apply(Connection c, int version, String resource) throws SQLException {
+    String sql = tables.render(read(resource)).replace("{buckets}", Integer.toString(buckets));
+    try (Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+    try (PreparedStatement p = c.prepareStatement(
+        "INSERT INTO " + tables.schemaVersion() + " (version, name) VALUES (?, ?)")) {
+      p.setInt(1, version);
+      p.setString(2, resource);
+      p.executeUpdate();
+    }
+    log.info("applied txbox schema version {} ({}) to schema {}", version, resource, tables.schema());
+  }
+
+  private static String read(String resource) {
+    try (InputStream in = PostgresMigration.class.getResourceAsStream("/io/txbox/jdbc/postgres/" + resource)) {
+      if (in == null) {
+        throw new IllegalStateException("missing migration resource " + resource);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read migration resource " + resource, e);
+    }
+  }
+}

@@ -1,0 +1,133 @@
+package io.txbox.jdbc.internal;
+
+import io.txbox.Message;
+import io.txbox.spi.BucketProgress;
+import io.txbox.spi.BucketRead;
+import io.txbox.spi.BucketState;
+import io.txbox.spi.Checkpoint;
+import io.txbox.spi.StoredMessage;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/** Binds parameters and maps rows for the statements of {@link PostgresSql}. */
+public final class PostgresRows {
+  private PostgresRows() {}
+
+  public static void bindAppend(PreparedStatement p, Connection c, Message m) throws SQLException {
+    p.setObject(1, m.id());
+    p.setString(2, m.key());
+    p.setString(3, m.type());
+    p.setInt(4, m.version());
+    p.setString(5, m.destination());
+    p.setBytes(6, m.payload());
+    p.setString(7, m.contentType());
+    String[] names = m.headers().keySet().toArray(String[]::new);
+    String[] values = new String[names.length];
+    for (int i = 0; i < names.length; i++) {
+      values[i] = m.headers().get(names[i]);
+    }
+    p.setArray(8, c.createArrayOf("text", names));
+    p.setArray(9, c.createArrayOf("text", values));
+    p.setObject(10, utc(m.createdAt()));
+    p.setObject(11, m.availableAt() == null ? null : utc(m.availableAt()));
+  }
+
+  public static void bindReads(PreparedStatement p, Connection c, List<BucketRead> reads)
+      throws SQLException {
+    int n = reads.size();
+    Integer[] buckets = new Integer[n];
+    String[] txIds = new String[n];
+    Long[] positions = new Long[n];
+    Integer[] limits = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      BucketRead r = reads.get(i);
+      buckets[i] = r.bucket();
+      txIds[i] = Long.toUnsignedString(r.after().txId());
+      positions[i] = r.after().position();
+      limits[i] = r.limit();
+    }
+    p.setArray(1, c.createArrayOf("int4", buckets));
+    p.setArray(2, c.createArrayOf("text", txIds));
+    p.setArray(3, c.createArrayOf("int8", positions));
+    p.setArray(4, c.createArrayOf("int4", limits));
+  }
+
+  public static StoredMessage storedMessage(ResultSet rs) throws SQLException {
+    Checkpoint checkpoint = new Checkpoint(Long.parseUnsignedLong(rs.getString("tx_text")), rs.getLong("position"));
+    OffsetDateTime availableAt = rs.getObject("available_at", OffsetDateTime.class);
+    Message message = new Message(
+        rs.getObject("id", UUID.class),
+        rs.getString("type"),
+        rs.getInt("version"),
+        rs.getString("key"),
+        rs.getString("destination"),
+        rs.getBytes("payload"),
+        rs.getString("content_type"),
+        headers(rs.getArray("header_pairs")),
+        rs.getObject("created_at", OffsetDateTime.class).toInstant(),
+        availableAt == null ? null : availableAt.toInstant());
+    return new StoredMessage(rs.getInt("bucket"), checkpoint, message);
+  }
+
+  private static Map<String, String> headers(Array pairs) throws SQLException {
+    if (pairs == null) {
+      return Map.of();
+    }
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (Object pair : (Object[]) pairs.getArray()) {
+      String[] nameAndValue = (String[]) pair;
+      headers.put(nameAndValue[0], nameAndValue[1]);
+    }
+    return headers;
+  }
+
+  public static BucketState bucketState(ResultSet rs) throws SQLException {
+    OffsetDateTime next = rs.getObject("next_attempt_at", OffsetDateTime.class);
+    return new BucketState(
+        rs.getInt("bucket"),
+        new Checkpoint(Long.parseUnsignedLong(rs.getString("tx_text")), rs.getLong("position")),
+        rs.getInt("attempts"),
+        next == null ? null : next.toInstant());
+  }
+
+  /** Binds parameters 1 to 6 of the save-progress statement. */
+  public static void bindProgress(PreparedStatement p, Connection c, List<BucketProgress> progress)
+      throws SQLException {
+    int n = progress.size();
+    Integer[] buckets = new Integer[n];
+    String[] txIds = new String[n];
+    Long[] positions = new Long[n];
+    Integer[] attempts = new Integer[n];
+    String[] nextAttempts = new String[n];
+    String[] errors = new String[n];
+    for (int i = 0; i < n; i++) {
+      BucketProgress bp = progress.get(i);
+      buckets[i] = bp.bucket();
+      txIds[i] = Long.toUnsignedString(bp.checkpoint().txId());
+      positions[i] = bp.checkpoint().position();
+      attempts[i] = bp.attempts();
+      nextAttempts[i] = bp.nextAttemptAt() == null ? null : bp.nextAttemptAt().toString();
+      errors[i] = bp.lastError();
+    }
+    p.setArray(1, c.createArrayOf("int4", buckets));
+    p.setArray(2, c.createArrayOf("text", txIds));
+    p.setArray(3, c.createArrayOf("int8", positions));
+    p.setArray(4, c.createArrayOf("int4", attempts));
+    p.setArray(5, c.createArrayOf("text", nextAttempts));
+    p.setArray(6, c.createArrayOf("text", errors));
+  }
+
+  private static OffsetDateTime utc(Instant instant) {
+    return instant.atOffset(ZoneOffset.UTC);
+  }
+}

@@ -1,0 +1,90 @@
+package io.txbox.jdbc.internal;
+
+/** The SQL of the PostgreSQL store, rendered once for one schema and table prefix. */
+public record PostgresSql(
+    String append,
+    String wakeRelays,
+    String createBuckets,
+    String touchInstance,
+    String forgetDeadInstances,
+    String liveInstances,
+    String renewLeases,
+    String claimBuckets,
+    String releaseBuckets,
+    String releaseAll,
+    String removeInstance,
+    String read,
+    String saveProgress,
+    String deadLetter,
+    String oldestOpenTransaction) {
+
+  /** Renders every statement for {@code tables}. */
+  public static PostgresSql of(PostgresTables t) {
+    return new PostgresSql(
+        t.render("INSERT INTO {outbox} (id, key, type, version, destination, payload, content_type,"
+            + " headers, created_at, available_at)"
+            + " VALUES (?, ?, ?, ?, ?, ?, ?, jsonb_object(?::text[], ?::text[]), ?, ?)"),
+        "SELECT pg_notify(?, '')",
+        t.render("INSERT INTO {subscription} (subscription, bucket)"
+            + " SELECT ?, b FROM generate_series(0, ? - 1) AS b ON CONFLICT DO NOTHING"),
+        t.render("INSERT INTO {relay_instance} (subscription, instance, alive_until)"
+            + " VALUES (?, ?, now() + ? * interval '1 millisecond')"
+            + " ON CONFLICT (subscription, instance) DO UPDATE SET alive_until = excluded.alive_until"),
+        t.render("DELETE FROM {relay_instance}"
+            + " WHERE subscription = ? AND alive_until < now() - interval '1 hour'"),
+        t.render("SELECT instance FROM {relay_instance}"
+            + " WHERE subscription = ? AND alive_until > now() ORDER BY instance"),
+        t.render("UPDATE {subscription} SET lease_until = now() + ? * interval '1 millisecond'"
+            + " WHERE subscription = ? AND owner = ? RETURNING bucket"),
+        t.render("UPDATE {subscription} s SET owner = ?,"
+            + " lease_until = now() + ? * interval '1 millisecond'"
+            + " WHERE s.subscription = ? AND s.bucket IN ("
+            + "   SELECT bucket FROM {subscription}"
+            + "   WHERE subscription = ? AND (owner IS NULL OR lease_until < now())"
+            + "   ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED)"
+            + " RETURNING s.bucket, s.tx_id::text AS tx_text, s.position, s.attempts, s.next_attempt_at"),
+        t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL"
+            + " WHERE subscription = ? AND owner = ? AND bucket = ANY (?::int[])"),
+        t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL"
+            + " WHERE subscription = ? AND owner = ?"),
+        t.render("DELETE FROM {relay_instance} WHERE subscription = ? AND instance = ?"),
+        // Commit-safe read: only rows of transactions below the snapshot's xmin, which can no
+        // longer be joined by an earlier-positioned row that commits late. One index range scan
+        // per bucket on the primary key (bucket, tx_id, position), starting at the checkpoint.
+        // The text alias of tx_id must not be named tx_id: ORDER BY would sort by the text.
+        t.render("SELECT c.bucket, o.tx_id::text AS tx_text, o.position, o.id, o.key, o.type,"
+            + " o.version, o.destination, o.payload, o.content_type,"
+            + " CASE WHEN o.headers = '{}'::jsonb THEN NULL ELSE"
+            + "   (SELECT array_agg(ARRAY[h.key, h.value]) FROM jsonb_each_text(o.headers) AS h) END"
+            + "   AS header_pairs,"
+            + " o.created_at, o.available_at"
+            + " FROM unnest(?::int[], ?::text[], ?::bigint[], ?::int[]) AS c(bucket, tx, pos, lim)"
+            + " CROSS JOIN LATERAL ("
+            + "   SELECT * FROM {outbox} o"
+            + "   WHERE o.bucket = c.bucket"
+            + "     AND (o.tx_id, o.position) > (c.tx::xid8, c.pos)"
+            + "     AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+            + "   ORDER BY o.tx_id, o.position"
+            + "   LIMIT c.lim) AS o"),
+        t.render("UPDATE {subscription} s SET tx_id = p.tx::xid8, position = p.pos,"
+            + " attempts = p.attempts, next_attempt_at = p.next_at::timestamptz, last_error = p.err,"
+            + " updated_at = now()"
+            + " FROM unnest(?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[])"
+            + "   AS p(bucket, tx, pos, attempts, next_at, err)"
+            + " WHERE s.subscription = ? AND s.bucket = p.bucket AND s.owner = ?"
+            + " RETURNING s.bucket"),
+        t.render("INSERT INTO {dead_letter} (subscription, position, tx_id, id, bucket, key, type,"
+            + " version, destination, payload, content_type, headers, created_at, error, attempts)"
+            + " SELECT ?, o.position, o.tx_id, o.id, o.bucket, o.key, o.type, o.version,"
+            + " o.destination, o.payload, o.content_type, o.headers, o.created_at, ?, ?"
+            + " FROM {outbox} o WHERE o.bucket = ? AND o.tx_id = ?::xid8 AND o.position = ?"
+            + " ON CONFLICT (subscription, position) DO NOTHING"),
+        "SELECT pid, (extract(epoch FROM now() - xact_start) * 1000)::bigint,"
+            + " coalesce(usename, '?') || '@' || coalesce(datname, '?') || ' ' ||"
+            + " coalesce(application_name, '') || ' ' || coalesce(state, '') || ': ' ||"
+            + " left(coalesce(query, ''), 200)"
+            + " FROM pg_stat_activity"
+            + " WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
+            + " ORDER BY xact_start LIMIT 1");
+  }
+}

@@ -1,0 +1,204 @@
+package io.txbox.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.TxboxException;
+import io.txbox.jdbc.internal.PostgresSql;
+import io.txbox.jdbc.internal.PostgresTables;
+import io.txbox.spi.BucketRead;
+import io.txbox.spi.Checkpoint;
+import io.txbox.spi.StoredMessage;
+import io.txbox.testkit.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class PostgresOutboxStoreTest {
+  private static final int BUCKETS = 8;
+  private TestDatabase db;
+  private PostgresOutboxStore store;
+  private Outbox outbox;
+
+  @BeforeEach
+  void createSchema() {
+    db = TestDatabase.create();
+    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(BUCKETS).build();
+    store.migrate();
+    outbox = Outbox.create(store);
+  }
+
+  @AfterEach
+  void dropSchema() {
+    db.close();
+  }
+
+  @Test
+  void migrationIsSafeToRunTwiceAndFromSeveralInstancesAtOnce() throws Exception {
+    PostgresOutboxStore fresh = PostgresOutboxStore.builder(db.dataSource())
+        .schema(db.schema()).tablePrefix("again_").buckets(BUCKETS).build();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<Integer>> runs = pool.invokeAll(
+          IntStream.range(0, 4).mapToObj(i -> (Callable<Integer>) fresh::migrate).toList());
+      int applied = 0;
+      for (Future<Integer> run : runs) {
+        applied += run.get();
+      }
+      assertThat(applied).isEqualTo(1);
+    } finally {
+      pool.shutdown();
+    }
+    assertThat(fresh.migrate()).isZero();
+  }
+
+  @Test
+  void migrationRefusesADifferentBucketCount() {
+    PostgresOutboxStore other = PostgresOutboxStore.builder(db.dataSource())
+        .schema(db.schema()).buckets(BUCKETS * 2).build();
+    assertThatThrownBy(other::migrate)
+        .isInstanceOf(TxboxException.class)
+        .hasMessageContaining("buckets is 16 but the outbox")
+        .hasMessageContaining("set buckets to 8");
+  }
+
+  @Test
+  void aWrongTablePrefixFailsWithAMessageNamingTheSetting() {
+    PostgresOutboxStore wrong = PostgresOutboxStore.builder(db.dataSource())
+        .schema(db.schema()).tablePrefix("nope_").build();
+    assertThatThrownBy(() -> wrong.openSubscription("default"))
+        .isInstanceOf(TxboxException.class)
+        .hasMessageContaining("nope_outbox does not exist")
+        .hasMessageContaining("tablePrefix ('nope_')");
+  }
+
+  @Test
+  void namesThatCouldInjectSqlAreRefused() {
+    assertThatThrownBy(() -> PostgresOutboxStore.builder(db.dataSource()).schema("public; drop table x").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("schema must match");
+    assertThatThrownBy(() -> PostgresOutboxStore.builder(db.dataSource()).tablePrefix("a\"b").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("tablePrefix must match");
+  }
+
+  @Test
+  void sendRefusesAConnectionInAutoCommitMode() throws SQLException {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(true);
+      assertThatThrownBy(() -> outbox.send(c, message("k", 1)))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("setAutoCommit(false)");
+    }
+  }
+
+  @Test
+  void aRolledBackTransactionAppendsNothing() throws SQLException {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      outbox.send(c, message("k", 1));
+      c.rollback();
+    }
+    assertThat(readAll()).isEmpty();
+  }
+
+  @Test
+  void committedEventsComeBackWholeAndInOrderPerKey() throws SQLException {
+    Message withHeaders = Message.builder().type("OrderPlaced").version(3).key("order-1")
+        .destination("orders").payload("{}".getBytes(StandardCharsets.UTF_8), "application/json")
+        .header("traceparent", "00-abc-def-01").header("tenant", "ü \"quoted\"").build();
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      outbox.send(c, List.of(withHeaders, message("order-1", 2), message("order-1", 3)));
+      c.commit();
+    }
+    List<StoredMessage> rows = readAll();
+    assertThat(rows).extracting(StoredMessage::message).first().isEqualTo(withHeaders);
+    assertThat(rows).extracting(r -> r.message().id())
+        .containsExactly(withHeaders.id(), rows.get(1).message().id(), rows.get(2).message().id());
+    assertThat(rows).extracting(r -> new String(r.message().payload(), StandardCharsets.UTF_8))
+        .containsExactly("{}", "2", "3");
+  }
+
+  @Test
+  void anOpenTransactionHoldsBackLaterCommitsUntilItEnds() throws SQLException {
+    try (Connection early = db.dataSource().getConnection()) {
+      early.setAutoCommit(false);
+      outbox.send(early, message("a", 1)); // takes its position first, commits last
+      send(message("b", 2));
+      assertThat(readAll()).as("nothing is read past the open transaction").isEmpty();
+      early.commit();
+    }
+    assertThat(readAll()).extracting(r -> r.message().key()).containsExactlyInAnyOrder("a", "b");
+  }
+
+  @Test
+  void theBatchReadIsAnIndexRangeScanFromTheCheckpointUnderAGenericPlan() throws SQLException {
+    for (int i = 0; i < 50; i++) {
+      send(message("key-" + i, i));
+    }
+    String read = PostgresSql.of(new PostgresTables(db.schema(), "txbox_")).read();
+    String plan;
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute("SET plan_cache_mode = force_generic_plan");
+      s.execute("PREPARE batch_read AS " + numbered(read));
+      StringBuilder text = new StringBuilder();
+      try (ResultSet rs = s.executeQuery(
+          "EXPLAIN EXECUTE batch_read('{0,1,2}', '{0,0,0}', '{0,0,0}', '{10,10,10}')")) {
+        while (rs.next()) {
+          text.append(rs.getString(1)).append('\n');
+        }
+      }
+      plan = text.toString();
+    }
+    assertThat(plan)
+        .contains("Index Scan using txbox_outbox_pkey")
+        .containsPattern("Index Cond: \\(\\(bucket = c.bucket\\) AND \\(ROW\\(tx_id, \"position\"\\) > ROW\\(")
+        .doesNotContain("Seq Scan on txbox_outbox")
+        .doesNotContain("Sort");
+  }
+
+  private static String numbered(String sql) {
+    StringBuilder out = new StringBuilder();
+    int n = 0;
+    for (char ch : sql.toCharArray()) {
+      out.append(ch == '?' ? "$" + (++n) : String.valueOf(ch));
+    }
+    return out.toString();
+  }
+
+  private void send(Message m) throws SQLException {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      outbox.send(c, m);
+      c.commit();
+    }
+  }
+
+  private List<StoredMessage> readAll() {
+    List<BucketRead> reads = new ArrayList<>();
+    for (int b = 0; b < BUCKETS; b++) {
+      reads.add(new BucketRead(b, Checkpoint.START, 1000));
+    }
+    return store.read("test", reads);
+  }
+
+  static Message message(String key, int n) {
+    return Message.builder().type("Test").key(key).destination("t")
+        .payload(Integer.toString(n).getBytes(StandardCharsets.UTF_8)).build();
+  }
+}

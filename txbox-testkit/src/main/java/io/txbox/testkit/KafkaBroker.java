@@ -1,0 +1,226 @@
+package io.txbox.testkit;
+
+import io.txbox.testkit.internal.ChildProcess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.TopicExistsException;
+
+/**
+ * A real single-node Kafka broker (KRaft) in a child JVM, started from the Kafka jars on the
+ * class path (Maven Central artifacts, no Docker). Automatic topic creation is off, as in most
+ * production clusters; create topics with {@link #createTopic}.
+ *
+ * <pre>{@code
+ * try (KafkaBroker kafka = KafkaBroker.start()) {
+ *   kafka.createTopic("orders", 4);
+ *   producerProps.put("bootstrap.servers", kafka.bootstrapServers());
+ *   kafka.stop();    // an outage
+ *   kafka.restart(); // same port, same data
+ * }
+ * }</pre>
+ *
+ * <p>The broker exits on its own when the JVM that started it goes away, even when killed.
+ */
+public final class KafkaBroker implements AutoCloseable {
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
+  private static KafkaBroker shared;
+
+  private final Path directory;
+  private final int port;
+  private final String heap;
+  private Process process;
+
+  private KafkaBroker(Path directory, int port, String heap) {
+    this.directory = directory;
+    this.port = port;
+    this.heap = heap;
+  }
+
+  /** Starts a broker with a 768 MB heap on a free port. */
+  public static KafkaBroker start() {
+    return start("768m");
+  }
+
+  /** Starts a broker with the given heap ({@code -Xmx} value) on a free port. */
+  public static KafkaBroker start(String heap) {
+    try {
+      int port = freePort();
+      int controllerPort = freePort();
+      Path directory = Files.createTempDirectory("txbox-kafka-");
+      writeProperties(directory, port, controllerPort);
+      ChildProcess.run("kafka.tools.StorageTool",
+          List.of("format", "-t", Uuid.randomUuid().toString(), "-c", directory.resolve("server.properties").toString()),
+          directory.resolve("format.log"));
+      KafkaBroker broker = new KafkaBroker(directory, port, heap);
+      broker.restart();
+      return broker;
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not start a Kafka broker", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while starting a Kafka broker", e);
+    }
+  }
+
+  /**
+   * One broker shared by every test of this JVM, started on first use and stopped when the JVM
+   * exits. Tests that stop a broker must start their own instead.
+   */
+  public static synchronized KafkaBroker shared() {
+    if (shared == null) {
+      shared = start();
+      Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "txbox-kafka-shutdown"));
+    }
+    return shared;
+  }
+
+  /** {@code host:port} for {@code bootstrap.servers}. */
+  public String bootstrapServers() {
+    return "127.0.0.1:" + port;
+  }
+
+  /** Whether the broker process is running. */
+  public synchronized boolean isRunning() {
+    return process != null && process.isAlive();
+  }
+
+  /** Creates a topic with replication factor 1, unless it exists. */
+  public void createTopic(String name, int partitions) {
+    createTopic(name, partitions, Map.of());
+  }
+
+  /** Creates a topic with replication factor 1 and topic configs, unless it exists. */
+  public void createTopic(String name, int partitions, Map<String, String> configs) {
+    try (Admin admin = admin()) {
+      admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
+          .all().get(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      if (!(e.getCause() instanceof TopicExistsException)) {
+        throw new IllegalStateException("could not create topic " + name, e);
+      }
+    }
+  }
+
+  /** An admin client for this broker; the caller closes it. */
+  public Admin admin() {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+    return Admin.create(p);
+  }
+
+  /** Kills the broker at once (SIGKILL), as in a crash; data on disk stays. */
+  public synchronized void stop() {
+    if (process != null) {
+      process.destroyForcibly();
+      try {
+        process.waitFor(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      process = null;
+    }
+  }
+
+  /** Starts the broker again on the same port with the same data, and waits until it serves. */
+  public synchronized void restart() {
+    if (isRunning()) {
+      return;
+    }
+    try {
+      process = ChildProcess.start(
+          List.of("-Xms256m", "-Xmx" + heap, "-XX:+UseG1GC", "-Djava.awt.headless=true"),
+          "kafka.Kafka", List.of(directory.resolve("server.properties").toString()),
+          directory.resolve("kafka.log"));
+      awaitReady();
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not start the Kafka broker", e);
+    }
+  }
+
+  private void awaitReady() throws IOException {
+    Instant deadline = Instant.now().plus(READY_TIMEOUT);
+    while (Instant.now().isBefore(deadline)) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("the Kafka broker exited while starting: " + logTail());
+      }
+      try (Admin admin = admin()) {
+        admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
+        return;
+      } catch (Exception e) {
+        pause();
+      }
+    }
+    throw new IllegalStateException("the Kafka broker did not start within " + READY_TIMEOUT + ": " + logTail());
+  }
+
+  private String logTail() throws IOException {
+    String log = Files.readString(directory.resolve("kafka.log"));
+    return log.substring(Math.max(0, log.length() - 3000));
+  }
+
+  /** Stops the broker and deletes its data. */
+  @Override
+  public void close() {
+    stop();
+    try (Stream<Path> files = Files.walk(directory)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      // a temporary directory left behind is harmless
+    }
+  }
+
+  private static void writeProperties(Path directory, int port, int controllerPort) throws IOException {
+    String properties = String.join("\n",
+        "process.roles=broker,controller",
+        "node.id=1",
+        "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
+        "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
+        "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+        "controller.listener.names=CONTROLLER",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name=PLAINTEXT",
+        "offsets.topic.replication.factor=1",
+        "transaction.state.log.replication.factor=1",
+        "transaction.state.log.min.isr=1",
+        "share.coordinator.state.topic.replication.factor=1",
+        "share.coordinator.state.topic.min.isr=1",
+        "group.initial.rebalance.delay.ms=0",
+        "auto.create.topics.enable=false",
+        "num.partitions=4",
+        "log.dirs=" + directory.resolve("data"),
+        "");
+    Files.writeString(directory.resolve("server.properties"), properties);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      socket.setReuseAddress(true);
+      return socket.getLocalPort();
+    }
+  }
+
+  private static void pause() {
+    try {
+      Thread.sleep(200);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

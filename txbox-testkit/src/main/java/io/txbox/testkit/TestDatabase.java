@@ -1,0 +1,86 @@
+package io.txbox.testkit;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * A fresh schema in a real PostgreSQL database, dropped on close, so tests never see each other's
+ * rows. Connects to {@code jdbc:postgresql://127.0.0.1:5432/test} as {@code postgres}, or to the
+ * URL in the environment variable {@value #URL_VARIABLE}.
+ *
+ * <pre>{@code
+ * try (TestDatabase db = TestDatabase.create()) {
+ *   PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
+ * }
+ * }</pre>
+ */
+public final class TestDatabase implements AutoCloseable {
+  /** Environment variable that overrides the JDBC URL. */
+  public static final String URL_VARIABLE = "TXBOX_TEST_JDBC_URL";
+  private static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
+
+  private final String schema;
+  private final HikariDataSource dataSource;
+
+  private TestDatabase(String schema, HikariDataSource dataSource) {
+    this.schema = schema;
+    this.dataSource = dataSource;
+  }
+
+  /** The JDBC URL tests connect to. */
+  public static String jdbcUrl() {
+    String url = System.getenv(URL_VARIABLE);
+    return url == null || url.isBlank() ? DEFAULT_URL : url;
+  }
+
+  /** Creates a schema with a random name and a pool of up to 20 connections. */
+  public static TestDatabase create() {
+    String schema = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    HikariDataSource ds = pool(jdbcUrl(), 20);
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute("CREATE SCHEMA " + schema);
+    } catch (SQLException e) {
+      ds.close();
+      throw new IllegalStateException("cannot create a test schema at " + jdbcUrl()
+          + " (is PostgreSQL running? set " + URL_VARIABLE + " to point elsewhere)", e);
+    }
+    return new TestDatabase(schema, ds);
+  }
+
+  /** A HikariCP pool for {@code url}. */
+  public static HikariDataSource pool(String url, int size) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setMaximumPoolSize(size);
+    config.setMinimumIdle(1);
+    config.setPoolName("txbox-test");
+    return new HikariDataSource(config);
+  }
+
+  /** The schema's name. */
+  public String schema() {
+    return schema;
+  }
+
+  /** A pooled data source for the database. */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  /** Drops the schema with everything in it and closes the pool. */
+  @Override
+  public void close() {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    } catch (SQLException e) {
+      // a leftover schema is only clutter
+    } finally {
+      dataSource.close();
+    }
+  }
+}

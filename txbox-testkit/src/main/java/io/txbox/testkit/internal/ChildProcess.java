@@ -1,0 +1,37 @@
+package io.txbox.testkit.internal;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Starts a main class in a child JVM with this JVM's class path, output to a file. */
+public final class ChildProcess {
+  private ChildProcess() {}
+
+  /** Starts {@code mainClass} with {@code jvmOptions}; the child exits when this JVM goes away. */
+  public static Process start(List<String> jvmOptions, String mainClass, List<String> args, Path output)
+      throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(jvmOptions);
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(ChildMain.class.getName());
+    command.add(mainClass);
+    command.addAll(args);
+    return new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
+        .start();
+  }
+
+  /** Runs {@code mainClass} to completion; fails with its output when it exits non-zero. */
+  public static void run(String mainClass, List<String> args, Path output) throws IOException, InterruptedException {
+    Process p = start(List.of("-Xmx256m"), mainClass, args, output);
+    int code = p.waitFor();
+    if (code != 0) {
+      throw new IOException(mainClass + " exited with " + code + ": " + java.nio.file.Files.readString(output));
+    }
+  }
+}
