@@ -52,6 +52,7 @@ import javax.sql.DataSource;
  *   <tr><td>tablePrefix</td><td>{@value #DEFAULT_TABLE_PREFIX}</td><td>{@code [a-z_][a-z0-9_]*}, at most 20 characters, or empty</td></tr>
  *   <tr><td>buckets</td><td>{@value #DEFAULT_BUCKETS}</td><td>1 to {@value #MAX_BUCKETS}; fixed when the tables are created</td></tr>
  *   <tr><td>notifyOnAppend</td><td>{@code true}</td><td>whether {@code append} sends {@code NOTIFY} to wake relays</td></tr>
+ *   <tr><td>listen</td><td>{@code true}</td><td>whether a relay holds a connection in {@code LISTEN} to be woken early</td></tr>
  * </table>
  */
 public final class PostgresOutboxStore implements OutboxStore {
@@ -70,6 +71,7 @@ public final class PostgresOutboxStore implements OutboxStore {
   private final PostgresSql sql;
   private final int buckets;
   private final boolean notifyOnAppend;
+  private final boolean listen;
   private final Transactions tx;
 
   private PostgresOutboxStore(Builder b) {
@@ -78,6 +80,7 @@ public final class PostgresOutboxStore implements OutboxStore {
     this.sql = PostgresSql.of(tables);
     this.buckets = b.buckets;
     this.notifyOnAppend = b.notifyOnAppend;
+    this.listen = b.listen;
     this.tx = new Transactions(dataSource);
   }
 
@@ -277,6 +280,9 @@ public final class PostgresOutboxStore implements OutboxStore {
 
   @Override
   public AutoCloseable listen(Runnable onAppend) {
+    if (!listen) {
+      return () -> {};
+    }
     return new PostgresListener(dataSource, tables.channel(), onAppend);
   }
 
@@ -300,6 +306,7 @@ public final class PostgresOutboxStore implements OutboxStore {
     private String tablePrefix = DEFAULT_TABLE_PREFIX;
     private int buckets = DEFAULT_BUCKETS;
     private boolean notifyOnAppend = true;
+    private boolean listen = true;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
@@ -326,6 +333,12 @@ public final class PostgresOutboxStore implements OutboxStore {
     /** Whether {@code append} sends a {@code NOTIFY} that wakes relays at once. Default true. */
     public Builder notifyOnAppend(boolean notifyOnAppend) {
       this.notifyOnAppend = notifyOnAppend;
+      return this;
+    }
+
+    /** Whether a relay on this store holds a connection in {@code LISTEN} to be woken early. Default true. */
+    public Builder listen(boolean listen) {
+      this.listen = listen;
       return this;
     }
 

@@ -3,7 +3,9 @@ package io.txbox.testkit;
 import io.txbox.testkit.internal.ChildProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -160,6 +162,10 @@ public final class KafkaBroker implements AutoCloseable {
       if (!process.isAlive()) {
         throw new IllegalStateException("the Kafka broker exited while starting: " + logTail());
       }
+      if (!listening()) {
+        pause();
+        continue;
+      }
       try (Admin admin = admin()) {
         admin.describeCluster().nodes().get(5, TimeUnit.SECONDS);
         return;
@@ -168,6 +174,16 @@ public final class KafkaBroker implements AutoCloseable {
       }
     }
     throw new IllegalStateException("the Kafka broker did not start within " + READY_TIMEOUT + ": " + logTail());
+  }
+
+  /** Whether the port accepts connections yet; asked before an admin client, which logs every refusal. */
+  private boolean listening() {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   private String logTail() throws IOException {

@@ -29,6 +29,8 @@ public final class ChildMain {
     } catch (IOException e) {
       // a broken pipe means the same: the parent is gone
     }
-    Runtime.getRuntime().halt(0);
+    // exit, not halt: Process.destroy() sends SIGTERM and closes this pipe at the same moment,
+    // and the shutdown hooks that SIGTERM started must be allowed to finish.
+    System.exit(0);
   }
 }

@@ -1,0 +1,64 @@
+package io.txbox.server;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.TxboxException;
+import io.txbox.jdbc.PostgresOutboxStore;
+import java.sql.Connection;
+import java.sql.SQLException;
+import picocli.CommandLine.Option;
+
+/** Where the outbox tables are. */
+final class DatabaseOptions {
+  @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
+      description = "JDBC URL of the PostgreSQL database. Default: ${DEFAULT-VALUE}.")
+  String jdbcUrl;
+
+  @Option(names = "--db-user", description = "Database user (or in the URL).")
+  String user;
+
+  @Option(names = "--db-password", description = "Database password (or in the URL).")
+  String password;
+
+  @Option(names = "--schema", defaultValue = PostgresOutboxStore.DEFAULT_SCHEMA,
+      description = "Schema of the txbox tables. Default: ${DEFAULT-VALUE}.")
+  String schema;
+
+  @Option(names = "--table-prefix", defaultValue = PostgresOutboxStore.DEFAULT_TABLE_PREFIX,
+      description = "Prefix of the txbox table names. Default: ${DEFAULT-VALUE}.")
+  String tablePrefix;
+
+  @Option(names = "--pool-size", defaultValue = "4", description = "Database connections. Default: ${DEFAULT-VALUE}.")
+  int poolSize;
+
+  /** A pool that connects on first use; only the settings are checked here. */
+  HikariDataSource pool() {
+    if (poolSize < 2 || poolSize > 100) {
+      throw new IllegalArgumentException("poolSize must be >= 2 (the relay listens on one connection)"
+          + " and <= 100, was " + poolSize);
+    }
+    HikariDataSource ds = new HikariDataSource();
+    ds.setJdbcUrl(jdbcUrl);
+    ds.setUsername(user);
+    ds.setPassword(password);
+    ds.setMaximumPoolSize(poolSize);
+    ds.setPoolName("txbox");
+    ds.setConnectionTimeout(10_000);
+    ds.addDataSourceProperty("connectTimeout", "10");
+    return ds;
+  }
+
+  /** Connects once, so that an unreachable database fails at start with a message naming --jdbc-url. */
+  void checkConnection(HikariDataSource ds) {
+    try (Connection c = ds.getConnection()) {
+      c.isValid(5);
+    } catch (SQLException | RuntimeException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new TxboxException("cannot connect to the database at " + jdbcUrl
+          + " (--jdbc-url, TXBOX_JDBC_URL): " + cause.getMessage(), e);
+    }
+  }
+
+  PostgresOutboxStore.Builder store(HikariDataSource dataSource) {
+    return PostgresOutboxStore.builder(dataSource).schema(schema).tablePrefix(tablePrefix);
+  }
+}

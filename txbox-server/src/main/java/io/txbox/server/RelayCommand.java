@@ -1,0 +1,147 @@
+package io.txbox.server;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.Relay;
+import io.txbox.RetryPolicy;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.kafka.KafkaPublisher;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code txbox relay}: relays the outbox to Kafka until stopped (SIGTERM drains and stops). */
+@Command(name = "relay", mixinStandardHelpOptions = true,
+    description = "Relays the outbox to Kafka until stopped. SIGTERM finishes the current round,"
+        + " gives the buckets back to other instances, and exits.")
+final class RelayCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger(RelayCommand.class);
+
+  @Mixin DatabaseOptions database;
+
+  @Option(names = "--kafka-bootstrap-servers", required = true, description = "Kafka bootstrap.servers.")
+  String bootstrapServers;
+
+  @Option(names = "--kafka-property", description = "Extra producer property, name=value; repeatable.")
+  Map<String, String> kafkaProperties = new LinkedHashMap<>();
+
+  @Option(names = "--subscription", defaultValue = Relay.DEFAULT_SUBSCRIPTION,
+      description = "Subscription: its own checkpoints over the log. Default: ${DEFAULT-VALUE}.")
+  String subscription;
+
+  @Option(names = "--instance-id", description = "This instance's id. Default: host, pid and a random part.")
+  String instanceId;
+
+  @Option(names = "--batch-size", defaultValue = "" + Relay.DEFAULT_BATCH_SIZE,
+      description = "Most events per round, 1 to " + Relay.MAX_BATCH_SIZE + ". Default: ${DEFAULT-VALUE}.")
+  int batchSize;
+
+  @Option(names = "--idle-interval", converter = DurationConverter.class, description = "Longest pause between polls when idle. Default: 500ms.")
+  Duration idleInterval;
+
+  @Option(names = "--heartbeat-interval", converter = DurationConverter.class, description = "Default: 2s.")
+  Duration heartbeatInterval;
+
+  @Option(names = "--lease-duration", converter = DurationConverter.class,
+      description = "Bucket lease; a dead instance's buckets move after it. Default: 10s.")
+  Duration leaseDuration;
+
+  @Option(names = "--drain-timeout", converter = DurationConverter.class, description = "Default: 30s.")
+  Duration drainTimeout;
+
+  @Option(names = "--stall-warning", converter = DurationConverter.class,
+      description = "Warn when a transaction this old holds delivery back. Default: 30s.")
+  Duration stallWarning;
+
+  @Option(names = "--retry-initial-delay", converter = DurationConverter.class, description = "Default: 100ms.")
+  Duration retryInitialDelay;
+
+  @Option(names = "--retry-max-delay", converter = DurationConverter.class, description = "Default: 30s.")
+  Duration retryMaxDelay;
+
+  @Option(names = "--retry-max-attempts", description = "Attempts before dead-lettering. Default: 10.")
+  Integer retryMaxAttempts;
+
+  @Option(names = "--migrate", description = "Create or upgrade the tables before relaying.")
+  boolean migrate;
+
+  @Option(names = "--buckets", defaultValue = "" + PostgresOutboxStore.DEFAULT_BUCKETS,
+      description = "Buckets, with --migrate on a new database. Default: ${DEFAULT-VALUE}.")
+  int buckets;
+
+  @Option(names = "--no-notify", description = "Do not LISTEN for NOTIFY; poll only.")
+  boolean noNotify;
+
+  @Option(names = "--config", description = "Properties file with option values (batch-size=500).")
+  String config;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    // Every setting is checked before anything connects.
+    KafkaPublisher publisher = publisher();
+    HikariDataSource ds = database.pool();
+    Relay relay;
+    try {
+      PostgresOutboxStore store = database.store(ds).buckets(buckets).listen(!noNotify).build();
+      relay = relay(store, publisher);
+      database.checkConnection(ds);
+      if (migrate) {
+        store.migrate();
+      }
+      relay.start();
+    } catch (RuntimeException e) {
+      ds.close();
+      publisher.close();
+      throw e;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      log.info("stopping: finishing the current round and giving the buckets back");
+      relay.close();
+      ds.close();
+      log.info("relay {} stopped cleanly", relay.instanceId());
+      stopped.countDown();
+    }, "txbox-shutdown"));
+    log.info("relay {} started: subscription {}, Kafka {}, database {}",
+        relay.instanceId(), subscription, bootstrapServers, database.jdbcUrl);
+    stopped.await();
+    return 0;
+  }
+
+  private KafkaPublisher publisher() {
+    KafkaPublisher.Builder kafka = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
+    kafkaProperties.forEach(kafka::property);
+    return kafka.build();
+  }
+
+  private Relay relay(PostgresOutboxStore store, KafkaPublisher publisher) {
+    RetryPolicy.Builder retry = RetryPolicy.builder();
+    set(retryInitialDelay, retry::initialDelay);
+    set(retryMaxDelay, retry::maxDelay);
+    set(retryMaxAttempts, retry::maxAttempts);
+    Relay.Builder b = Relay.builder(store, publisher)
+        .subscription(subscription)
+        .batchSize(batchSize)
+        .retryPolicy(retry.build());
+    set(instanceId, b::instanceId);
+    set(idleInterval, b::idleInterval);
+    set(heartbeatInterval, b::heartbeatInterval);
+    set(leaseDuration, b::leaseDuration);
+    set(drainTimeout, b::drainTimeout);
+    set(stallWarning, b::stallWarning);
+    return b.build();
+  }
+
+  private static <T> void set(T value, Consumer<T> setter) {
+    if (value != null) {
+      setter.accept(value);
+    }
+  }
+}

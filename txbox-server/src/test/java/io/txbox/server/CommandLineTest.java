@@ -1,0 +1,95 @@
+package io.txbox.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.testkit.TestDatabase;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class CommandLineTest {
+  private TestDatabase db;
+  private final StringWriter err = new StringWriter();
+
+  @BeforeEach
+  void createSchema() {
+    db = TestDatabase.create();
+  }
+
+  @AfterEach
+  void dropSchema() {
+    db.close();
+  }
+
+  private int run(Map<String, String> environment, String... args) {
+    CommandLine cli = TxboxCommand.commandLine(args, environment);
+    cli.setErr(new PrintWriter(err, true));
+    return cli.execute(args);
+  }
+
+  private int run(String... args) {
+    return run(Map.of(), args);
+  }
+
+  @Test
+  void migrateIsSafeToRunTwice() {
+    assertThat(run("migrate", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema())).isZero();
+    assertThat(run("migrate", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema())).isZero();
+  }
+
+  @Test
+  void batchSizeZeroFailsBeforeConnectingAndNamesTheOption() {
+    int code = run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere",
+        "--kafka-bootstrap-servers", "127.0.0.1:1", "--batch-size", "0");
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("invalid --batch-size (TXBOX_BATCH_SIZE)")
+        .contains("batchSize must be >= 1 and <= 100000, was 0");
+  }
+
+  @Test
+  void settingsComeFromTheEnvironmentAndFromAPropertiesFile(@TempDir Path dir) throws Exception {
+    Map<String, String> env = Map.of("TXBOX_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1", "TXBOX_LEASE_DURATION", "1s");
+    assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x")).isEqualTo(2);
+    assertThat(err.toString()).contains("invalid --lease-duration (TXBOX_LEASE_DURATION)")
+        .contains("leaseDuration must be >= PT4S");
+
+    Path file = dir.resolve("txbox.properties");
+    Files.writeString(file, "kafka-bootstrap-servers=127.0.0.1:1\nretry-max-attempts=0\n");
+    assertThat(run("relay", "--config", file.toString(), "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("invalid --retry-max-attempts (TXBOX_RETRY_MAX_ATTEMPTS)");
+  }
+
+  @Test
+  void anUnreachableDatabaseFailsAtOnceNamingTheJdbcUrl() {
+    int code = run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere",
+        "--kafka-bootstrap-servers", "127.0.0.1:1");
+    assertThat(code).isEqualTo(1);
+    assertThat(err.toString()).contains("cannot connect to the database at jdbc:postgresql://127.0.0.1:1/nowhere")
+        .contains("--jdbc-url, TXBOX_JDBC_URL");
+  }
+
+  @Test
+  void aWrongTablePrefixFailsAtOnceNamingTheSetting() {
+    assertThat(run("migrate", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema())).isZero();
+    int code = run("relay", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema(),
+        "--table-prefix", "nope_", "--kafka-bootstrap-servers", "127.0.0.1:1");
+    assertThat(code).isEqualTo(1);
+    assertThat(err.toString()).contains(db.schema() + ".nope_outbox does not exist").contains("tablePrefix ('nope_')");
+  }
+
+  @Test
+  void aDurationThatIsNotOneFailsNamingTheOption() {
+    int code = run("relay", "--kafka-bootstrap-servers", "127.0.0.1:1", "--lease-duration", "5 parsecs");
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString()).contains("--lease-duration").contains("use a number with ms, s, m or h");
+  }
+}

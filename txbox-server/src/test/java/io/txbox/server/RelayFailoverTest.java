@@ -1,0 +1,147 @@
+package io.txbox.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TopicReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Relays as separate processes over one subscription: sharing, SIGKILL mid-run, SIGTERM drain. */
+class RelayFailoverTest {
+  private static final int EVENTS = 6000;
+  private final KafkaBroker kafka = KafkaBroker.shared();
+  private TestDatabase db;
+  private PostgresOutboxStore store;
+  private String topic;
+  @TempDir Path dir;
+
+  @BeforeEach
+  void setUp() {
+    db = TestDatabase.create();
+    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
+    store.migrate();
+    topic = "failover-" + UUID.randomUUID();
+    kafka.createTopic(topic, 8);
+  }
+
+  @AfterEach
+  void tearDown() {
+    db.close();
+  }
+
+  private List<String> relayArgs(int index) {
+    return List.of("--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema(),
+        "--kafka-bootstrap-servers", kafka.bootstrapServers(), "--instance-id", "relay-" + index,
+        "--batch-size", "100", "--idle-interval", "20ms", "--heartbeat-interval", "250ms",
+        "--lease-duration", "2s");
+  }
+
+  @ParameterizedTest(name = "{0} relays")
+  @ValueSource(ints = {2, 4})
+  void relaysShareTheBucketsAndAKilledOneLosesNothing(int instances) throws Exception {
+    try (RelayProcesses relays = new RelayProcesses();
+        TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      List<Process> processes = new ArrayList<>();
+      for (int i = 0; i < instances; i++) {
+        processes.add(relays.start(dir, relayArgs(i)));
+      }
+      await().atMost(Duration.ofSeconds(60)).until(() -> owners() == instances);
+
+      CompletableFuture<Void> writer = CompletableFuture.runAsync(this::writeEvents);
+      reader.readUntil(r -> TopicReader.distinctIds(r).size() >= EVENTS / 4, Duration.ofSeconds(60));
+      processes.get(0).destroyForcibly(); // SIGKILL: no drain, leases left to expire
+      processes.get(0).waitFor(10, TimeUnit.SECONDS);
+      writer.get(120, TimeUnit.SECONDS);
+
+      List<TopicReader.Received> got =
+          reader.readUntil(r -> TopicReader.distinctIds(r).size() >= EVENTS, Duration.ofSeconds(120));
+      assertThat(TopicReader.distinctIds(got)).hasSize(EVENTS);
+      assertThat(TopicReader.firstDeliveriesByKey(got)).isEqualTo(expectedByKey());
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(owners()).isEqualTo(instances - 1));
+      assertThat(count("SELECT count(*) FROM {schema}.txbox_subscription WHERE owner = 'relay-0'")).isZero();
+    }
+  }
+
+  @Test
+  void sigtermFinishesTheRoundGivesTheBucketsBackAndExits() throws Exception {
+    try (RelayProcesses relays = new RelayProcesses()) {
+      Process relay = relays.start(dir, relayArgs(0));
+      await().atMost(Duration.ofSeconds(60)).until(() -> owners() == 1);
+      writeEvents();
+      relay.destroy(); // SIGTERM
+      assertThat(relay.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(relays.log(0)).contains("relay relay-0 stopped cleanly");
+      assertThat(count("SELECT count(*) FROM {schema}.txbox_subscription WHERE owner IS NOT NULL")).isZero();
+    }
+  }
+
+  /** Writes the events from one thread, one to three per transaction, over 50 keys. */
+  private void writeEvents() {
+    Outbox outbox = Outbox.create(store);
+    try {
+      for (int i = 0; i < EVENTS; ) {
+        try (Connection c = db.dataSource().getConnection()) {
+          c.setAutoCommit(false);
+          int inTx = 1 + i % 3;
+          for (int j = 0; j < inTx && i < EVENTS; j++, i++) {
+            outbox.send(c, Message.builder().type("Test").destination(topic).key("key-" + (i % 50))
+                .payload(Integer.toString(i).getBytes(StandardCharsets.UTF_8)).build());
+          }
+          c.commit();
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private int owners() throws SQLException {
+    return count("SELECT count(DISTINCT owner) FROM {schema}.txbox_subscription WHERE lease_until > now()");
+  }
+
+  private int count(String sql) throws SQLException {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement(sql.replace("{schema}", db.schema()));
+        ResultSet rs = p.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private Map<String, List<String>> expectedByKey() throws SQLException {
+    Map<String, List<String>> byKey = new LinkedHashMap<>();
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement(
+            "SELECT key, id::text FROM " + store.outboxTable() + " ORDER BY tx_id, position");
+        ResultSet rs = p.executeQuery()) {
+      while (rs.next()) {
+        byKey.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));
+      }
+    }
+    return byKey;
+  }
+}
