@@ -31,6 +31,7 @@ final class RelayLoop implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(RelayLoop.class);
   private static final Duration MIN_PAUSE = Duration.ofMillis(1);
   private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(5);
+  private static final Duration RETRY_WARNING_INTERVAL = Duration.ofSeconds(10);
 
   private final RelaySettings settings;
   private final OutboxStore store;
@@ -42,6 +43,7 @@ final class RelayLoop implements Runnable {
   private final RoundPlan plan;
   private final Map<Integer, Integer> backoffLevels = new HashMap<>();
   private volatile boolean running = true;
+  private Instant nextRetryWarning = Instant.MIN;
 
   RelayLoop(
       RelaySettings settings,
@@ -173,11 +175,8 @@ final class RelayLoop implements Runnable {
         buckets.update(new BucketState(p.bucket(), p.checkpoint(), p.attempts(), p.nextAttemptAt()));
       }
     }
-    outcome.retries.forEach(r -> {
-      log.debug("subscription {}: will retry {} (attempt {}): {}",
-          settings.subscription(), r.message().id(), r.attempts(), r.error().toString());
-      metrics.retrying(settings.subscription(), r.message(), r.attempts(), r.error());
-    });
+    outcome.retries.forEach(r -> metrics.retrying(settings.subscription(), r.message(), r.attempts(), r.error()));
+    warnOfRetries(outcome.retries);
     outcome.deadLetters.forEach(d -> {
       log.warn("subscription {}: dead-lettered {} (type {}, key {}) after {} attempt(s): {}",
           d.subscription(), d.message().id(), d.message().type(), d.message().key(), d.attempts(),
@@ -187,6 +186,19 @@ final class RelayLoop implements Runnable {
     if (!outcome.acknowledged.isEmpty()) {
       metrics.published(settings.subscription(), outcome.acknowledged);
     }
+  }
+
+  /** One line per {@link #RETRY_WARNING_INTERVAL} while events fail, so an outage is seen but not spammed. */
+  private void warnOfRetries(List<RoundOutcome.Retry> retries) {
+    Instant now = clock.instant();
+    if (retries.isEmpty() || now.isBefore(nextRetryWarning)) {
+      return;
+    }
+    nextRetryWarning = now.plus(RETRY_WARNING_INTERVAL);
+    RoundOutcome.Retry first = retries.get(0);
+    log.warn("subscription {}: {} bucket(s) failed to publish and will retry with backoff; first: event {}"
+        + " (attempt {}): {}", settings.subscription(), retries.size(), first.message().id(),
+        first.attempts(), RoundOutcome.describe(first.error()));
   }
 
   /** Gives back buckets above the fair share, between rounds so that none is mid-publish. */

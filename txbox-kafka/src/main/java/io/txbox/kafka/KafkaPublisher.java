@@ -15,7 +15,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -28,6 +32,8 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Publishes relay batches to Kafka with an idempotent producer and {@code acks=all}. The message
@@ -61,6 +67,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * </table>
  */
 public final class KafkaPublisher implements Publisher {
+  private static final Logger log = LoggerFactory.getLogger(KafkaPublisher.class);
   /** Header holding the message id (UUID text). */
   public static final String ID_HEADER = "txbox-id";
   /** Header holding the event type. */
@@ -70,15 +77,27 @@ public final class KafkaPublisher implements Publisher {
   /** Header holding the payload's content type. */
   public static final String CONTENT_TYPE_HEADER = "content-type";
 
+  /** Margin over {@code delivery.timeout.ms} before a batch that got no answer is given up. */
+  private static final Duration FLUSH_MARGIN = Duration.ofSeconds(10);
+
   private final Map<String, Object> config;
   private final Function<Message, String> topicRouter;
   private final TopicCheck topics;
+  private final Duration flushLimit;
+  private final ExecutorService flusher;
   private Producer<byte[], byte[]> producer;
 
   private KafkaPublisher(Builder b) {
     this.config = Map.copyOf(b.config);
     this.topicRouter = b.topicRouter;
     this.topics = new TopicCheck(this::newAdmin);
+    long deliveryTimeout = Long.parseLong(config.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG).toString());
+    this.flushLimit = Duration.ofMillis(deliveryTimeout).plus(FLUSH_MARGIN);
+    this.flusher = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "txbox-kafka-flush");
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   /** A builder with the settings above. */
@@ -103,21 +122,47 @@ public final class KafkaPublisher implements Publisher {
         failures.put(i, known); // one failed send per topic and batch, not one wait per record
         continue;
       }
-      try {
-        sends.set(i, p.send(record(topic, m)));
-      } catch (KafkaException e) {
-        Exception classified = KafkaErrors.classify(e, topic);
+      Exception failed = send(p, topic, m, i, sends);
+      if (failed != null) {
+        Exception classified = KafkaErrors.classify(failed, topic);
         failures.put(i, classified);
-        if (!(e instanceof ApiException)) {
-          discardProducer(); // a producer in a fatal state is rebuilt before the next batch
-        } else if (!(classified instanceof PermanentPublishException)) {
-          topicFailures.put(topic, e);
+        if (!(classified instanceof PermanentPublishException)) {
+          topicFailures.put(topic, failed);
         }
       }
     }
     flush(p);
     collect(sends, topicOf, failures);
     return PublishResult.of(batch.size(), failures);
+  }
+
+  /**
+   * Sends one record; returns its error when the send failed at once. A send whose metadata does
+   * not arrive blocks for {@code max.block.ms} and then returns an already-failed future instead
+   * of throwing: the caller then fails the topic's remaining records of the batch without waiting.
+   */
+  private Exception send(Producer<byte[], byte[]> p, String topic, Message m, int index,
+      List<Future<RecordMetadata>> sends) {
+    try {
+      Future<RecordMetadata> future = p.send(record(topic, m));
+      if (!future.isDone()) {
+        sends.set(index, future);
+        return null;
+      }
+      future.get();
+      sends.set(index, future);
+      return null;
+    } catch (ExecutionException e) {
+      return e.getCause() instanceof Exception cause ? cause : e;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return e;
+    } catch (KafkaException e) {
+      if (!(e instanceof ApiException)) {
+        discardProducer(); // a producer in a fatal state is rebuilt before the next batch
+      }
+      return e;
+    }
   }
 
   private Exception checkTopic(String topic) {
@@ -128,11 +173,24 @@ public final class KafkaPublisher implements Publisher {
     };
   }
 
+  /**
+   * Flushes, but never waits longer than {@code delivery.timeout.ms} plus a margin. An idempotent
+   * producer that lost its broker mid-request must fetch a new producer id before it expires
+   * batches, so its {@code flush()} can block for as long as the outage lasts; past the limit the
+   * producer is closed (aborting what it still holds) and rebuilt for the next batch.
+   */
   private void flush(Producer<byte[], byte[]> p) {
+    Future<?> flushed = flusher.submit(p::flush);
     try {
-      p.flush();
-    } catch (KafkaException e) {
-      discardProducer(); // the futures below carry each record's own error
+      flushed.get(flushLimit.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      log.warn("Kafka did not answer within {}; closing the producer and sending again later", flushLimit);
+      discardProducer();
+    } catch (ExecutionException e) {
+      discardProducer(); // the futures carry each record's own error
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      discardProducer();
     }
   }
 
@@ -143,7 +201,10 @@ public final class KafkaPublisher implements Publisher {
         continue;
       }
       try {
-        send.get();
+        send.get(0, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        failures.put(i, new org.apache.kafka.common.errors.TimeoutException(
+            "no acknowledgement from Kafka within " + flushLimit));
       } catch (ExecutionException e) {
         Exception cause = e.getCause() instanceof Exception c ? c : e;
         failures.put(i, KafkaErrors.classify(cause, topicOf.get(i)));
@@ -204,6 +265,7 @@ public final class KafkaPublisher implements Publisher {
       producer = null;
     }
     topics.close();
+    flusher.shutdownNow();
   }
 
   /** Builds a {@link KafkaPublisher}; {@link #build()} checks the settings. */

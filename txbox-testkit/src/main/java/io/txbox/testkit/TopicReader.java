@@ -53,6 +53,10 @@ public final class TopicReader implements AutoCloseable {
     List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
         .map(info -> new TopicPartition(topic, info.partition()))
         .toList();
+    if (partitions.isEmpty()) {
+      consumer.close();
+      throw new IllegalStateException("topic " + topic + " does not exist: create it before reading it");
+    }
     consumer.assign(partitions);
     consumer.seekToBeginning(partitions);
     return new TopicReader(consumer);

@@ -1,0 +1,146 @@
+package io.txbox.bench;
+
+import io.txbox.Outbox;
+import java.math.BigDecimal;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Business transactions per second with and without one {@code Outbox.send}, 8 writer threads,
+ * measured in interleaved rounds so that drift on a shared machine hits every variant alike.
+ */
+@Command(name = "write", description = "Write overhead: business tx/s with and without Outbox.send.")
+final class WriteOverhead implements Callable<Integer> {
+  @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres")
+  String jdbcUrl;
+
+  @Option(names = "--threads", defaultValue = "8")
+  int threads;
+
+  @Option(names = "--seconds", defaultValue = "10", description = "Length of one measurement.")
+  int seconds;
+
+  @Option(names = "--rounds", defaultValue = "3")
+  int rounds;
+
+  /** What one transaction writes. */
+  private interface Variant {
+    void write(Connection c, PreparedStatement insertOrder, long n) throws SQLException;
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    try (BenchDatabase db = new BenchDatabase(jdbcUrl, threads + 2)) {
+      Outbox silent = Outbox.create(db.store().notifyOnAppend(false).build());
+      Outbox notifying = Outbox.create(db.store().notifyOnAppend(true).build());
+      db.store().build().migrate();
+      Map<String, Variant> variants = new LinkedHashMap<>();
+      variants.put("bare", (c, insert, n) -> insertOrder(insert, n));
+      variants.put("outbox", (c, insert, n) -> {
+        insertOrder(insert, n);
+        silent.send(c, Events.orderPlaced("orders", n));
+      });
+      variants.put("outbox+notify", (c, insert, n) -> {
+        insertOrder(insert, n);
+        notifying.send(c, Events.orderPlaced("orders", n));
+      });
+      Map<String, List<Double>> rates = new LinkedHashMap<>();
+      variants.keySet().forEach(name -> rates.put(name, new ArrayList<>()));
+      for (var v : variants.entrySet()) {
+        measure(db, v.getValue(), 3); // warm-up: JIT, prepared statements, table files
+      }
+      for (int round = 1; round <= rounds; round++) {
+        for (var v : variants.entrySet()) {
+          double rate = measure(db, v.getValue(), seconds);
+          rates.get(v.getKey()).add(rate);
+          System.out.printf("round %d  %-14s %,10.0f tx/s%n", round, v.getKey(), rate);
+        }
+      }
+      Results results = new Results("write-overhead", "java -jar txbox-bench/target/txbox-bench.jar write");
+      results.setting("threads", threads);
+      results.setting("secondsPerMeasurement", seconds);
+      results.setting("rounds", rounds);
+      results.setting("statistic", "median of rounds");
+      double bare = median(rates.get("bare"));
+      results.add("business tx/s, bare (one INSERT)", bare, "tx/s");
+      results.add("business tx/s + Outbox.send", median(rates.get("outbox")), "tx/s", "bare", bare);
+      results.add("business tx/s + Outbox.send + NOTIFY", median(rates.get("outbox+notify")), "tx/s", "bare", bare);
+      results.publish(Path.of("txbox-bench", "results"));
+    }
+    return 0;
+  }
+
+  private static void insertOrder(PreparedStatement insert, long n) throws SQLException {
+    insert.setString(1, "customer-" + (n % 10_000));
+    insert.setBigDecimal(2, BigDecimal.valueOf(n % 100_000, 2));
+    insert.executeUpdate();
+  }
+
+  private double measure(BenchDatabase db, Variant variant, int durationSeconds) throws Exception {
+    AtomicBoolean running = new AtomicBoolean(true);
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    List<Future<Long>> counts = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      counts.add(pool.submit(() -> writeUntilStopped(db, variant, running)));
+    }
+    long start = System.nanoTime();
+    Thread.sleep(durationSeconds * 1000L);
+    running.set(false);
+    long total = 0;
+    for (Future<Long> count : counts) {
+      total += count.get();
+    }
+    double elapsed = (System.nanoTime() - start) / 1e9;
+    pool.shutdown();
+    return total / elapsed;
+  }
+
+  private static long writeUntilStopped(BenchDatabase db, Variant variant, AtomicBoolean running)
+      throws SQLException {
+    long n = 0;
+    try (Connection c = db.dataSource.getConnection();
+        PreparedStatement insert = c.prepareStatement(
+            "INSERT INTO " + BenchDatabase.SCHEMA + ".orders (customer, amount) VALUES (?, ?)")) {
+      c.setAutoCommit(false);
+      while (running.get()) {
+        variant.write(c, insert, n++);
+        c.commit();
+      }
+    }
+    return n;
+  }
+
+  static double median(List<Double> values) {
+    double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    int mid = sorted.length / 2;
+    return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  }
+
+  static double percentile(long[] sortedValues, double p) {
+    if (sortedValues.length == 0) {
+      return Double.NaN;
+    }
+    int index = (int) Math.ceil(p / 100.0 * sortedValues.length) - 1;
+    return sortedValues[Math.max(0, Math.min(sortedValues.length - 1, index))];
+  }
+
+  static long[] sorted(List<Long> values) {
+    long[] array = values.stream().mapToLong(Long::longValue).toArray();
+    Arrays.sort(array);
+    return array;
+  }
+}
