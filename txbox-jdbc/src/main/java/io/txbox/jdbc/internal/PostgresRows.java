@@ -6,7 +6,6 @@ import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Checkpoint;
 import io.txbox.spi.StoredMessage;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,9 +13,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 
 /** Binds parameters and maps rows for the statements of {@link PostgresSql}. */
@@ -73,22 +70,10 @@ public final class PostgresRows {
         rs.getString("destination"),
         rs.getBytes("payload"),
         rs.getString("content_type"),
-        headers(rs.getArray("header_pairs")),
+        JsonHeaders.parse(rs.getString("headers_json")),
         rs.getObject("created_at", OffsetDateTime.class).toInstant(),
         availableAt == null ? null : availableAt.toInstant());
     return new StoredMessage(rs.getInt("bucket"), checkpoint, message);
-  }
-
-  private static Map<String, String> headers(Array pairs) throws SQLException {
-    if (pairs == null) {
-      return Map.of();
-    }
-    Map<String, String> headers = new LinkedHashMap<>();
-    for (Object pair : (Object[]) pairs.getArray()) {
-      String[] nameAndValue = (String[]) pair;
-      headers.put(nameAndValue[0], nameAndValue[1]);
-    }
-    return headers;
   }
 
   public static BucketState bucketState(ResultSet rs) throws SQLException {

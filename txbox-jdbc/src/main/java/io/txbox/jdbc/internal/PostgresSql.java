@@ -54,9 +54,7 @@ public record PostgresSql(
         // The text alias of tx_id must not be named tx_id: ORDER BY would sort by the text.
         t.render("SELECT c.bucket, o.tx_id::text AS tx_text, o.position, o.id, o.key, o.type,"
             + " o.version, o.destination, o.payload, o.content_type,"
-            + " CASE WHEN o.headers = '{}'::jsonb THEN NULL ELSE"
-            + "   (SELECT array_agg(ARRAY[h.key, h.value]) FROM jsonb_each_text(o.headers) AS h) END"
-            + "   AS header_pairs,"
+            + " o.headers::text AS headers_json,"
             + " o.created_at, o.available_at"
             + " FROM unnest(?::int[], ?::text[], ?::bigint[], ?::int[]) AS c(bucket, tx, pos, lim)"
             + " CROSS JOIN LATERAL ("

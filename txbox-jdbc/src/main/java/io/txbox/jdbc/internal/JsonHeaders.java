@@ -1,0 +1,130 @@
+package io.txbox.jdbc.internal;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Reads the {@code headers} column, a JSON object, as sent by PostgreSQL ({@code headers::text}).
+ * String values are unescaped; any other value (a number, {@code true}, a nested object written
+ * by a plain-SQL writer) is kept as its JSON text. Casting to text and parsing here is about three
+ * times cheaper for the database than expanding the object with {@code jsonb_each_text} in the
+ * batch read, and txbox-jdbc depends on no JSON library.
+ */
+final class JsonHeaders {
+  private final String json;
+  private int at;
+
+  private JsonHeaders(String json) {
+    this.json = json;
+  }
+
+  /** The headers of a JSON object; an empty map for {@code null} or {@code {}}. */
+  static Map<String, String> parse(String json) {
+    if (json == null || json.equals("{}")) {
+      return Map.of();
+    }
+    return new JsonHeaders(json).object();
+  }
+
+  private Map<String, String> object() {
+    Map<String, String> headers = new LinkedHashMap<>();
+    expect('{');
+    skipSpace();
+    if (peek() == '}') {
+      return headers;
+    }
+    while (true) {
+      skipSpace();
+      String name = string();
+      skipSpace();
+      expect(':');
+      skipSpace();
+      headers.put(name, peek() == '"' ? string() : rawValue());
+      skipSpace();
+      char next = json.charAt(at++);
+      if (next == '}') {
+        return headers;
+      }
+      if (next != ',') {
+        throw error("expected , or }");
+      }
+    }
+  }
+
+  private String string() {
+    expect('"');
+    StringBuilder out = new StringBuilder();
+    while (true) {
+      char c = json.charAt(at++);
+      if (c == '"') {
+        return out.toString();
+      }
+      if (c != '\\') {
+        out.append(c);
+        continue;
+      }
+      char escaped = json.charAt(at++);
+      switch (escaped) {
+        case 'b' -> out.append('\b');
+        case 'f' -> out.append('\f');
+        case 'n' -> out.append('\n');
+        case 'r' -> out.append('\r');
+        case 't' -> out.append('\t');
+        case 'u' -> {
+          out.append((char) Integer.parseInt(json.substring(at, at + 4), 16));
+          at += 4;
+        }
+        default -> out.append(escaped); // \" \\ \/
+      }
+    }
+  }
+
+  /** A number, literal, array or object, kept as JSON text. */
+  private String rawValue() {
+    int start = at;
+    int depth = 0;
+    boolean inString = false;
+    for (; at < json.length(); at++) {
+      char c = json.charAt(at);
+      if (inString) {
+        if (c == '\\') {
+          at++;
+        } else if (c == '"') {
+          inString = false;
+        }
+      } else if (c == '"') {
+        inString = true;
+      } else if (c == '{' || c == '[') {
+        depth++;
+      } else if (c == '}' || c == ']') {
+        if (depth == 0) {
+          break;
+        }
+        depth--;
+      } else if (c == ',' && depth == 0) {
+        break;
+      }
+    }
+    return json.substring(start, at).trim();
+  }
+
+  private void skipSpace() {
+    while (at < json.length() && Character.isWhitespace(json.charAt(at))) {
+      at++;
+    }
+  }
+
+  private char peek() {
+    return json.charAt(at);
+  }
+
+  private void expect(char c) {
+    if (json.charAt(at++) != c) {
+      throw error("expected " + c);
+    }
+  }
+
+  private IllegalArgumentException error(String what) {
+    return new IllegalArgumentException("headers are not a JSON object (" + what + " at " + (at - 1) + "): " + json);
+  }
+}
