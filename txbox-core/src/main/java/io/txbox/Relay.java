@@ -52,7 +52,7 @@ public final class Relay implements AutoCloseable {
   /** Default subscription name. */
   public static final String DEFAULT_SUBSCRIPTION = "default";
   /** Default most events read and published per round. */
-  public static final int DEFAULT_BATCH_SIZE = 1000;
+  public static final int DEFAULT_BATCH_SIZE = 2000;
   /** Highest accepted batch size. */
   public static final int MAX_BATCH_SIZE = 100_000;
   /** Default longest pause between polls when no events come. */

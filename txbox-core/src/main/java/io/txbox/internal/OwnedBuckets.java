@@ -38,6 +38,11 @@ final class OwnedBuckets {
     owned.replace(state.bucket(), state);
   }
 
+  /** The bucket's current state, or {@code null} if this instance does not hold it. */
+  BucketState get(int bucket) {
+    return owned.get(bucket);
+  }
+
   /** The buckets whose next attempt is due, by bucket number. */
   List<BucketState> due(Instant now) {
     return owned.values().stream()

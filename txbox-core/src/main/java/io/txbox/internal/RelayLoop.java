@@ -2,7 +2,9 @@ package io.txbox.internal;
 
 import io.txbox.Message;
 import io.txbox.spi.BucketProgress;
+import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
+import io.txbox.spi.Checkpoint;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.PublishResult;
@@ -18,6 +20,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +36,8 @@ final class RelayLoop implements Runnable {
   private static final Duration MIN_PAUSE = Duration.ofMillis(1);
   private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(5);
   private static final Duration RETRY_WARNING_INTERVAL = Duration.ofSeconds(10);
+  private static final Duration BUSY_PAUSE = Duration.ofMillis(16);
+  private static final Duration RECENTLY_BUSY = Duration.ofSeconds(1);
 
   private final RelaySettings settings;
   private final OutboxStore store;
@@ -42,6 +48,11 @@ final class RelayLoop implements Runnable {
   private final Clock clock;
   private final RoundPlan plan;
   private final Map<Integer, Integer> backoffLevels = new HashMap<>();
+  private final Map<Integer, Checkpoint> readCursors = new HashMap<>();
+  private final ExecutorService publishing;
+  private InFlight inFlight;
+  private boolean lastRoundFoundEvents;
+  private Instant lastEventsAt = Instant.MIN;
   private volatile boolean running = true;
   private Instant nextRetryWarning = Instant.MIN;
 
@@ -61,6 +72,11 @@ final class RelayLoop implements Runnable {
     this.wakeUp = wakeUp;
     this.clock = clock;
     this.plan = new RoundPlan(settings.batchSize());
+    this.publishing = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "txbox-publish-" + settings.subscription());
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   void stop() {
@@ -70,18 +86,29 @@ final class RelayLoop implements Runnable {
 
   @Override
   public void run() {
+    try {
+      work();
+    } finally {
+      publishing.shutdown();
+    }
+  }
+
+  private void work() {
     Duration pause = MIN_PAUSE;
     Duration errorPause = MIN_PAUSE;
     while (running) {
       try {
         boolean full = round();
         errorPause = MIN_PAUSE;
+        if (lastRoundFoundEvents) {
+          lastEventsAt = clock.instant();
+        }
         if (full) {
           pause = MIN_PAUSE;
           continue;
         }
         boolean woken = wakeUp.await(pause);
-        pause = woken ? MIN_PAUSE : min(pause.multipliedBy(2), settings.idleInterval());
+        pause = woken ? MIN_PAUSE : min(pause.multipliedBy(2), longestPause());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -91,6 +118,7 @@ final class RelayLoop implements Runnable {
             settings.subscription(), errorPause.toMillis(), e.toString(), e);
         errorPause = min(errorPause.multipliedBy(4), MAX_ERROR_PAUSE);
         try {
+          abandonInFlight();
           wakeUp.await(errorPause);
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
@@ -98,30 +126,77 @@ final class RelayLoop implements Runnable {
         }
       }
     }
+    drain();
   }
 
-  /** One round; returns whether a bucket came back full, so that more events are waiting. */
-  boolean round() {
+  /** On stop: the batch in flight is finished and checkpointed, as a graceful stop promises. */
+  private void drain() {
+    try {
+      finishInFlight();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (RuntimeException e) {
+      log.warn("subscription {}: could not checkpoint the last batch on stop; it is sent again: {}",
+          settings.subscription(), e.toString());
+    }
+  }
+
+  /**
+   * One round, pipelined: reads the next batch while the previous one is being published, then
+   * settles the previous one and hands the next to the publisher before saving the checkpoints.
+   * At most one batch is in flight. A bucket whose event failed or is delayed has its read-ahead
+   * dropped and is read again from its checkpoint, so nothing is sent out of order or skipped.
+   *
+   * @return whether more work is waiting: a bucket came back full, or a batch is in flight
+   */
+  boolean round() throws InterruptedException {
+    if (inFlight != null && !buckets.excess().isEmpty()) {
+      finishInFlight(); // never give a bucket back while its events are in flight
+    }
     giveBackExcess();
     Instant now = clock.instant();
     List<BucketState> due = buckets.due(now);
-    if (due.isEmpty()) {
-      return false;
+    Map<Integer, List<StoredMessage>> byBucket = new LinkedHashMap<>();
+    boolean full = false;
+    lastRoundFoundEvents = false;
+    if (!due.isEmpty()) {
+      List<BucketRead> reads = plan.reads(due).stream().map(this::fromCursor).toList();
+      byBucket = groupByBucket(store.read(settings.subscription(), reads));
+      lastRoundFoundEvents = !byBucket.isEmpty();
+      plan.rememberBusy(byBucket.keySet());
+      Map<Integer, List<StoredMessage>> read = byBucket;
+      full = reads.stream().anyMatch(r -> read.getOrDefault(r.bucket(), List.of()).size() >= r.limit());
     }
-    var reads = plan.reads(due);
-    List<StoredMessage> rows = store.read(settings.subscription(), reads);
-    Map<Integer, List<StoredMessage>> byBucket = groupByBucket(rows);
-    plan.rememberBusy(byBucket.keySet());
-    if (rows.isEmpty()) {
-      return false;
+    if (inFlight == null) {
+      submit(byBucket, now);
+    } else {
+      RoundOutcome previous = settle(inFlight);
+      inFlight = null;
+      byBucket.keySet().removeIf(previous::stopped);
+      submit(byBucket, now); // published while the previous checkpoints are saved
+      save(previous);
     }
-    publishAndCheckpoint(due, byBucket, now);
-    return reads.stream()
-        .anyMatch(r -> byBucket.getOrDefault(r.bucket(), List.of()).size() >= r.limit());
+    return full || inFlight != null;
   }
 
-  private void publishAndCheckpoint(
-      List<BucketState> due, Map<Integer, List<StoredMessage>> byBucket, Instant now) {
+  /**
+   * The longest pause before the next poll. Reads come back empty while concurrent writers hold
+   * the snapshot horizon back, so an empty read right after events is no sign of idleness: for a
+   * second after the last events the pause stays short, and only then grows to the idle interval.
+   */
+  private Duration longestPause() {
+    boolean recentlyBusy = clock.instant().isBefore(lastEventsAt.plus(RECENTLY_BUSY));
+    return recentlyBusy ? min(BUSY_PAUSE, settings.idleInterval()) : settings.idleInterval();
+  }
+
+  /** Reads a bucket after what is already in flight for it, if anything is. */
+  private BucketRead fromCursor(BucketRead read) {
+    Checkpoint cursor = readCursors.get(read.bucket());
+    return cursor == null ? read : new BucketRead(read.bucket(), cursor, read.limit());
+  }
+
+  /** Hands the events to the publisher thread; a delayed event stops its bucket there. */
+  private void submit(Map<Integer, List<StoredMessage>> byBucket, Instant now) {
     List<Message> batch = new ArrayList<>();
     Map<Integer, List<RoundOutcome.Sent>> sent = new LinkedHashMap<>();
     Map<Integer, Instant> heldUntil = new HashMap<>();
@@ -137,18 +212,51 @@ final class RelayLoop implements Runnable {
         batch.add(row.message());
       }
       sent.put(bucket, bucketSent);
+      if (!bucketSent.isEmpty()) {
+        readCursors.put(bucket, bucketSent.get(bucketSent.size() - 1).row().checkpoint());
+      }
     });
-    PublishResult result = publish(batch);
+    if (!sent.isEmpty()) {
+      inFlight = new InFlight(sent, heldUntil, batch.size(), now, publishing.submit(() -> publish(batch)));
+    }
+  }
+
+  /** Waits for the batch in flight, then saves its checkpoints. */
+  private void finishInFlight() throws InterruptedException {
+    if (inFlight != null) {
+      RoundOutcome outcome = settle(inFlight);
+      inFlight = null;
+      save(outcome);
+    }
+  }
+
+  /** Turns the broker's answers into checkpoints, in memory, from each bucket's current state. */
+  private RoundOutcome settle(InFlight batch) throws InterruptedException {
+    PublishResult result = batch.await();
     boolean brokerUp = result.acknowledged() > 0;
     RoundOutcome outcome = new RoundOutcome(
         settings.subscription(), settings.retryPolicy(), ThreadLocalRandom.current(), backoffLevels);
-    for (BucketState state : due) {
-      List<RoundOutcome.Sent> bucketSent = sent.get(state.bucket());
-      if (bucketSent != null) {
-        outcome.settle(state, bucketSent, result, heldUntil.get(state.bucket()), brokerUp, now);
+    batch.sent().forEach((bucket, bucketSent) -> {
+      BucketState state = buckets.get(bucket);
+      if (state == null) {
+        readCursors.remove(bucket); // lost or given back meanwhile: its new owner sends again
+        return;
       }
+      outcome.settle(state, bucketSent, result, batch.heldUntil().get(bucket), brokerUp, batch.readAt());
+      if (outcome.stopped(bucket)) {
+        readCursors.remove(bucket);
+      }
+    });
+    return outcome;
+  }
+
+  /** After an error: waits out the batch in flight without saving, and reads from the checkpoints again. */
+  private void abandonInFlight() throws InterruptedException {
+    if (inFlight != null) {
+      inFlight.await();
+      inFlight = null;
     }
-    save(outcome);
+    readCursors.clear();
   }
 
   private PublishResult publish(List<Message> batch) {

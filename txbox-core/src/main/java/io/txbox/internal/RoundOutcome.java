@@ -84,6 +84,14 @@ final class RoundOutcome {
     progress.add(new BucketProgress(state.bucket(), checkpoint, attempts, heldUntil, null));
   }
 
+  /**
+   * Whether the bucket stopped in this batch, at an event to retry or a delayed one: its events
+   * read after this batch must not be sent before it is read again from its checkpoint.
+   */
+  boolean stopped(int bucket) {
+    return progress.stream().anyMatch(p -> p.bucket() == bucket && p.nextAttemptAt() != null);
+  }
+
   static String describe(Throwable error) {
     String text = error.getClass().getName() + ": " + error.getMessage();
     Throwable cause = error.getCause();
