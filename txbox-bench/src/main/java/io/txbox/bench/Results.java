@@ -41,9 +41,9 @@ final class Results {
   /** Prints the table and writes {@code results/<benchmark>.json}. */
   void publish(Path directory) throws IOException {
     System.out.printf("%n%s  (%s)%n", benchmark, command);
-    System.out.printf("%-52s %14s %-8s %14s %7s%n", "figure", "value", "unit", "reference", "ratio");
+    System.out.printf("%-66s %14s %-8s %14s %7s%n", "figure", "value", "unit", "reference", "ratio");
     for (Figure f : figures) {
-      System.out.printf("%-52s %,14.1f %-8s %14s %7s%n", f.name(), f.value(), f.unit(),
+      System.out.printf("%-66s %,14.1f %-8s %14s %7s%n", f.name(), f.value(), f.unit(),
           f.referenceValue() == null ? "" : String.format("%,.1f", f.referenceValue()),
           f.ratio() == null ? "" : String.format("%.2f", f.ratio()));
     }
