@@ -147,6 +147,26 @@ class PostgresOutboxStoreTest {
   }
 
   @Test
+  void theTransactionHoldingTheHorizonBackIsNamedWithItsPidAndAge() throws Exception {
+    try (Connection open = db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      outbox.send(open, message("held", 1)); // the write gives it a transaction id
+      int pid;
+      try (Statement s = open.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+        rs.next();
+        pid = rs.getInt(1);
+      }
+      Thread.sleep(50);
+      assertThat(store.oldestOpenTransaction()).hasValueSatisfying(tx -> {
+        assertThat(tx.pid()).isEqualTo(pid);
+        assertThat(tx.age()).isGreaterThanOrEqualTo(java.time.Duration.ofMillis(50));
+        assertThat(tx.description()).contains("idle in transaction");
+      });
+      open.rollback();
+    }
+  }
+
+  @Test
   void theBatchReadIsAnIndexRangeScanFromTheCheckpointUnderAGenericPlan() throws SQLException {
     for (int i = 0; i < 50; i++) {
       send(message("key-" + i, i));
