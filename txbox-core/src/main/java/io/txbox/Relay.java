@@ -52,7 +52,7 @@ public final class Relay implements AutoCloseable {
   /** Default subscription name. */
   public static final String DEFAULT_SUBSCRIPTION = "default";
   /** Default most events read and published per round. */
-  public static final int DEFAULT_BATCH_SIZE = 2000;
+  public static final int DEFAULT_BATCH_SIZE = 5000;
   /** Highest accepted batch size. */
   public static final int MAX_BATCH_SIZE = 100_000;
   /** Default longest pause between polls when no events come. */
@@ -174,7 +174,10 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** Longest pause between polls when idle; LISTEN/NOTIFY wakes the relay earlier. Default 500 ms. */
+    /**
+     * Longest pause between polls when idle: how long the first event after an idle spell may
+     * wait when no NOTIFY wakes the relay earlier. Default 500 ms.
+     */
     public Builder idleInterval(Duration idleInterval) {
       this.idleInterval = idleInterval;
       return this;

@@ -354,7 +354,11 @@ public final class PostgresOutboxStore implements OutboxStore {
       return this;
     }
 
-    /** Whether {@code append} sends a {@code NOTIFY} that wakes relays at once. Default true. */
+    /**
+     * Whether {@code append} sends a {@code NOTIFY} (at most one per {@link #notifyInterval}) that
+     * wakes an idle relay at once, instead of the event waiting for the relay's next poll. Default
+     * true.
+     */
     public Builder notifyOnAppend(boolean notifyOnAppend) {
       this.notifyOnAppend = notifyOnAppend;
       return this;

@@ -53,6 +53,13 @@ final class JsonHeaders {
 
   private String string() {
     expect('"');
+    int end = json.indexOf('"', at);
+    int escape = json.indexOf('\\', at);
+    if (end >= 0 && (escape < 0 || escape > end)) { // the common case: nothing to unescape
+      String plain = json.substring(at, end);
+      at = end + 1;
+      return plain;
+    }
     StringBuilder out = new StringBuilder();
     while (true) {
       char c = json.charAt(at++);

@@ -59,21 +59,22 @@ public final class PostgresRows {
     p.setArray(4, c.createArrayOf("int4", limits));
   }
 
+  /** Maps a row of the batch read, by column position (see PostgresSql.read). */
   public static StoredMessage storedMessage(ResultSet rs) throws SQLException {
-    Checkpoint checkpoint = new Checkpoint(Long.parseUnsignedLong(rs.getString("tx_text")), rs.getLong("position"));
-    OffsetDateTime availableAt = rs.getObject("available_at", OffsetDateTime.class);
+    Checkpoint checkpoint = new Checkpoint(rs.getLong(2), rs.getLong(3));
+    OffsetDateTime availableAt = rs.getObject(13, OffsetDateTime.class);
     Message message = new Message(
-        rs.getObject("id", UUID.class),
-        rs.getString("type"),
-        rs.getInt("version"),
-        rs.getString("key"),
-        rs.getString("destination"),
-        rs.getBytes("payload"),
-        rs.getString("content_type"),
-        JsonHeaders.parse(rs.getString("headers_json")),
-        rs.getObject("created_at", OffsetDateTime.class).toInstant(),
+        rs.getObject(4, UUID.class),
+        rs.getString(6),
+        rs.getInt(7),
+        rs.getString(5),
+        rs.getString(8),
+        rs.getBytes(9),
+        rs.getString(10),
+        JsonHeaders.parse(rs.getString(11)),
+        rs.getObject(12, OffsetDateTime.class).toInstant(),
         availableAt == null ? null : availableAt.toInstant());
-    return new StoredMessage(rs.getInt("bucket"), checkpoint, message);
+    return new StoredMessage(rs.getInt(1), checkpoint, message);
   }
 
   public static BucketState bucketState(ResultSet rs) throws SQLException {

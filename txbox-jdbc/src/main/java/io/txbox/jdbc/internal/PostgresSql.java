@@ -51,11 +51,11 @@ public record PostgresSql(
         // Commit-safe read: only rows of transactions below the snapshot's xmin, which can no
         // longer be joined by an earlier-positioned row that commits late. One index range scan
         // per bucket on the primary key (bucket, tx_id, position), starting at the checkpoint.
-        // The text alias of tx_id must not be named tx_id: ORDER BY would sort by the text.
-        t.render("SELECT c.bucket, o.tx_id::text AS tx_text, o.position, o.id, o.key, o.type,"
-            + " o.version, o.destination, o.payload, o.content_type,"
-            + " o.headers::text AS headers_json,"
-            + " o.created_at, o.available_at"
+        // The converted tx_id must not be aliased tx_id: ORDER BY would sort by the conversion.
+        // Columns are read by position in PostgresRows.storedMessage: keep the two in step.
+        t.render("SELECT c.bucket, o.tx_id::text::bigint AS tx_number, o.position, o.id, o.key,"
+            + " o.type, o.version, o.destination, o.payload, o.content_type,"
+            + " o.headers::text AS headers_json, o.created_at, o.available_at"
             + " FROM unnest(?::int[], ?::text[], ?::bigint[], ?::int[]) AS c(bucket, tx, pos, lim)"
             + " CROSS JOIN LATERAL ("
             + "   SELECT * FROM {outbox} o"
