@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.TxboxException;
+import io.txbox.jdbc.internal.PostgresMigration;
 import io.txbox.jdbc.internal.PostgresSql;
 import io.txbox.jdbc.internal.PostgresTables;
 import io.txbox.spi.BucketRead;
@@ -59,7 +60,7 @@ class PostgresOutboxStoreTest {
       for (Future<Integer> run : runs) {
         applied += run.get();
       }
-      assertThat(applied).isEqualTo(1);
+      assertThat(applied).isEqualTo(PostgresMigration.latestVersion());
     } finally {
       pool.shutdown();
     }

@@ -22,7 +22,7 @@ public final class PostgresMigration {
   private static final Logger log = LoggerFactory.getLogger(PostgresMigration.class);
 
   /** The versions in order; each is a resource {@code postgres/V<n>__<name>.sql}. */
-  private static final List<String> VERSIONS = List.of("V1__outbox.sql");
+  private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql");
 
   private final DataSource dataSource;
   private final PostgresTables tables;
@@ -35,6 +35,11 @@ public final class PostgresMigration {
   }
 
   /** Applies the missing versions; returns how many were applied. */
+  /** How many schema versions exist. */
+  public static int latestVersion() {
+    return VERSIONS.size();
+  }
+
   public int run() {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);

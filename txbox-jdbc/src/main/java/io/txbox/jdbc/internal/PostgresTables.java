@@ -40,6 +40,10 @@ public record PostgresTables(String schema, String prefix) {
     return qualified("dead_letter");
   }
 
+  public String inbox() {
+    return qualified("inbox");
+  }
+
   public String setting() {
     return qualified("setting");
   }
@@ -60,6 +64,7 @@ public record PostgresTables(String schema, String prefix) {
         .replace("{relay_instance}", relayInstance())
         .replace("{dead_letter}", deadLetter())
         .replace("{setting}", setting())
+        .replace("{inbox}", inbox())
         .replace("{schema}", schema)
         .replace("{prefix}", prefix);
   }
