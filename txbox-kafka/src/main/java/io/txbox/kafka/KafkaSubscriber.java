@@ -1,0 +1,315 @@
+package io.txbox.kafka;
+
+import io.txbox.Inbox;
+import io.txbox.InboxHandler;
+import io.txbox.Message;
+import io.txbox.RetryPolicy;
+import io.txbox.kafka.internal.RecordMessages;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Feeds Kafka topics into an {@link Inbox}: each record is received by the inbox (recorded and
+ * handled in one database transaction), and its offset is committed only after that transaction
+ * committed. A crash between the two redelivers the record, and the inbox recognises it as a
+ * duplicate, so the handler's side effects happen once.
+ *
+ * <pre>{@code
+ * KafkaSubscriber subscriber = KafkaSubscriber.builder(inbox, "inventory", (tx, message, key) -> reserve(tx, message))
+ *     .bootstrapServers("kafka:9092")
+ *     .topics("orders")
+ *     .build()
+ *     .start();
+ * ...
+ * subscriber.close(); // finishes the record in hand, commits, leaves the group
+ * }</pre>
+ *
+ * <p>The consumer name is the inbox consumer and, by default, the Kafka group id. Records of a
+ * partition are handled one after another, in order; a record whose handler fails is retried with
+ * the retry policy's backoff while its partition is paused, and the partition never skips it.
+ * In-flight work is bounded by {@code max.poll.records} (default {@value #DEFAULT_MAX_POLL_RECORDS}).
+ * A record that cannot be read as a message at all (a malformed {@code txbox-id}) is logged with
+ * its place and skipped, counted by {@link #rejected()}.
+ */
+public final class KafkaSubscriber implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(KafkaSubscriber.class);
+  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
+
+  /** Default records handed over per poll: the bound on work in hand. */
+  public static final int DEFAULT_MAX_POLL_RECORDS = 100;
+  /** Default time {@link #close()} waits for the record in hand. */
+  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+
+  private final Inbox inbox;
+  private final String consumerName;
+  private final InboxHandler handler;
+  private final List<String> topics;
+  private final Map<String, Object> config;
+  private final RetryPolicy retryPolicy;
+  private final Duration drainTimeout;
+  private final AtomicLong processed = new AtomicLong();
+  private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong rejected = new AtomicLong();
+  private final Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
+  private final Map<TopicPartition, Integer> failures = new HashMap<>();
+  private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+  private volatile boolean running = true;
+  private KafkaConsumer<byte[], byte[]> consumer;
+  private Thread thread;
+
+  private KafkaSubscriber(Builder b) {
+    this.inbox = b.inbox;
+    this.consumerName = b.consumerName;
+    this.handler = b.handler;
+    this.topics = List.copyOf(b.topics);
+    this.config = Map.copyOf(b.config);
+    this.retryPolicy = b.retryPolicy;
+    this.drainTimeout = b.drainTimeout;
+  }
+
+  /** A builder for a subscriber that hands records to {@code handler} through {@code inbox}. */
+  public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
+    return new Builder(inbox, consumerName, handler);
+  }
+
+  /** Joins the group and starts consuming in the background. */
+  public synchronized KafkaSubscriber start() {
+    if (thread != null) {
+      throw new IllegalStateException("subscriber " + consumerName + " is already started");
+    }
+    consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    thread = new Thread(this::consume, "txbox-subscriber-" + consumerName);
+    thread.start();
+    return this;
+  }
+
+  /** Messages handled and committed by this subscriber. */
+  public long processed() {
+    return processed.get();
+  }
+
+  /** Redelivered messages the inbox recognised, which the handler did not see again. */
+  public long duplicates() {
+    return duplicates.get();
+  }
+
+  /** Records skipped because they could not be read as messages (a malformed txbox header). */
+  public long rejected() {
+    return rejected.get();
+  }
+
+  private void consume() {
+    try {
+      consumer.subscribe(topics, new CommitOnRevoke());
+      while (running) {
+        resumeDuePartitions();
+        handle(consumer.poll(Duration.ofMillis(200)));
+        commitDone();
+      }
+    } catch (WakeupException e) {
+      // close() woke the consumer up
+    } catch (RuntimeException e) {
+      log.error("subscriber {} stopped: {}", consumerName, e.toString(), e);
+    } finally {
+      try {
+        commitDone();
+      } catch (RuntimeException e) {
+        log.warn("subscriber {}: last offsets not committed, their records come again as duplicates: {}",
+            consumerName, e.toString());
+      }
+      consumer.close(Duration.ofSeconds(5));
+    }
+  }
+
+  private void handle(ConsumerRecords<byte[], byte[]> records) {
+    for (TopicPartition partition : records.partitions()) {
+      for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
+        if (!running || !handle(partition, record)) {
+          break; // the rest of the partition comes again after the seek
+        }
+      }
+    }
+  }
+
+  /** Handles one record; returns false when it failed and its partition must wait. */
+  private boolean handle(TopicPartition partition, ConsumerRecord<byte[], byte[]> record) {
+    Message message;
+    try {
+      message = RecordMessages.toMessage(record);
+    } catch (IllegalArgumentException e) {
+      // No retry can make a malformed record readable; holding its partition forever would stop
+      // every later record behind it.
+      rejected.incrementAndGet();
+      log.error("subscriber {}: skipped the unreadable record at {}@{}: {}", consumerName, partition,
+          record.offset(), e.getMessage());
+      done.put(partition, new OffsetAndMetadata(record.offset() + 1));
+      return true;
+    }
+    try {
+      Inbox.Receipt receipt = inbox.receive(consumerName, message, handler);
+      (receipt == Inbox.Receipt.PROCESSED ? processed : duplicates).incrementAndGet();
+      done.put(partition, new OffsetAndMetadata(record.offset() + 1));
+      failures.remove(partition);
+      return true;
+    } catch (Exception e) {
+      int attempts = failures.merge(partition, 1, Integer::sum);
+      Duration delay = retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
+      log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
+          consumerName, message.id(), partition, record.offset(), attempts, delay.toMillis(), e.toString());
+      consumer.seek(partition, record.offset());
+      consumer.pause(List.of(partition));
+      pausedUntil.put(partition, Instant.now().plus(delay));
+      return false;
+    }
+  }
+
+  private void resumeDuePartitions() {
+    Instant now = Instant.now();
+    pausedUntil.entrySet().removeIf(e -> {
+      if (now.isBefore(e.getValue())) {
+        return false;
+      }
+      if (consumer.assignment().contains(e.getKey())) {
+        consumer.resume(List.of(e.getKey()));
+      }
+      return true;
+    });
+  }
+
+  private void commitDone() {
+    if (!done.isEmpty()) {
+      consumer.commitSync(new LinkedHashMap<>(done));
+      done.clear();
+    }
+  }
+
+  /** Commits what was handled before partitions move to another member of the group. */
+  private final class CommitOnRevoke implements ConsumerRebalanceListener {
+    @Override
+    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+      commitDone();
+      partitions.forEach(p -> {
+        pausedUntil.remove(p);
+        failures.remove(p);
+      });
+    }
+
+    @Override
+    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+      // nothing to do: committed offsets say where to start
+    }
+  }
+
+  /** Finishes the record in hand, commits the handled offsets and leaves the group. */
+  @Override
+  public synchronized void close() {
+    if (thread == null) {
+      return;
+    }
+    running = false;
+    consumer.wakeup();
+    try {
+      thread.join(drainTimeout.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    thread = null;
+  }
+
+  /** Builds a {@link KafkaSubscriber}; {@link #build()} checks the settings. */
+  public static final class Builder {
+    private final Inbox inbox;
+    private final String consumerName;
+    private final InboxHandler handler;
+    private List<String> topics = List.of();
+    private final Map<String, Object> config = new LinkedHashMap<>();
+    private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+
+    private Builder(Inbox inbox, String consumerName, InboxHandler handler) {
+      this.inbox = Objects.requireNonNull(inbox, "inbox must not be null");
+      this.consumerName = consumerName;
+      this.handler = Objects.requireNonNull(handler, "handler must not be null");
+      config.put(ConsumerConfig.GROUP_ID_CONFIG, consumerName);
+      config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+      config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+      config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(DEFAULT_MAX_POLL_RECORDS));
+    }
+
+    /** {@code bootstrap.servers}. Required. */
+    public Builder bootstrapServers(String bootstrapServers) {
+      return property(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    }
+
+    /** The topics to consume. Required. */
+    public Builder topics(String... topics) {
+      this.topics = List.of(topics);
+      return this;
+    }
+
+    /** Any consumer property, such as {@code group.id} or {@code max.poll.records}. */
+    public Builder property(String name, String value) {
+      config.put(Objects.requireNonNull(name, "property name must not be null"), value);
+      return this;
+    }
+
+    /** Backoff between attempts at a failing record. Default {@link RetryPolicy#defaults()}. */
+    public Builder retryPolicy(RetryPolicy retryPolicy) {
+      this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
+      return this;
+    }
+
+    /** How long {@link KafkaSubscriber#close()} waits for the record in hand. Default 30 s. */
+    public Builder drainTimeout(Duration drainTimeout) {
+      this.drainTimeout = drainTimeout;
+      return this;
+    }
+
+    /** Checks the settings and builds the subscriber; it connects on {@link KafkaSubscriber#start()}. */
+    public KafkaSubscriber build() {
+      if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
+        throw new IllegalArgumentException(
+            "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");
+      }
+      Object servers = config.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG);
+      if (servers == null || servers.toString().isBlank()) {
+        throw new IllegalArgumentException("bootstrap.servers must be set, such as localhost:9092");
+      }
+      if (topics.isEmpty()) {
+        throw new IllegalArgumentException("topics must name at least one topic");
+      }
+      if (!"false".equals(String.valueOf(config.get(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG)))) {
+        throw new IllegalArgumentException("enable.auto.commit must be false: offsets are committed"
+            + " only after the inbox transaction committed");
+      }
+      int maxPoll = Integer.parseInt(String.valueOf(config.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)));
+      if (maxPoll < 1 || maxPoll > 10_000) {
+        throw new IllegalArgumentException("max.poll.records must be >= 1 and <= 10000, was " + maxPoll);
+      }
+      if (drainTimeout == null || drainTimeout.isNegative()) {
+        throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
+      }
+      return new KafkaSubscriber(this);
+    }
+  }
+}
