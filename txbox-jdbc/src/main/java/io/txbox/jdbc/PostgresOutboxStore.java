@@ -12,6 +12,7 @@ import io.txbox.jdbc.internal.Transactions;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
+import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Membership;
 import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
@@ -27,6 +28,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,8 +37,8 @@ import org.postgresql.PGStatement;
 
 /**
  * The outbox on PostgreSQL 13 or later: an append-only log read in commit-safe {@code (tx_id,
- * position)} order, per-bucket checkpoints and leases, dead letters, and {@code LISTEN/NOTIFY}
- * wake-up.
+ * position)} order, per-bucket checkpoints and leases, dead letters, {@code LISTEN/NOTIFY}
+ * wake-up, and the deletes a {@link io.txbox.Janitor} runs on the outbox and inbox tables.
  *
  * <pre>{@code
  * PostgresOutboxStore store = PostgresOutboxStore.builder(dataSource) // a pooled DataSource
@@ -58,7 +60,7 @@ import org.postgresql.PGStatement;
  *   <tr><td>listen</td><td>{@code true}</td><td>whether a relay holds a connection in {@code LISTEN} to be woken early</td></tr>
  * </table>
  */
-public final class PostgresOutboxStore implements OutboxStore {
+public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
 
   /** Default schema. */
   public static final String DEFAULT_SCHEMA = "public";
@@ -318,6 +320,48 @@ public final class PostgresOutboxStore implements OutboxStore {
           return Optional.empty();
         }
         return Optional.of(new OpenTransaction(rs.getInt(1), Duration.ofMillis(rs.getLong(2)), rs.getString(3)));
+      }
+    });
+  }
+
+  @Override
+  public OptionalInt deleteRelayed(Duration retention, int limit) {
+    return underJanitorLock("deleting relayed outbox events", sql.deleteRelayed(), p -> {
+      p.setLong(1, retention.toMillis());
+      p.setInt(2, limit);
+      p.setInt(3, limit);
+    });
+  }
+
+  @Override
+  public OptionalInt deleteInboxRecords(Duration retention, int limit) {
+    return underJanitorLock("deleting old inbox records", sql.deleteInboxRecords(), p -> {
+      p.setLong(1, retention.toMillis());
+      p.setInt(2, limit);
+    });
+  }
+
+  /** Parameters of a statement. */
+  @FunctionalInterface
+  private interface Binder {
+    void bind(PreparedStatement statement) throws SQLException;
+  }
+
+  /** Runs one delete in its own transaction, or nothing when another janitor holds the lock. */
+  private OptionalInt underJanitorLock(String what, String delete, Binder binder) {
+    return tx.inTransaction(what, c -> {
+      try (PreparedStatement lock = c.prepareStatement(sql.janitorLock())) {
+        lock.setString(1, "txbox janitor " + tables.channel());
+        try (ResultSet rs = lock.executeQuery()) {
+          rs.next();
+          if (!rs.getBoolean(1)) {
+            return OptionalInt.empty();
+          }
+        }
+      }
+      try (PreparedStatement p = c.prepareStatement(delete)) {
+        binder.bind(p);
+        return OptionalInt.of(p.executeUpdate());
       }
     });
   }

@@ -16,7 +16,10 @@ public record PostgresSql(
     String read,
     String saveProgress,
     String deadLetter,
-    String oldestOpenTransaction) {
+    String oldestOpenTransaction,
+    String janitorLock,
+    String deleteRelayed,
+    String deleteInboxRecords) {
 
   /** Renders every statement for {@code tables}. */
   public static PostgresSql of(PostgresTables t) {
@@ -83,6 +86,22 @@ public record PostgresSql(
             + " left(coalesce(query, ''), 200)"
             + " FROM pg_stat_activity"
             + " WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
-            + " ORDER BY xact_start LIMIT 1");
+            + " ORDER BY xact_start LIMIT 1",
+        "SELECT pg_try_advisory_xact_lock(hashtext(?))",
+        // Rows at or below the lowest checkpoint of their bucket over all subscriptions have been
+        // relayed by every subscription; any subset of them may go, in any order.
+        t.render("DELETE FROM {outbox} o USING ("
+            + "   SELECT r.bucket, r.tx_id, r.position FROM ("
+            + "     SELECT DISTINCT ON (bucket) bucket, tx_id, position FROM {subscription}"
+            + "     ORDER BY bucket, tx_id, position) AS low"
+            + "   CROSS JOIN LATERAL ("
+            + "     SELECT o2.bucket, o2.tx_id, o2.position FROM {outbox} o2"
+            + "     WHERE o2.bucket = low.bucket AND (o2.tx_id, o2.position) <= (low.tx_id, low.position)"
+            + "       AND o2.created_at < now() - ? * interval '1 millisecond'"
+            + "     ORDER BY o2.tx_id, o2.position LIMIT ?) AS r"
+            + "   LIMIT ?) AS d"
+            + " WHERE o.bucket = d.bucket AND o.tx_id = d.tx_id AND o.position = d.position"),
+        t.render("DELETE FROM {inbox} WHERE ctid = ANY (ARRAY("
+            + " SELECT ctid FROM {inbox} WHERE received_at < now() - ? * interval '1 millisecond' LIMIT ?))"));
   }
 }
