@@ -13,10 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -38,10 +34,6 @@ final class WriteOverhead implements Callable<Integer> {
   @Option(names = "--rounds", defaultValue = "3")
   int rounds;
 
-  /** What one transaction writes. */
-  private interface Variant {
-    void write(Connection c, PreparedStatement insertOrder, long n) throws SQLException;
-  }
 
   @Override
   public Integer call() throws Exception {
@@ -50,28 +42,28 @@ final class WriteOverhead implements Callable<Integer> {
       Outbox limitedNotify = Outbox.create(db.store().build()); // the default: NOTIFY at most once per 10 ms
       Outbox everyNotify = Outbox.create(db.store().notifyOnAppend(true).notifyInterval(Duration.ZERO).build());
       db.store().build().migrate();
-      Map<String, Variant> variants = new LinkedHashMap<>();
-      variants.put("bare", (c, insert, n) -> insertOrder(insert, n));
-      variants.put("outbox", (c, insert, n) -> {
-        insertOrder(insert, n);
+      Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
+      variants.put("bare", WriteOverhead::insertOrder);
+      variants.put("outbox", (c, n) -> {
+        insertOrder(c, n);
         silent.send(c, Events.orderPlaced("orders", n));
       });
-      variants.put("outbox+notify", (c, insert, n) -> {
-        insertOrder(insert, n);
+      variants.put("outbox+notify", (c, n) -> {
+        insertOrder(c, n);
         limitedNotify.send(c, Events.orderPlaced("orders", n));
       });
-      variants.put("outbox+notify-every", (c, insert, n) -> {
-        insertOrder(insert, n);
+      variants.put("outbox+notify-every", (c, n) -> {
+        insertOrder(c, n);
         everyNotify.send(c, Events.orderPlaced("orders", n));
       });
       Map<String, List<Double>> rates = new LinkedHashMap<>();
       variants.keySet().forEach(name -> rates.put(name, new ArrayList<>()));
       for (var v : variants.entrySet()) {
-        measure(db, v.getValue(), 3); // warm-up: JIT, prepared statements, table files
+        TransactionRate.measure(db.dataSource, threads, 3, v.getValue()); // warm-up: JIT, statements, files
       }
       for (int round = 1; round <= rounds; round++) {
         for (var v : variants.entrySet()) {
-          double rate = measure(db, v.getValue(), seconds);
+          double rate = TransactionRate.measure(db.dataSource, threads, seconds, v.getValue());
           rates.get(v.getKey()).add(rate);
           System.out.printf("round %d  %-14s %,10.0f tx/s%n", round, v.getKey(), rate);
         }
@@ -93,44 +85,14 @@ final class WriteOverhead implements Callable<Integer> {
     return 0;
   }
 
-  private static void insertOrder(PreparedStatement insert, long n) throws SQLException {
-    insert.setString(1, "customer-" + (n % 10_000));
-    insert.setBigDecimal(2, BigDecimal.valueOf(n % 100_000, 2));
-    insert.executeUpdate();
-  }
-
-  private double measure(BenchDatabase db, Variant variant, int durationSeconds) throws Exception {
-    AtomicBoolean running = new AtomicBoolean(true);
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    List<Future<Long>> counts = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      counts.add(pool.submit(() -> writeUntilStopped(db, variant, running)));
+  /** The business write: one order row. */
+  static void insertOrder(Connection c, long n) throws SQLException {
+    try (PreparedStatement insert = c.prepareStatement(
+        "INSERT INTO " + BenchDatabase.SCHEMA + ".orders (customer, amount) VALUES (?, ?)")) {
+      insert.setString(1, "customer-" + (n % 10_000));
+      insert.setBigDecimal(2, BigDecimal.valueOf(n % 100_000, 2));
+      insert.executeUpdate();
     }
-    long start = System.nanoTime();
-    Thread.sleep(durationSeconds * 1000L);
-    running.set(false);
-    long total = 0;
-    for (Future<Long> count : counts) {
-      total += count.get();
-    }
-    double elapsed = (System.nanoTime() - start) / 1e9;
-    pool.shutdown();
-    return total / elapsed;
-  }
-
-  private static long writeUntilStopped(BenchDatabase db, Variant variant, AtomicBoolean running)
-      throws SQLException {
-    long n = 0;
-    try (Connection c = db.dataSource.getConnection();
-        PreparedStatement insert = c.prepareStatement(
-            "INSERT INTO " + BenchDatabase.SCHEMA + ".orders (customer, amount) VALUES (?, ?)")) {
-      c.setAutoCommit(false);
-      while (running.get()) {
-        variant.write(c, insert, n++);
-        c.commit();
-      }
-    }
-    return n;
   }
 
   static double median(List<Double> values) {
