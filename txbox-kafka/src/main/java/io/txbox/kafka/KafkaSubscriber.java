@@ -122,14 +122,10 @@ public final class KafkaSubscriber implements AutoCloseable {
     try {
       consumer.subscribe(topics, new CommitOnRevoke());
       while (running) {
-        resumeDuePartitions();
-        handle(consumer.poll(Duration.ofMillis(200)));
-        commitDone();
+        pollOnce();
       }
     } catch (WakeupException e) {
       // close() woke the consumer up
-    } catch (RuntimeException e) {
-      log.error("subscriber {} stopped: {}", consumerName, e.toString(), e);
     } finally {
       try {
         commitDone();
@@ -138,6 +134,31 @@ public final class KafkaSubscriber implements AutoCloseable {
             consumerName, e.toString());
       }
       consumer.close(Duration.ofSeconds(5));
+    }
+  }
+
+  /**
+   * One poll, its records, and their commit. A failure here (a commit refused after a rebalance,
+   * the broker gone) must not end the subscriber: the records whose offsets were not committed
+   * come again, and the inbox absorbs them.
+   */
+  private void pollOnce() {
+    try {
+      resumeDuePartitions();
+      handle(consumer.poll(Duration.ofMillis(200)));
+      commitDone();
+    } catch (WakeupException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      done.clear();
+      log.warn("subscriber {}: poll or commit failed, going on in 1 s; uncommitted records come again"
+          + " and the inbox absorbs them: {}", consumerName, e.toString());
+      try {
+        Thread.sleep(1000);
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        running = false;
+      }
     }
   }
 
