@@ -10,10 +10,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -110,6 +112,7 @@ public final class KafkaPublisher implements Publisher {
     Producer<byte[], byte[]> p = producer();
     Map<Integer, Exception> failures = new HashMap<>();
     Map<String, Exception> topicFailures = new HashMap<>();
+    Set<String> checkedTopics = new HashSet<>();
     List<Future<RecordMetadata>> sends = new ArrayList<>(batch.size());
     List<String> topicOf = new ArrayList<>(batch.size());
     for (int i = 0; i < batch.size(); i++) {
@@ -117,7 +120,13 @@ public final class KafkaPublisher implements Publisher {
       String topic = topicRouter.apply(m);
       topicOf.add(topic);
       sends.add(null);
-      Exception known = topicFailures.computeIfAbsent(topic, this::checkTopic);
+      if (checkedTopics.add(topic)) { // once per topic and batch, whatever the broker answered
+        Exception missing = checkTopic(topic);
+        if (missing != null) {
+          topicFailures.put(topic, missing);
+        }
+      }
+      Exception known = topicFailures.get(topic);
       if (known != null) {
         failures.put(i, known); // one failed send per topic and batch, not one wait per record
         continue;
