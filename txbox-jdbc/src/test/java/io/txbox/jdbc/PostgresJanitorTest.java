@@ -3,6 +3,7 @@ package io.txbox.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.txbox.Inbox;
+import io.txbox.InboxQueue;
 import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
@@ -118,6 +119,18 @@ class PostgresJanitorTest {
     Janitor.Cleanup done = Janitor.builder(store).batchSize(6).build().runOnce();
     assertThat(done.inboxRecords()).isEqualTo(20);
     assertThat(query("SELECT count(*) FROM {s}.txbox_inbox")).isEqualTo(10);
+  }
+
+  @Test
+  void queuedMessagesKeepTheirInboxRecordHoweverOld() throws SQLException {
+    InboxQueue queue = InboxQueue.builder(db.dataSource(), PostgresInboxStore.builder().schema(db.schema()).build(),
+        "billing", (tx, m, key) -> { }).build(); // not started: the messages stay queued
+    for (int i = 0; i < 5; i++) {
+      queue.enqueue(Message.builder().type("T").destination("d").payload(new byte[0]).build());
+    }
+    execute("UPDATE {s}.txbox_inbox SET received_at = now() - interval '40 days'");
+    assertThat(Janitor.builder(store).build().runOnce().inboxRecords()).isZero();
+    assertThat(query("SELECT count(*) FROM {s}.txbox_inbox WHERE status = 'queued'")).isEqualTo(5);
   }
 
   @Test

@@ -22,7 +22,7 @@ public final class PostgresMigration {
   private static final Logger log = LoggerFactory.getLogger(PostgresMigration.class);
 
   /** The versions in order; each is a resource {@code postgres/V<n>__<name>.sql}. */
-  private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql");
+  private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql", "V3__inbox_queue.sql");
 
   private final DataSource dataSource;
   private final PostgresTables tables;

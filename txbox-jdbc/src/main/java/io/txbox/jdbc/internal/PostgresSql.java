@@ -102,6 +102,7 @@ public record PostgresSql(
             + "   LIMIT ?) AS d"
             + " WHERE o.bucket = d.bucket AND o.tx_id = d.tx_id AND o.position = d.position"),
         t.render("DELETE FROM {inbox} WHERE ctid = ANY (ARRAY("
-            + " SELECT ctid FROM {inbox} WHERE received_at < now() - ? * interval '1 millisecond' LIMIT ?))"));
+            + " SELECT ctid FROM {inbox} WHERE received_at < now() - ? * interval '1 millisecond'"
+            + " AND status <> 'queued' LIMIT ?))"));
   }
 }

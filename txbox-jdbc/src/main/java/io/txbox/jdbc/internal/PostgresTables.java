@@ -44,6 +44,14 @@ public record PostgresTables(String schema, String prefix) {
     return qualified("inbox");
   }
 
+  public String inboxQueue() {
+    return qualified("inbox_queue");
+  }
+
+  public String inboxKey() {
+    return qualified("inbox_key");
+  }
+
   public String setting() {
     return qualified("setting");
   }
@@ -65,6 +73,8 @@ public record PostgresTables(String schema, String prefix) {
         .replace("{dead_letter}", deadLetter())
         .replace("{setting}", setting())
         .replace("{inbox}", inbox())
+        .replace("{inbox_queue}", inboxQueue())
+        .replace("{inbox_key}", inboxKey())
         .replace("{schema}", schema)
         .replace("{prefix}", prefix);
   }

@@ -1,0 +1,179 @@
+package io.txbox.internal;
+
+import io.txbox.Inbox;
+import io.txbox.InboxHandler;
+import io.txbox.RetryPolicy;
+import io.txbox.spi.InboxQueueStore;
+import io.txbox.spi.QueuedMessage;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker threads of an {@link io.txbox.InboxQueue}. Each takes one message at a time in a
+ * transaction that holds its key's lock: the handler runs after a savepoint, so a failure undoes
+ * the handler's work but still records the attempt, while the key stays locked and no other
+ * worker can start the same message meanwhile.
+ */
+public final class QueueWorkers {
+  private static final Logger log = LoggerFactory.getLogger(QueueWorkers.class);
+  private static final int MAX_ERROR_LENGTH = 2000;
+
+  /** What the workers need; validated by the InboxQueue builder. */
+  public record Settings(String consumer, int workers, Duration gapTimeout, Duration pollInterval,
+      RetryPolicy retryPolicy) {}
+
+  private final DataSource dataSource;
+  private final InboxQueueStore store;
+  private final InboxHandler handler;
+  private final Settings settings;
+  private final WakeUp wakeUp = new WakeUp();
+  private final AtomicLong processed = new AtomicLong();
+  private final AtomicLong deadLettered = new AtomicLong();
+  private final List<Thread> threads = new ArrayList<>();
+  private volatile boolean running = true;
+
+  public QueueWorkers(DataSource dataSource, InboxQueueStore store, InboxHandler handler, Settings settings) {
+    this.dataSource = dataSource;
+    this.store = store;
+    this.handler = handler;
+    this.settings = settings;
+  }
+
+  public synchronized void start() {
+    if (!threads.isEmpty()) {
+      throw new IllegalStateException("the inbox queue of " + settings.consumer() + " is already started");
+    }
+    for (int i = 0; i < settings.workers(); i++) {
+      Thread t = new Thread(this::work, "txbox-inbox-" + settings.consumer() + "-" + i);
+      threads.add(t);
+      t.start();
+    }
+  }
+
+  /** Something was queued: an idle worker looks now instead of at its next poll. */
+  public void signal() {
+    wakeUp.signal();
+  }
+
+  public long processed() {
+    return processed.get();
+  }
+
+  public long deadLettered() {
+    return deadLettered.get();
+  }
+
+  /** Stops taking messages and waits up to {@code drainTimeout} for those in hand. */
+  public synchronized void close(Duration drainTimeout) {
+    running = false;
+    threads.forEach(t -> wakeUp.signal());
+    long deadline = System.nanoTime() + drainTimeout.toNanos();
+    try {
+      for (Thread t : threads) {
+        t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    threads.clear();
+  }
+
+  private void work() {
+    while (running) {
+      boolean tookOne;
+      try {
+        tookOne = takeOne();
+      } catch (SQLException | RuntimeException e) {
+        log.warn("inbox queue {}: could not take a message, trying again in {} ms: {}", settings.consumer(),
+            settings.pollInterval().toMillis(), e.toString());
+        tookOne = false;
+      }
+      if (!tookOne) {
+        try {
+          wakeUp.await(settings.pollInterval());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  /** Claims, processes and commits one message; false when none was ready. */
+  private boolean takeOne() throws SQLException {
+    try (Connection tx = dataSource.getConnection()) {
+      tx.setAutoCommit(false);
+      try {
+        Optional<QueuedMessage> claimed = store.claim(tx, settings.consumer(), settings.gapTimeout());
+        if (claimed.isEmpty()) {
+          tx.rollback();
+          return false;
+        }
+        process(tx, claimed.get());
+        tx.commit();
+        return true;
+      } catch (SQLException | RuntimeException e) {
+        tx.rollback();
+        throw e;
+      }
+    }
+  }
+
+  private void process(Connection tx, QueuedMessage m) throws SQLException {
+    warnIfOutOfSequence(m);
+    Savepoint beforeHandler = tx.setSavepoint();
+    try {
+      handler.handle(tx, m.message(), Inbox.idempotencyKey(settings.consumer(), m.message().id()));
+      store.complete(tx, settings.consumer(), m);
+      processed.incrementAndGet();
+    } catch (Exception e) {
+      tx.rollback(beforeHandler);
+      recordFailure(tx, m, e);
+    }
+  }
+
+  private void recordFailure(Connection tx, QueuedMessage m, Exception e) throws SQLException {
+    int failed = m.failedAttempts() + 1;
+    String error = describe(e);
+    if (settings.retryPolicy().givesUp(e, failed)) {
+      store.deadLetter(tx, settings.consumer(), m, error);
+      deadLettered.incrementAndGet();
+      log.error("inbox queue {}: message {} ({}) dead after {} attempts; key {} moves on: {}", settings.consumer(),
+          m.message().id(), m.message().type(), failed, m.queueKey(), error);
+    } else {
+      Duration delay = settings.retryPolicy().delayAfter(failed, ThreadLocalRandom.current());
+      store.retryLater(tx, settings.consumer(), m, Instant.now().plus(delay), error);
+      log.warn("inbox queue {}: message {} ({}) failed (attempt {}), retrying in {} ms: {}", settings.consumer(),
+          m.message().id(), m.message().type(), failed, delay.toMillis(), error);
+    }
+  }
+
+  private void warnIfOutOfSequence(QueuedMessage m) {
+    if (m.afterGap()) {
+      long first = m.lastSequence() + 1;
+      long last = m.sequence() - 1;
+      log.warn("inbox queue {}: key {} waited {} ms for sequence {}; processing {} without it",
+          settings.consumer(), m.queueKey(), settings.gapTimeout().toMillis(),
+          first == last ? Long.toString(first) : first + " to " + last, m.sequence());
+    } else if (m.late()) {
+      log.warn("inbox queue {}: key {} had moved on to sequence {} when {} arrived; processing it late",
+          settings.consumer(), m.queueKey(), m.lastSequence(), m.sequence());
+    }
+  }
+
+  private static String describe(Exception e) {
+    String s = e.toString();
+    return s.length() <= MAX_ERROR_LENGTH ? s : s.substring(0, MAX_ERROR_LENGTH);
+  }
+}

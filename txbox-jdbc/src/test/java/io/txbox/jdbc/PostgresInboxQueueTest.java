@@ -1,0 +1,224 @@
+package io.txbox.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.InboxHandler;
+import io.txbox.InboxQueue;
+import io.txbox.InboxQueue.Enqueued;
+import io.txbox.Message;
+import io.txbox.RetryPolicy;
+import io.txbox.testkit.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class PostgresInboxQueueTest {
+  private TestDatabase db;
+  private PostgresInboxStore store;
+  private final AtomicInteger handlerRuns = new AtomicInteger();
+  private final List<InboxQueue> queues = new ArrayList<>();
+
+  @BeforeEach
+  void createSchema() throws SQLException {
+    db = TestDatabase.create();
+    PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
+    store = PostgresInboxStore.builder().schema(db.schema()).build();
+    execute("CREATE TABLE " + db.schema() + ".applied (id bigserial PRIMARY KEY, key text, sequence bigint,"
+        + " applied_at timestamptz DEFAULT clock_timestamp())");
+  }
+
+  @AfterEach
+  void dropSchema() {
+    queues.forEach(InboxQueue::close);
+    db.close();
+  }
+
+  /** The side effect: a row per processed message, in the worker's transaction. */
+  private InboxHandler apply() {
+    return (tx, message, key) -> {
+      handlerRuns.incrementAndGet();
+      try (PreparedStatement p = tx.prepareStatement(
+          "INSERT INTO " + db.schema() + ".applied (key, sequence) VALUES (?, ?)")) {
+        p.setString(1, message.key());
+        p.setLong(2, Long.parseLong(message.headers().get(InboxQueue.SEQUENCE_HEADER)));
+        p.executeUpdate();
+      }
+    };
+  }
+
+  private InboxQueue queue(InboxHandler handler) {
+    return started(InboxQueue.builder(db.dataSource(), store, "billing", handler).workers(4));
+  }
+
+  private InboxQueue started(InboxQueue.Builder builder) {
+    InboxQueue q = builder.build().start();
+    queues.add(q);
+    return q;
+  }
+
+  private static Message event(String key, long sequence) {
+    return Message.builder().type("Invoiced").destination("invoices").key(key)
+        .header(InboxQueue.SEQUENCE_HEADER, Long.toString(sequence))
+        .payload(("{\"n\":" + sequence + "}").getBytes(StandardCharsets.UTF_8), "application/json")
+        .build();
+  }
+
+  @Test
+  void keepsOrderPerKeyUnderFourWorkersWithShuffledDuplicatedInput() throws Exception {
+    List<Message> input = new ArrayList<>();
+    for (int k = 0; k < 20; k++) {
+      for (int n = 1; n <= 30; n++) {
+        Message m = event("key-" + k, n);
+        input.add(m);
+        input.add(m); // the broker delivers it twice
+      }
+    }
+    Collections.shuffle(input, new Random(42));
+    InboxQueue queue = queue(apply());
+
+    ExecutorService senders = Executors.newFixedThreadPool(3);
+    List<Future<Enqueued>> results = new ArrayList<>();
+    for (Message m : input) {
+      results.add(senders.submit(() -> queue.enqueue(m)));
+    }
+    int duplicates = 0;
+    for (Future<Enqueued> r : results) {
+      duplicates += r.get() == Enqueued.DUPLICATE ? 1 : 0;
+    }
+    senders.shutdown();
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> queue.processed() == 600);
+    assertThat(duplicates).isEqualTo(600);
+    assertThat(handlerRuns).hasValue(600);
+    Map<String, List<Long>> applied = appliedByKey();
+    assertThat(applied).hasSize(20);
+    List<Long> oneToThirty = new ArrayList<>();
+    for (long n = 1; n <= 30; n++) {
+      oneToThirty.add(n);
+    }
+    applied.values().forEach(sequence -> assertThat(sequence).isEqualTo(oneToThirty));
+    assertThat(count("SELECT count(*) FROM " + db.schema() + ".txbox_inbox_queue")).isZero();
+    assertThat(count("SELECT count(*) FROM " + db.schema() + ".txbox_inbox WHERE status = 'processed'")).isEqualTo(600);
+  }
+
+  @Test
+  void aGapIsHeldForTheGapTimeoutThenProcessedAndTheLateMessageStillCounts() throws Exception {
+    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", apply())
+        .gapTimeout(Duration.ofSeconds(1)));
+    queue.enqueue(event("k", 1));
+    queue.enqueue(event("k", 3));
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 1);
+    Thread.sleep(300);
+    assertThat(appliedByKey().get("k")).as("3 waits for 2").containsExactly(1L);
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 2);
+    assertThat(appliedByKey().get("k")).containsExactly(1L, 3L);
+    assertThat(count("SELECT extract(epoch FROM max(applied_at) - min(applied_at)) * 1000 FROM " + db.schema()
+        + ".applied")).as("milliseconds 3 waited after 1").isGreaterThanOrEqualTo(900);
+
+    queue.enqueue(event("k", 2));
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 3);
+    assertThat(appliedByKey().get("k")).containsExactly(1L, 3L, 2L);
+  }
+
+  @Test
+  void aGapFilledInTimeKeepsTheOrder() throws Exception {
+    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", apply())
+        .gapTimeout(Duration.ofMinutes(1)));
+    queue.enqueue(event("k", 3));
+    queue.enqueue(event("k", 2));
+    Thread.sleep(300);
+    assertThat(queue.processed()).as("nothing before 1").isZero();
+    queue.enqueue(event("k", 1));
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 3);
+    assertThat(appliedByKey().get("k")).containsExactly(1L, 2L, 3L);
+  }
+
+  @Test
+  void aFailingMessageIsRetriedThenDeadAndItsKeyMovesOnWithoutItsSideEffects() throws Exception {
+    InboxHandler failOnTwo = (tx, message, key) -> {
+      apply().handle(tx, message, key);
+      if (message.headers().get(InboxQueue.SEQUENCE_HEADER).equals("2")) {
+        throw new IllegalStateException("no invoice for this order");
+      }
+    };
+    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", failOnTwo)
+        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMillis(10)).maxAttempts(3).build()));
+    Message two = event("k", 2);
+    queue.enqueue(event("k", 1));
+    queue.enqueue(two);
+    queue.enqueue(event("k", 3));
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 2 && queue.deadLettered() == 1);
+    assertThat(handlerRuns).as("1, three attempts at 2, 3").hasValue(5);
+    assertThat(appliedByKey().get("k")).as("the failed attempts left nothing").containsExactly(1L, 3L);
+    try (Connection c = db.dataSource().getConnection(); PreparedStatement p = c.prepareStatement(
+        "SELECT q.status, q.attempts, q.last_error, i.status FROM " + db.schema() + ".txbox_inbox_queue q JOIN "
+            + db.schema() + ".txbox_inbox i USING (consumer, message_id) WHERE q.message_id = ?")) {
+      p.setObject(1, two.id());
+      try (ResultSet rs = p.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getString(1)).isEqualTo("dead");
+        assertThat(rs.getInt(2)).isEqualTo(3);
+        assertThat(rs.getString(3)).contains("no invoice for this order");
+        assertThat(rs.getString(4)).isEqualTo("dead");
+      }
+    }
+    assertThat(queue.enqueue(two)).as("a dead message is not queued again").isEqualTo(Enqueued.DUPLICATE);
+  }
+
+  @Test
+  void aBadSequenceHeaderIsRefusedByName() {
+    InboxQueue queue = queue(apply());
+    Message bad = Message.builder().type("Invoiced").destination("invoices").key("k")
+        .header(InboxQueue.SEQUENCE_HEADER, "first").payload(new byte[0], "application/json").build();
+    assertThatThrownBy(() -> queue.enqueue(bad))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("txbox-sequence")
+        .hasMessageContaining("'first'");
+  }
+
+  private Map<String, List<Long>> appliedByKey() throws SQLException {
+    Map<String, List<Long>> byKey = new LinkedHashMap<>();
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT key, sequence FROM " + db.schema() + ".applied ORDER BY id")) {
+      while (rs.next()) {
+        byKey.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getLong(2));
+      }
+    }
+    return byKey;
+  }
+
+  private long count(String sql) throws SQLException {
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private void execute(String sql) throws SQLException {
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+}
