@@ -7,6 +7,7 @@ import io.txbox.RetryPolicy;
 import io.txbox.kafka.internal.RecordMessages;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -47,7 +48,9 @@ import org.slf4j.LoggerFactory;
  * <p>The consumer name is the inbox consumer and, by default, the Kafka group id. Records of a
  * partition are handled one after another, in order; a record whose handler fails is retried with
  * the retry policy's backoff while its partition is paused, and the partition never skips it.
- * In-flight work is bounded by {@code max.poll.records} (default {@value #DEFAULT_MAX_POLL_RECORDS}).
+ * With {@link Builder#concurrency(int)} consumers, each on its own thread, partitions are handled
+ * in parallel. In-flight work is bounded by {@code concurrency} times {@code max.poll.records}
+ * (defaults {@value #DEFAULT_CONCURRENCY} and {@value #DEFAULT_MAX_POLL_RECORDS}).
  * A record that cannot be read as a message at all (a malformed {@code txbox-id}) is logged with
  * its place and skipped, counted by {@link #rejected()}.
  */
@@ -57,7 +60,11 @@ public final class KafkaSubscriber implements AutoCloseable {
 
   /** Default records handed over per poll: the bound on work in hand. */
   public static final int DEFAULT_MAX_POLL_RECORDS = 100;
-  /** Default time {@link #close()} waits for the record in hand. */
+  /** Default Kafka consumers (and threads) per subscriber. */
+  public static final int DEFAULT_CONCURRENCY = 1;
+  /** Most Kafka consumers per subscriber. */
+  public static final int MAX_CONCURRENCY = 64;
+  /** Default time {@link #close()} waits for the records in hand. */
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
 
   private final Inbox inbox;
@@ -67,15 +74,12 @@ public final class KafkaSubscriber implements AutoCloseable {
   private final Map<String, Object> config;
   private final RetryPolicy retryPolicy;
   private final Duration drainTimeout;
+  private final int concurrency;
   private final AtomicLong processed = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
   private final AtomicLong rejected = new AtomicLong();
-  private final Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
-  private final Map<TopicPartition, Integer> failures = new HashMap<>();
-  private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+  private final List<Member> members = new ArrayList<>();
   private volatile boolean running = true;
-  private KafkaConsumer<byte[], byte[]> consumer;
-  private Thread thread;
 
   private KafkaSubscriber(Builder b) {
     this.inbox = b.inbox;
@@ -85,6 +89,7 @@ public final class KafkaSubscriber implements AutoCloseable {
     this.config = Map.copyOf(b.config);
     this.retryPolicy = b.retryPolicy;
     this.drainTimeout = b.drainTimeout;
+    this.concurrency = b.concurrency;
   }
 
   /** A builder for a subscriber that hands records to {@code handler} through {@code inbox}. */
@@ -94,12 +99,14 @@ public final class KafkaSubscriber implements AutoCloseable {
 
   /** Joins the group and starts consuming in the background. */
   public synchronized KafkaSubscriber start() {
-    if (thread != null) {
+    if (!members.isEmpty()) {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
     }
-    consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    thread = new Thread(this::consume, "txbox-subscriber-" + consumerName);
-    thread.start();
+    for (int i = 0; i < concurrency; i++) {
+      Member member = new Member(i);
+      members.add(member);
+      member.thread.start();
+    }
     return this;
   }
 
@@ -118,143 +125,177 @@ public final class KafkaSubscriber implements AutoCloseable {
     return rejected.get();
   }
 
-  private void consume() {
-    try {
-      consumer.subscribe(topics, new CommitOnRevoke());
-      while (running) {
-        pollOnce();
-      }
-    } catch (WakeupException e) {
-      // close() woke the consumer up
-    } finally {
-      try {
-        commitDone();
-      } catch (RuntimeException e) {
-        log.warn("subscriber {}: last offsets not committed, their records come again as duplicates: {}",
-            consumerName, e.toString());
-      }
-      consumer.close(Duration.ofSeconds(5));
-    }
-  }
-
-  /**
-   * One poll, its records, and their commit. A failure here (a commit refused after a rebalance,
-   * the broker gone) must not end the subscriber: the records whose offsets were not committed
-   * come again, and the inbox absorbs them.
-   */
-  private void pollOnce() {
-    try {
-      resumeDuePartitions();
-      handle(consumer.poll(Duration.ofMillis(200)));
-      commitDone();
-    } catch (WakeupException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      done.clear();
-      log.warn("subscriber {}: poll or commit failed, going on in 1 s; uncommitted records come again"
-          + " and the inbox absorbs them: {}", consumerName, e.toString());
-      try {
-        Thread.sleep(1000);
-      } catch (InterruptedException ie) {
-        Thread.currentThread().interrupt();
-        running = false;
-      }
-    }
-  }
-
-  private void handle(ConsumerRecords<byte[], byte[]> records) {
-    for (TopicPartition partition : records.partitions()) {
-      for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
-        if (!running || !handle(partition, record)) {
-          break; // the rest of the partition comes again after the seek
-        }
-      }
-    }
-  }
-
-  /** Handles one record; returns false when it failed and its partition must wait. */
-  private boolean handle(TopicPartition partition, ConsumerRecord<byte[], byte[]> record) {
-    Message message;
-    try {
-      message = RecordMessages.toMessage(record);
-    } catch (IllegalArgumentException e) {
-      // No retry can make a malformed record readable; holding its partition forever would stop
-      // every later record behind it.
-      rejected.incrementAndGet();
-      log.error("subscriber {}: skipped the unreadable record at {}@{}: {}", consumerName, partition,
-          record.offset(), e.getMessage());
-      done.put(partition, new OffsetAndMetadata(record.offset() + 1));
-      return true;
-    }
-    try {
-      Inbox.Receipt receipt = inbox.receive(consumerName, message, handler);
-      (receipt == Inbox.Receipt.PROCESSED ? processed : duplicates).incrementAndGet();
-      done.put(partition, new OffsetAndMetadata(record.offset() + 1));
-      failures.remove(partition);
-      return true;
-    } catch (Exception e) {
-      int attempts = failures.merge(partition, 1, Integer::sum);
-      Duration delay = retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
-      log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
-          consumerName, message.id(), partition, record.offset(), attempts, delay.toMillis(), e.toString());
-      consumer.seek(partition, record.offset());
-      consumer.pause(List.of(partition));
-      pausedUntil.put(partition, Instant.now().plus(delay));
-      return false;
-    }
-  }
-
-  private void resumeDuePartitions() {
-    Instant now = Instant.now();
-    pausedUntil.entrySet().removeIf(e -> {
-      if (now.isBefore(e.getValue())) {
-        return false;
-      }
-      if (consumer.assignment().contains(e.getKey())) {
-        consumer.resume(List.of(e.getKey()));
-      }
-      return true;
-    });
-  }
-
-  private void commitDone() {
-    if (!done.isEmpty()) {
-      consumer.commitSync(new LinkedHashMap<>(done));
-      done.clear();
-    }
-  }
-
-  /** Commits what was handled before partitions move to another member of the group. */
-  private final class CommitOnRevoke implements ConsumerRebalanceListener {
-    @Override
-    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-      commitDone();
-      partitions.forEach(p -> {
-        pausedUntil.remove(p);
-        failures.remove(p);
-      });
-    }
-
-    @Override
-    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-      // nothing to do: committed offsets say where to start
-    }
-  }
-
-  /** Finishes the record in hand, commits the handled offsets and leaves the group. */
+  /** Finishes the records in hand, commits the handled offsets and leaves the group. */
   @Override
   public synchronized void close() {
-    if (thread == null) {
+    if (members.isEmpty()) {
       return;
     }
     running = false;
-    consumer.wakeup();
+    members.forEach(m -> m.consumer.wakeup());
+    long deadline = System.nanoTime() + drainTimeout.toNanos();
     try {
-      thread.join(drainTimeout.toMillis());
+      for (Member m : members) {
+        m.thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    thread = null;
+    members.clear();
+  }
+
+  /** The config of member {@code index}: a static member id gets the member's number appended. */
+  private Map<String, Object> memberConfig(int index) {
+    Object instanceId = config.get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+    if (instanceId == null || concurrency == 1) {
+      return config;
+    }
+    Map<String, Object> member = new HashMap<>(config);
+    member.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceId + "-" + index);
+    return member;
+  }
+
+  /**
+   * One Kafka consumer of the group and its thread. Members share nothing but the counters, so
+   * partitions held by different members are handled in parallel.
+   */
+  private final class Member {
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Thread thread;
+    private final Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
+    private final Map<TopicPartition, Integer> failures = new HashMap<>();
+    private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+
+    Member(int index) {
+      this.consumer = new KafkaConsumer<>(memberConfig(index), new ByteArrayDeserializer(), new ByteArrayDeserializer());
+      this.thread = new Thread(this::consume,
+          "txbox-subscriber-" + consumerName + (concurrency == 1 ? "" : "-" + index));
+    }
+
+    private void consume() {
+      try {
+        consumer.subscribe(topics, new CommitOnRevoke());
+        while (running) {
+          pollOnce();
+        }
+      } catch (WakeupException e) {
+        // close() woke the consumer up
+      } finally {
+        try {
+          commitDone();
+        } catch (RuntimeException e) {
+          log.warn("subscriber {}: last offsets not committed, their records come again as duplicates: {}",
+              consumerName, e.toString());
+        }
+        consumer.close(Duration.ofSeconds(5));
+      }
+    }
+
+    /**
+     * One poll, its records, and their commit. A failure here (a commit refused after a rebalance,
+     * the broker gone) must not end the subscriber: the records whose offsets were not committed
+     * come again, and the inbox absorbs them.
+     */
+    private void pollOnce() {
+      try {
+        resumeDuePartitions();
+        handle(consumer.poll(Duration.ofMillis(200)));
+        commitDone();
+      } catch (WakeupException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        done.clear();
+        log.warn("subscriber {}: poll or commit failed, going on in 1 s; uncommitted records come again"
+            + " and the inbox absorbs them: {}", consumerName, e.toString());
+        try {
+          Thread.sleep(1000);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          running = false;
+        }
+      }
+    }
+
+    private void handle(ConsumerRecords<byte[], byte[]> records) {
+      for (TopicPartition partition : records.partitions()) {
+        for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
+          if (!running || !handle(partition, record)) {
+            break; // the rest of the partition comes again after the seek
+          }
+        }
+      }
+    }
+
+    /** Handles one record; returns false when it failed and its partition must wait. */
+    private boolean handle(TopicPartition partition, ConsumerRecord<byte[], byte[]> record) {
+      Message message;
+      try {
+        message = RecordMessages.toMessage(record);
+      } catch (IllegalArgumentException e) {
+        // No retry can make a malformed record readable; holding its partition forever would stop
+        // every later record behind it.
+        rejected.incrementAndGet();
+        log.error("subscriber {}: skipped the unreadable record at {}@{}: {}", consumerName, partition,
+            record.offset(), e.getMessage());
+        done.put(partition, new OffsetAndMetadata(record.offset() + 1));
+        return true;
+      }
+      try {
+        Inbox.Receipt receipt = inbox.receive(consumerName, message, handler);
+        (receipt == Inbox.Receipt.PROCESSED ? processed : duplicates).incrementAndGet();
+        done.put(partition, new OffsetAndMetadata(record.offset() + 1));
+        failures.remove(partition);
+        return true;
+      } catch (Exception e) {
+        int attempts = failures.merge(partition, 1, Integer::sum);
+        Duration delay = retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
+        log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
+            consumerName, message.id(), partition, record.offset(), attempts, delay.toMillis(), e.toString());
+        consumer.seek(partition, record.offset());
+        consumer.pause(List.of(partition));
+        pausedUntil.put(partition, Instant.now().plus(delay));
+        return false;
+      }
+    }
+
+    private void resumeDuePartitions() {
+      Instant now = Instant.now();
+      pausedUntil.entrySet().removeIf(e -> {
+        if (now.isBefore(e.getValue())) {
+          return false;
+        }
+        if (consumer.assignment().contains(e.getKey())) {
+          consumer.resume(List.of(e.getKey()));
+        }
+        return true;
+      });
+    }
+
+    private void commitDone() {
+      if (!done.isEmpty()) {
+        consumer.commitSync(new LinkedHashMap<>(done));
+        done.clear();
+      }
+    }
+
+    /** Commits what was handled before partitions move to another member of the group. */
+    private final class CommitOnRevoke implements ConsumerRebalanceListener {
+      @Override
+      public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+        log.info("subscriber {}: partitions {} revoked", consumerName, partitions);
+        commitDone();
+        partitions.forEach(p -> {
+          pausedUntil.remove(p);
+          failures.remove(p);
+        });
+      }
+
+      @Override
+      public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+        // committed offsets say where to start
+        log.info("subscriber {}: partitions {} assigned", consumerName, partitions);
+      }
+    }
   }
 
   /** Builds a {@link KafkaSubscriber}; {@link #build()} checks the settings. */
@@ -266,6 +307,7 @@ public final class KafkaSubscriber implements AutoCloseable {
     private final Map<String, Object> config = new LinkedHashMap<>();
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+    private int concurrency = DEFAULT_CONCURRENCY;
 
     private Builder(Inbox inbox, String consumerName, InboxHandler handler) {
       this.inbox = Objects.requireNonNull(inbox, "inbox must not be null");
@@ -288,7 +330,12 @@ public final class KafkaSubscriber implements AutoCloseable {
       return this;
     }
 
-    /** Any consumer property, such as {@code group.id} or {@code max.poll.records}. */
+    /**
+     * Any consumer property, such as {@code group.id} or {@code max.poll.records}. Set
+     * {@code group.instance.id} (static membership) to a name that stays the same across restarts
+     * of this process, and a restart takes its partitions back without a rebalance; with
+     * {@link #concurrency(int)} above 1, each consumer gets {@code -0}, {@code -1}, ... appended.
+     */
     public Builder property(String name, String value) {
       config.put(Objects.requireNonNull(name, "property name must not be null"), value);
       return this;
@@ -300,7 +347,18 @@ public final class KafkaSubscriber implements AutoCloseable {
       return this;
     }
 
-    /** How long {@link KafkaSubscriber#close()} waits for the record in hand. Default 30 s. */
+    /**
+     * Kafka consumers in the group, each with its own thread (and a database connection while it
+     * handles a record): records of different partitions are handled in parallel, those of one
+     * partition one after another. More than the topics' partitions leaves some idle.
+     * Default {@value #DEFAULT_CONCURRENCY}, at most {@value #MAX_CONCURRENCY}.
+     */
+    public Builder concurrency(int concurrency) {
+      this.concurrency = concurrency;
+      return this;
+    }
+
+    /** How long {@link KafkaSubscriber#close()} waits for the records in hand. Default 30 s. */
     public Builder drainTimeout(Duration drainTimeout) {
       this.drainTimeout = drainTimeout;
       return this;
@@ -326,6 +384,9 @@ public final class KafkaSubscriber implements AutoCloseable {
       int maxPoll = Integer.parseInt(String.valueOf(config.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)));
       if (maxPoll < 1 || maxPoll > 10_000) {
         throw new IllegalArgumentException("max.poll.records must be >= 1 and <= 10000, was " + maxPoll);
+      }
+      if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+        throw new IllegalArgumentException("concurrency must be >= 1 and <= " + MAX_CONCURRENCY + ", was " + concurrency);
       }
       if (drainTimeout == null || drainTimeout.isNegative()) {
         throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);

@@ -114,6 +114,41 @@ class KafkaSubscriberTest {
   }
 
   @Test
+  void concurrentConsumersShareThePartitionsAndKeepEachKeysOrder() throws Exception {
+    String wide = "sub-wide-" + UUID.randomUUID();
+    kafka.createTopic(wide, 8);
+    List<Message> sent = new ArrayList<>();
+    for (int i = 0; i < 400; i++) {
+      sent.add(event(wide, "key-" + (i % 20), i));
+    }
+    publish(sent);
+    Set<String> threads = ConcurrentHashMap.newKeySet();
+    InboxHandler recordThread = (tx, message, key) -> {
+      threads.add(Thread.currentThread().getName());
+      Thread.sleep(20); // 8 s of work on one thread: time for the group to spread the partitions
+      writeSideEffect("inventory").handle(tx, message, key);
+    };
+    try (KafkaSubscriber inventory = KafkaSubscriber.builder(inbox, "inventory", recordThread)
+        .bootstrapServers(kafka.bootstrapServers()).topics(wide).concurrency(4).build().start()) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> inventory.processed() == 400);
+    }
+    assertThat(threads).as("partitions handled by several consumers").hasSizeGreaterThan(1);
+    assertThat(sideEffects("true")).isEqualTo(400);
+    List<String> applied = new ArrayList<>();
+    try (Connection c = fixture.db.dataSource().getConnection(); Statement s = c.createStatement();
+        var rs = s.executeQuery("SELECT message_id FROM " + fixture.db.schema() + ".side_effect ORDER BY seq")) {
+      while (rs.next()) {
+        applied.add(rs.getString(1));
+      }
+    }
+    for (int k = 0; k < 20; k++) {
+      String key = "key-" + k;
+      List<String> expected = sent.stream().filter(m -> m.key().equals(key)).map(m -> m.id().toString()).toList();
+      assertThat(applied.stream().filter(expected::contains).toList()).as(key).isEqualTo(expected);
+    }
+  }
+
+  @Test
   void aHandlerThatCrashesIsRetriedAndTheEventAppliedOnceInOrder() throws Exception {
     List<Message> sent = publish(events(20));
     UUID flaky = sent.get(5).id();
