@@ -1,0 +1,106 @@
+package io.txbox.examples.inventory;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.Inbox;
+import io.txbox.examples.ShopSchema;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.kafka.KafkaSubscriber;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The inventory service as a process: a {@link KafkaSubscriber} that feeds the orders topic into
+ * the inbox, with {@link InventoryService} as the handler; {@code --threads} Kafka consumers
+ * (default 1) handle partitions in parallel. Stops cleanly on SIGTERM.
+ *
+ * <pre>
+ * java -cp txbox.jar io.txbox.examples.inventory.InventoryApp \
+ *   --jdbc-url jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres --schema shop \
+ *   --bootstrap-servers 127.0.0.1:9092 --topic orders --member inventory-1 --instance inventory-1.7 --threads 4
+ * </pre>
+ *
+ * <p>{@code --member} names the process's place in the group and stays the same across restarts
+ * (Kafka static membership); {@code --instance} names this run of it. Every 200 ms it writes its subscriber's counts to {@code subscriber_stats}, so the demo can
+ * report how many redeliveries the inbox absorbed.
+ */
+public final class InventoryApp {
+  private static final Logger log = LoggerFactory.getLogger(InventoryApp.class);
+  /** The inbox consumer name and Kafka group of every inventory process. */
+  public static final String CONSUMER = "inventory";
+
+  private InventoryApp() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = options(args);
+    String schema = ShopSchema.requireName(required(options, "--schema"));
+    HikariDataSource ds = new HikariDataSource();
+    ds.setJdbcUrl(required(options, "--jdbc-url"));
+    int threads = Integer.parseInt(options.getOrDefault("--threads", "1"));
+    ds.setMaximumPoolSize(threads + 1);
+    ds.setPoolName("inventory");
+    Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(schema).build());
+    KafkaSubscriber subscriber = KafkaSubscriber.builder(inbox, CONSUMER, new InventoryService(schema))
+        .bootstrapServers(required(options, "--bootstrap-servers"))
+        .topics(required(options, "--topic"))
+        .concurrency(threads)
+        // Static membership: a restarted process takes its partitions back at once, without a
+        // rebalance of the whole group; one that stays down loses them after 6 s, not 45.
+        .property("group.instance.id", required(options, "--member"))
+        .property("session.timeout.ms", "6000")
+        .property("heartbeat.interval.ms", "1000")
+        .build();
+    String instance = required(options, "--instance");
+    ScheduledExecutorService stats = Executors.newSingleThreadScheduledExecutor();
+    stats.scheduleWithFixedDelay(() -> report(ds, schema, instance, subscriber), 200, 200, TimeUnit.MILLISECONDS);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      subscriber.close();
+      stats.shutdownNow();
+      report(ds, schema, instance, subscriber);
+      ds.close();
+      stopped.countDown();
+    }, "inventory-shutdown"));
+    subscriber.start();
+    log.info("inventory {} consuming", instance);
+    stopped.await();
+  }
+
+  private static void report(HikariDataSource ds, String schema, String instance, KafkaSubscriber subscriber) {
+    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
+        "INSERT INTO " + schema + ".subscriber_stats (instance, processed, duplicates) VALUES (?, ?, ?)"
+            + " ON CONFLICT (instance) DO UPDATE SET processed = excluded.processed,"
+            + " duplicates = excluded.duplicates, updated_at = now()")) {
+      p.setString(1, instance);
+      p.setLong(2, subscriber.processed());
+      p.setLong(3, subscriber.duplicates());
+      p.executeUpdate();
+    } catch (SQLException | RuntimeException e) {
+      log.warn("could not write the subscriber's counts: {}", e.toString());
+    }
+  }
+
+  private static Map<String, String> options(String[] args) {
+    Map<String, String> options = new HashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      options.put(args[i], args[i + 1]);
+    }
+    return options;
+  }
+
+  private static String required(Map<String, String> options, String name) {
+    String value = options.get(name);
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException("InventoryApp needs " + name + " <value>");
+    }
+    return value;
+  }
+}

@@ -1,0 +1,71 @@
+package io.txbox.examples.orders;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.examples.ShopSchema;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.UUID;
+
+/**
+ * Places orders: the order row and its {@code OrderPlaced} event are written in the caller's
+ * transaction, so either both exist or neither does. The event's key is the SKU, so the orders of
+ * one product reach consumers in the order they were placed.
+ *
+ * <pre>{@code
+ * OrderService orders = new OrderService(Outbox.create(store), "shop", "orders");
+ * try (Connection tx = dataSource.getConnection()) {
+ *   tx.setAutoCommit(false);
+ *   orders.place(tx, "sku-7", 2);
+ *   tx.commit();
+ * }
+ * }</pre>
+ */
+public final class OrderService {
+  private final Outbox outbox;
+  private final String topic;
+  private final String countOrder;
+  private final String insertOrder;
+
+  /** An order service writing into {@code schema} and publishing to {@code topic}. */
+  public OrderService(Outbox outbox, String schema, String topic) {
+    this.outbox = outbox;
+    this.topic = topic;
+    ShopSchema.requireName(schema);
+    this.countOrder = "UPDATE " + schema + ".order_counter SET placed = placed + 1 WHERE sku = ? RETURNING placed";
+    this.insertOrder = "INSERT INTO " + schema + ".orders (id, sku, quantity, sequence) VALUES (?, ?, ?, ?)";
+  }
+
+  /** Places an order in {@code transaction}; the caller commits. */
+  public OrderPlaced place(Connection transaction, String sku, int quantity) throws SQLException {
+    OrderPlaced order = new OrderPlaced(UUID.randomUUID(), sku, quantity, countOrder(transaction, sku));
+    try (PreparedStatement p = transaction.prepareStatement(insertOrder)) {
+      p.setObject(1, order.orderId());
+      p.setString(2, sku);
+      p.setInt(3, quantity);
+      p.setLong(4, order.sequence());
+      p.executeUpdate();
+    }
+    outbox.send(transaction, Message.builder()
+        .type(OrderPlaced.TYPE)
+        .destination(topic)
+        .key(sku)
+        .payload(order.toJson(), "application/json")
+        .build());
+    return order;
+  }
+
+  private long countOrder(Connection transaction, String sku) throws SQLException {
+    try (PreparedStatement p = transaction.prepareStatement(countOrder)) {
+      p.setString(1, sku);
+      try (ResultSet rs = p.executeQuery()) {
+        if (!rs.next()) {
+          throw new IllegalArgumentException("unknown SKU '" + sku + "': it has no row in order_counter");
+        }
+        return rs.getLong(1);
+      }
+    }
+  }
+}

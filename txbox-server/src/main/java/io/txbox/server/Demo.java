@@ -1,0 +1,258 @@
+package io.txbox.server;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.Outbox;
+import io.txbox.examples.ShopSchema;
+import io.txbox.examples.inventory.InventoryApp;
+import io.txbox.examples.orders.OrderService;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.testkit.KafkaBroker;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The whole promise in one run: an order service places orders through the outbox, relays (each
+ * its own JVM) publish the events to Kafka, and inventory services (each its own JVM) reserve
+ * stock through the inbox, while chaos SIGKILLs relays and inventory services at random. At the
+ * end the database says whether any order was lost, reserved twice or reserved out of order.
+ */
+final class Demo {
+  private static final int PARTITIONS = 8;
+
+  /** What to run; see {@link DemoCommand} for the defaults. {@code jdbcUrl} and {@code kafka} null: start our own. */
+  record Settings(long events, int perSecond, int products, int writers, int relays, int consumers,
+      int consumerThreads, boolean chaos,
+      Duration chaosInterval, String jdbcUrl, String kafka, Duration timeout, boolean keep) {
+    Settings {
+      require(events >= 1 && events <= 100_000_000, "--events must be 1 to 100,000,000, was " + events);
+      require(perSecond >= 1 && perSecond <= 100_000, "--rate must be 1 to 100,000 events/s, was " + perSecond);
+      require(writers >= 1 && writers <= 16, "--writers must be 1 to 16, was " + writers);
+      require(products >= writers && products <= 100_000,
+          "--products must be at least --writers (" + writers + ") and at most 100,000, was " + products);
+      require(relays >= 1 && relays <= 8, "--relays must be 1 to 8, was " + relays);
+      require(consumers >= 1 && consumers <= PARTITIONS,
+          "--consumers must be 1 to " + PARTITIONS + " (the topic's partitions), was " + consumers);
+      require(consumerThreads >= 1 && consumerThreads <= PARTITIONS,
+          "--consumer-threads must be 1 to " + PARTITIONS + " (the topic's partitions), was " + consumerThreads);
+      require(chaosInterval.toMillis() >= 500, "--chaos-interval must be at least 500ms, was " + chaosInterval);
+      require(timeout.toSeconds() >= 1, "--timeout must be at least 1s, was " + timeout);
+    }
+
+    private static void require(boolean ok, String message) {
+      if (!ok) {
+        throw new IllegalArgumentException(message);
+      }
+    }
+  }
+
+  private final Settings settings;
+  private final PrintStream out;
+
+  Demo(Settings settings, PrintStream out) {
+    this.settings = settings;
+    this.out = out;
+  }
+
+  DemoReport run() throws Exception {
+    String run = UUID.randomUUID().toString().substring(0, 8);
+    try (EmbeddedDatabase embedded = settings.jdbcUrl() == null ? startDatabase() : null;
+        KafkaBroker broker = settings.kafka() == null ? startKafka() : null) {
+      String jdbcUrl = embedded != null ? embedded.jdbcUrl() : settings.jdbcUrl();
+      String kafka = broker != null ? broker.bootstrapServers() : settings.kafka();
+      String topic = "orders-" + run;
+      createTopic(kafka, topic);
+      try (HikariDataSource ds = pool(jdbcUrl)) {
+        String schema = "txbox_demo_" + run;
+        PostgresOutboxStore store = PostgresOutboxStore.builder(ds).schema(schema).build();
+        store.migrate();
+        try (Connection c = ds.getConnection()) {
+          ShopSchema.create(c, schema, settings.products());
+        }
+        try {
+          return runServices(ds, store, jdbcUrl, kafka, schema, topic);
+        } finally {
+          if (!settings.keep()) {
+            dropSchema(ds, schema);
+          }
+        }
+      }
+    }
+  }
+
+  private DemoReport runServices(HikariDataSource ds, PostgresOutboxStore store, String jdbcUrl, String kafka,
+      String schema, String topic) throws Exception {
+    Path logs = Files.createTempDirectory("txbox-demo-");
+    out.printf("%d relays and %d inventory services start as separate JVMs (logs in %s)%n",
+        settings.relays(), settings.consumers(), logs);
+    OrderWriter writer = new OrderWriter(ds, new OrderService(Outbox.create(store), schema, topic), settings.products());
+    ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor();
+    try (DemoProcesses processes = new DemoProcesses(logs); Admin admin = admin(kafka)) {
+      LongSupplier topicSize = () -> recordsIn(admin, topic);
+      startProcesses(processes, jdbcUrl, kafka, schema, topic);
+      long started = System.nanoTime();
+      progress.scheduleAtFixedRate(() -> progress(ds, schema, writer, processes, topicSize, started), 2, 2,
+          TimeUnit.SECONDS);
+      warmUp(ds, schema, writer);
+      long measuredFrom = System.nanoTime();
+      Timestamp measuredSince = databaseNow(ds);
+      Chaos chaos = settings.chaos() ? Chaos.start(processes, settings.chaosInterval(), out) : null;
+      out.printf("placing %,d orders at %,d/s over %d SKUs%s%n", settings.events(), settings.perSecond(),
+          settings.products(), chaos == null ? "" : "; chaos kills a process about every "
+              + settings.chaosInterval().toMillis() / 1000.0 + " s");
+      writer.write(settings.events() - writer.written(), settings.perSecond(), settings.writers());
+      double writeSeconds = (System.nanoTime() - measuredFrom) / 1e9;
+      if (chaos != null) {
+        chaos.stop();
+      }
+      out.println("every order is placed; chaos is over; waiting for the last reservations");
+      awaitReservations(ds, schema, settings.events());
+      progress.shutdownNow();
+      processes.stop(30);
+      return DemoReport.read(ds, schema, chaos == null ? 0 : chaos.kills(), measuredSince, writeSeconds);
+    } finally {
+      progress.shutdownNow();
+    }
+  }
+
+  private void startProcesses(DemoProcesses processes, String jdbcUrl, String kafka, String schema, String topic)
+      throws IOException {
+    for (int i = 1; i <= settings.relays(); i++) {
+      String name = "relay-" + i;
+      processes.start(name, new DemoProcesses.Kind(Main.class.getName(), generation -> List.of("relay",
+          "--jdbc-url", jdbcUrl, "--schema", schema, "--kafka-bootstrap-servers", kafka,
+          "--instance-id", name + "." + generation,
+          // a killed relay's buckets are taken over within seconds
+          "--lease-duration", "4s", "--heartbeat-interval", "1s")));
+    }
+    for (int i = 1; i <= settings.consumers(); i++) {
+      String name = "inventory-" + i;
+      processes.start(name, new DemoProcesses.Kind(InventoryApp.class.getName(), generation -> List.of(
+          "--jdbc-url", jdbcUrl, "--schema", schema, "--bootstrap-servers", kafka, "--topic", topic,
+          "--member", name, "--instance", name + "." + generation, "--threads", Integer.toString(settings.consumerThreads()))));
+    }
+  }
+
+  /**
+   * A few orders first, and a wait until they are reserved: the JVMs just started on shared cores,
+   * and the measured run should not begin while the relays and subscribers are still joining.
+   */
+  private void warmUp(HikariDataSource ds, String schema, OrderWriter writer) throws Exception {
+    long orders = Math.min(settings.events(), settings.writers() * 10L);
+    out.printf("warming up: %d orders through the whole path...%n", orders);
+    writer.write(orders, settings.perSecond(), settings.writers());
+    awaitReservations(ds, schema, orders);
+  }
+
+  private void awaitReservations(HikariDataSource ds, String schema, long events) throws Exception {
+    long deadline = System.nanoTime() + settings.timeout().toNanos();
+    while (reservedOrders(ds, schema) < events) {
+      if (System.nanoTime() > deadline) {
+        out.printf("gave up waiting after %s (--timeout)%n", settings.timeout());
+        return;
+      }
+      Thread.sleep(250);
+    }
+  }
+
+  private void progress(HikariDataSource ds, String schema, OrderWriter writer, DemoProcesses processes,
+      LongSupplier topicSize, long started) {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT (SELECT count(*) FROM " + schema + ".reservation),"
+            + " (SELECT coalesce(sum(duplicates), 0) FROM " + schema + ".subscriber_stats)")) {
+      rs.next();
+      out.printf("%5.0f s  placed %,9d  in Kafka %,9d  reserved %,9d  duplicates absorbed %,6d  relays up %d/%d"
+              + "  inventory up %d/%d%n",
+          (System.nanoTime() - started) / 1e9, writer.written(), topicSize.getAsLong(), rs.getLong(1), rs.getLong(2),
+          processes.alive("relay-"), settings.relays(), processes.alive("inventory-"), settings.consumers());
+    } catch (SQLException | RuntimeException e) {
+      out.println("progress: " + e.getMessage());
+    }
+  }
+
+  private static Timestamp databaseNow(HikariDataSource ds) throws SQLException {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT clock_timestamp()")) {
+      rs.next();
+      return rs.getTimestamp(1);
+    }
+  }
+
+  private static long reservedOrders(HikariDataSource ds, String schema) throws SQLException {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(DISTINCT order_id) FROM " + schema + ".reservation")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private EmbeddedDatabase startDatabase() throws IOException {
+    out.println("starting an embedded PostgreSQL (binaries from Maven Central; --jdbc-url to use yours)...");
+    return EmbeddedDatabase.start();
+  }
+
+  private KafkaBroker startKafka() {
+    out.println("starting a Kafka broker (KRaft, from the Kafka jars; --kafka-bootstrap-servers to use yours)...");
+    return KafkaBroker.start("768m");
+  }
+
+  private static Admin admin(String kafka) {
+    return Admin.create(Map.<String, Object>of("bootstrap.servers", kafka));
+  }
+
+  /** Records in the topic: the sum of its partitions' end offsets. */
+  private static long recordsIn(Admin admin, String topic) {
+    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+    }
+    try {
+      return admin.listOffsets(latest).all().get(5, TimeUnit.SECONDS).values().stream()
+          .mapToLong(ListOffsetsResult.ListOffsetsResultInfo::offset).sum();
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot read the topic's offsets: " + e, e);
+    }
+  }
+
+  private static void createTopic(String kafka, String topic) throws Exception {
+    try (Admin admin = admin(kafka)) {
+      admin.createTopics(List.of(new NewTopic(topic, Optional.of(PARTITIONS), Optional.empty())))
+          .all().get(60, TimeUnit.SECONDS);
+    }
+  }
+
+  private static HikariDataSource pool(String jdbcUrl) {
+    HikariDataSource ds = new HikariDataSource();
+    ds.setJdbcUrl(jdbcUrl);
+    ds.setMaximumPoolSize(20);
+    ds.setPoolName("txbox-demo");
+    return ds;
+  }
+
+  private static void dropSchema(HikariDataSource ds, String schema) throws SQLException {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute("DROP SCHEMA " + schema + " CASCADE");
+    }
+  }
+}

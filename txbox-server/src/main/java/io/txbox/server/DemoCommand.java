@@ -1,0 +1,76 @@
+package io.txbox.server;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code txbox demo}: see {@link Demo}. With no options it needs nothing installed: it starts an
+ * embedded PostgreSQL and a Kafka broker of its own.
+ */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+    description = {
+      "Runs an order service that writes through the outbox, relays that publish to Kafka and inventory"
+          + " services that reserve stock through the inbox, while chaos SIGKILLs relays and inventory"
+          + " services at random. Reports lost, applied-twice and out-of-order events, and exits 1 if any"
+          + " of them is not 0.",
+      "Needs nothing installed: without --jdbc-url it starts an embedded PostgreSQL, without"
+          + " --kafka-bootstrap-servers a Kafka broker. With them it works in a new schema and topic,"
+          + " and drops the schema at the end."})
+final class DemoCommand implements Callable<Integer> {
+  @Option(names = "--events", defaultValue = "20000", description = "Orders to place. Default: ${DEFAULT-VALUE}.")
+  long events;
+
+  @Option(names = "--rate", defaultValue = "500", description = "Orders per second. Default: ${DEFAULT-VALUE}.")
+  int rate;
+
+  @Option(names = "--products", defaultValue = "50",
+      description = "SKUs, the events' keys. Default: ${DEFAULT-VALUE}.")
+  int products;
+
+  @Option(names = "--writers", defaultValue = "4",
+      description = "Order service threads, each with its own SKUs. Default: ${DEFAULT-VALUE}.")
+  int writers;
+
+  @Option(names = "--relays", defaultValue = "2", description = "Relay processes. Default: ${DEFAULT-VALUE}.")
+  int relays;
+
+  @Option(names = "--consumers", defaultValue = "2",
+      description = "Inventory service processes. Default: ${DEFAULT-VALUE}.")
+  int consumers;
+
+  @Option(names = "--consumer-threads", defaultValue = "2",
+      description = "Kafka consumers in each inventory service, handling partitions in parallel. Default: ${DEFAULT-VALUE}.")
+  int consumerThreads;
+
+  @Option(names = "--chaos", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "SIGKILL a relay or inventory service at random moments (--no-chaos: never). Default: on.")
+  boolean chaos;
+
+  @Option(names = "--chaos-interval", converter = DurationConverter.class, defaultValue = "3s",
+      description = "Mean time between kills. Default: 3s.")
+  Duration chaosInterval;
+
+  @Option(names = "--jdbc-url", description = "PostgreSQL to use instead of an embedded one.")
+  String jdbcUrl;
+
+  @Option(names = "--kafka-bootstrap-servers", description = "Kafka to use instead of a broker of its own.")
+  String kafka;
+
+  @Option(names = "--timeout", converter = DurationConverter.class, defaultValue = "5m",
+      description = "How long to wait for the last reservations after the last order. Default: 5m.")
+  Duration timeout;
+
+  @Option(names = "--keep", description = "Keep the demo's schema instead of dropping it.")
+  boolean keep;
+
+  @Override
+  public Integer call() throws Exception {
+    Demo.Settings settings = new Demo.Settings(events, rate, products, writers, relays, consumers, consumerThreads, chaos,
+        chaosInterval, jdbcUrl, kafka, timeout, keep);
+    DemoReport report = new Demo(settings, System.out).run();
+    report.print(System.out);
+    return report.ok() ? 0 : 1;
+  }
+}

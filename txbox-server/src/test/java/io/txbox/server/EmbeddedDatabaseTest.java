@@ -1,0 +1,35 @@
+package io.txbox.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import org.junit.jupiter.api.Test;
+
+class EmbeddedDatabaseTest {
+
+  @Test
+  void startsAServerThatTracksCommitTimesAndRemovesItOnClose() throws Exception {
+    String url;
+    try (EmbeddedDatabase db = EmbeddedDatabase.start()) {
+      url = db.jdbcUrl();
+      try (Connection c = DriverManager.getConnection(url);
+          ResultSet rs = c.createStatement().executeQuery(
+              "SELECT current_setting('server_version_num')::int, current_setting('track_commit_timestamp')")) {
+        rs.next();
+        assertThat(rs.getInt(1)).isGreaterThanOrEqualTo(170000);
+        assertThat(rs.getString(2)).isEqualTo("on");
+      }
+    }
+    assertThat(canConnect(url)).isFalse();
+  }
+
+  private static boolean canConnect(String url) {
+    try (Connection c = DriverManager.getConnection(url + "&connectTimeout=2")) {
+      return true;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+}
