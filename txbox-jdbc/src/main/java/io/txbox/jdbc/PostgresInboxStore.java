@@ -1,7 +1,7 @@
 package io.txbox.jdbc;
 
 import io.txbox.Message;
-import io.txbox.jdbc.internal.JsonHeaders;
+import io.txbox.jdbc.internal.PostgresRows;
 import io.txbox.jdbc.internal.PostgresTables;
 import io.txbox.spi.InboxQueueStore;
 import io.txbox.spi.InboxStore;
@@ -12,7 +12,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Optional;
 import java.util.UUID;
@@ -77,8 +76,9 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
         + "  ORDER BY q.sequence, q.position LIMIT 1) h"
         + " OFFSET 0) r"
         + " WHERE pg_try_advisory_xact_lock(hashtext(?), hashtext(r.queue_key)) LIMIT 1");
-    this.head = tables.render("SELECT q.message_id, q.type, q.version, q.key, q.destination, q.payload,"
-        + " q.content_type, q.headers::text, q.created_at, q.sequence, q.attempts,"
+    // available_at is NULL in the message: a delay was the sender's, and it is over.
+    this.head = tables.render("SELECT q.message_id, q.key, q.type, q.version, q.destination, q.payload,"
+        + " q.content_type, q.headers::text, q.created_at, NULL::timestamptz, q.sequence, q.attempts,"
         + " coalesce(k.last_sequence, 0), " + READY
         + " FROM {inbox_queue} q LEFT JOIN {inbox_key} k ON k.consumer = q.consumer AND k.key = q.queue_key"
         + " WHERE q.consumer = ? AND q.queue_key = ? AND q.status = 'queued'"
@@ -152,7 +152,7 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
       p.setString(2, consumer);
       p.setString(3, key);
       try (ResultSet rs = p.executeQuery()) {
-        if (!rs.next() || !rs.getBoolean(13)) {
+        if (!rs.next() || !rs.getBoolean(14)) {
           return Optional.empty();
         }
         return Optional.of(queuedMessage(rs, key));
@@ -215,20 +215,10 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
   }
 
   private static QueuedMessage queuedMessage(ResultSet rs, String queueKey) throws SQLException {
-    Message message = new Message(
-        rs.getObject(1, UUID.class),
-        rs.getString(2),
-        rs.getInt(3),
-        rs.getString(4),
-        rs.getString(5),
-        rs.getBytes(6),
-        rs.getString(7),
-        JsonHeaders.parse(rs.getString(8)),
-        rs.getObject(9, OffsetDateTime.class).toInstant(),
-        null);
-    long sequence = rs.getLong(10);
+    Message message = PostgresRows.message(rs, 1);
+    long sequence = rs.getLong(11);
     Long seq = rs.wasNull() ? null : sequence;
-    return new QueuedMessage(message, queueKey, seq, rs.getLong(12), rs.getInt(11));
+    return new QueuedMessage(message, queueKey, seq, rs.getLong(13), rs.getInt(12));
   }
 
   private static boolean record(Connection tx, String sql, String consumer, UUID messageId) throws SQLException {

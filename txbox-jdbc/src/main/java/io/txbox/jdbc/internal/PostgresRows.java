@@ -62,19 +62,26 @@ public final class PostgresRows {
   /** Maps a row of the batch read, by column position (see PostgresSql.read). */
   public static StoredMessage storedMessage(ResultSet rs) throws SQLException {
     Checkpoint checkpoint = new Checkpoint(rs.getLong(2), rs.getLong(3));
-    OffsetDateTime availableAt = rs.getObject(13, OffsetDateTime.class);
-    Message message = new Message(
-        rs.getObject(4, UUID.class),
-        rs.getString(6),
-        rs.getInt(7),
-        rs.getString(5),
-        rs.getString(8),
-        rs.getBytes(9),
-        rs.getString(10),
-        JsonHeaders.parse(rs.getString(11)),
-        rs.getObject(12, OffsetDateTime.class).toInstant(),
+    return new StoredMessage(rs.getInt(1), checkpoint, message(rs, 4));
+  }
+
+  /**
+   * Maps ten columns, from {@code first} on: id, key, type, version, destination, payload,
+   * content_type, headers as text, created_at, available_at.
+   */
+  public static Message message(ResultSet rs, int first) throws SQLException {
+    OffsetDateTime availableAt = rs.getObject(first + 9, OffsetDateTime.class);
+    return new Message(
+        rs.getObject(first, UUID.class),
+        rs.getString(first + 2),
+        rs.getInt(first + 3),
+        rs.getString(first + 1),
+        rs.getString(first + 4),
+        rs.getBytes(first + 5),
+        rs.getString(first + 6),
+        JsonHeaders.parse(rs.getString(first + 7)),
+        rs.getObject(first + 8, OffsetDateTime.class).toInstant(),
         availableAt == null ? null : availableAt.toInstant());
-    return new StoredMessage(rs.getInt(1), checkpoint, message);
   }
 
   public static BucketState bucketState(ResultSet rs) throws SQLException {
