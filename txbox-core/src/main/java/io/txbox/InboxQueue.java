@@ -109,6 +109,11 @@ public final class InboxQueue implements AutoCloseable {
     return stored ? Enqueued.QUEUED : Enqueued.DUPLICATE;
   }
 
+  /** The consumer this queue receives and processes for. */
+  public String consumer() {
+    return consumer;
+  }
+
   /** Messages processed by this queue's workers. */
   public long processed() {
     return workers.processed();

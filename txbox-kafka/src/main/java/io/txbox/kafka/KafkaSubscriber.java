@@ -2,6 +2,7 @@ package io.txbox.kafka;
 
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
+import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.kafka.internal.RecordMessages;
@@ -45,6 +46,9 @@ import org.slf4j.LoggerFactory;
  * subscriber.close(); // finishes the record in hand, commits, leaves the group
  * }</pre>
  *
+ * <p>Fed into an {@link InboxQueue} instead ({@link #builder(InboxQueue)}), each record is stored
+ * and its offset committed at once, and the queue's workers process it at their own pace.
+ *
  * <p>The consumer name is the inbox consumer and, by default, the Kafka group id. Records of a
  * partition are handled one after another, in order; a record whose handler fails is retried with
  * the retry policy's backoff while its partition is paused, and the partition never skips it.
@@ -67,9 +71,8 @@ public final class KafkaSubscriber implements AutoCloseable {
   /** Default time {@link #close()} waits for the records in hand. */
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
 
-  private final Inbox inbox;
+  private final Intake intake;
   private final String consumerName;
-  private final InboxHandler handler;
   private final List<String> topics;
   private final Map<String, Object> config;
   private final RetryPolicy retryPolicy;
@@ -82,9 +85,8 @@ public final class KafkaSubscriber implements AutoCloseable {
   private volatile boolean running = true;
 
   private KafkaSubscriber(Builder b) {
-    this.inbox = b.inbox;
+    this.intake = b.intake;
     this.consumerName = b.consumerName;
-    this.handler = b.handler;
     this.topics = List.copyOf(b.topics);
     this.config = Map.copyOf(b.config);
     this.retryPolicy = b.retryPolicy;
@@ -94,7 +96,40 @@ public final class KafkaSubscriber implements AutoCloseable {
 
   /** A builder for a subscriber that hands records to {@code handler} through {@code inbox}. */
   public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
-    return new Builder(inbox, consumerName, handler);
+    Objects.requireNonNull(inbox, "inbox must not be null");
+    Objects.requireNonNull(handler, "handler must not be null");
+    return new Builder(consumerName, m -> inbox.receive(consumerName, m, handler) == Inbox.Receipt.PROCESSED);
+  }
+
+  /**
+   * A builder for a subscriber that stores records in {@code queue} and commits their offsets at
+   * once; the queue's workers process them. The consumer name is the queue's.
+   */
+  public static Builder builder(InboxQueue queue) {
+    Objects.requireNonNull(queue, "queue must not be null");
+    return new Builder(queue.consumer(), m -> {
+      try {
+        return queue.enqueue(m) == InboxQueue.Enqueued.QUEUED;
+      } catch (IllegalArgumentException e) {
+        throw new Unreadable(e); // a malformed txbox-sequence header: no retry can fix it
+      }
+    });
+  }
+
+  /** A record no retry can make readable; it is logged and skipped. */
+  private static final class Unreadable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Unreadable(IllegalArgumentException cause) {
+      super(cause.getMessage(), cause);
+    }
+  }
+
+  /** Where a record's message goes: the inbox (handled now) or its queue (handled later). */
+  @FunctionalInterface
+  private interface Intake {
+    /** Takes the message in its own transaction; false when it was a duplicate. */
+    boolean take(Message message) throws Exception;
   }
 
   /** Joins the group and starts consuming in the background. */
@@ -110,7 +145,7 @@ public final class KafkaSubscriber implements AutoCloseable {
     return this;
   }
 
-  /** Messages handled and committed by this subscriber. */
+  /** Messages handled and committed by this subscriber (queued, for a queue's subscriber). */
   public long processed() {
     return processed.get();
   }
@@ -232,20 +267,15 @@ public final class KafkaSubscriber implements AutoCloseable {
       try {
         message = RecordMessages.toMessage(record);
       } catch (IllegalArgumentException e) {
-        // No retry can make a malformed record readable; holding its partition forever would stop
-        // every later record behind it.
-        rejected.incrementAndGet();
-        log.error("subscriber {}: skipped the unreadable record at {}@{}: {}", consumerName, partition,
-            record.offset(), e.getMessage());
-        done.put(partition, new OffsetAndMetadata(record.offset() + 1));
-        return true;
+        return skip(partition, record, e);
       }
       try {
-        Inbox.Receipt receipt = inbox.receive(consumerName, message, handler);
-        (receipt == Inbox.Receipt.PROCESSED ? processed : duplicates).incrementAndGet();
+        (intake.take(message) ? processed : duplicates).incrementAndGet();
         done.put(partition, new OffsetAndMetadata(record.offset() + 1));
         failures.remove(partition);
         return true;
+      } catch (Unreadable e) {
+        return skip(partition, record, e);
       } catch (Exception e) {
         int attempts = failures.merge(partition, 1, Integer::sum);
         Duration delay = retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
@@ -256,6 +286,18 @@ public final class KafkaSubscriber implements AutoCloseable {
         pausedUntil.put(partition, Instant.now().plus(delay));
         return false;
       }
+    }
+
+    /**
+     * No retry can make a malformed record readable; holding its partition forever would stop
+     * every later record behind it.
+     */
+    private boolean skip(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, RuntimeException e) {
+      rejected.incrementAndGet();
+      log.error("subscriber {}: skipped the unreadable record at {}@{}: {}", consumerName, partition,
+          record.offset(), e.getMessage());
+      done.put(partition, new OffsetAndMetadata(record.offset() + 1));
+      return true;
     }
 
     private void resumeDuePartitions() {
@@ -300,19 +342,17 @@ public final class KafkaSubscriber implements AutoCloseable {
 
   /** Builds a {@link KafkaSubscriber}; {@link #build()} checks the settings. */
   public static final class Builder {
-    private final Inbox inbox;
     private final String consumerName;
-    private final InboxHandler handler;
+    private final Intake intake;
     private List<String> topics = List.of();
     private final Map<String, Object> config = new LinkedHashMap<>();
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private int concurrency = DEFAULT_CONCURRENCY;
 
-    private Builder(Inbox inbox, String consumerName, InboxHandler handler) {
-      this.inbox = Objects.requireNonNull(inbox, "inbox must not be null");
+    private Builder(String consumerName, Intake intake) {
       this.consumerName = consumerName;
-      this.handler = Objects.requireNonNull(handler, "handler must not be null");
+      this.intake = intake;
       config.put(ConsumerConfig.GROUP_ID_CONFIG, consumerName);
       config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
       config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");

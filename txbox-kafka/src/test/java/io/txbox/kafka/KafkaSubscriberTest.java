@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
+import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.jdbc.PostgresInboxStore;
@@ -142,6 +143,36 @@ class KafkaSubscriberTest {
       }
     }
     for (int k = 0; k < 20; k++) {
+      String key = "key-" + k;
+      List<String> expected = sent.stream().filter(m -> m.key().equals(key)).map(m -> m.id().toString()).toList();
+      assertThat(applied.stream().filter(expected::contains).toList()).as(key).isEqualTo(expected);
+    }
+  }
+
+  @Test
+  void aQueueSubscriberStoresAtOnceAndTheWorkersApplyEachEventOnceInOrderPerKey() throws Exception {
+    List<Message> sent = publish(events(100));
+    publish(sent.subList(10, 30)); // re-sent
+    publish(List.of(Message.builder().type("T").destination(topic).key("key-1")
+        .header(InboxQueue.SEQUENCE_HEADER, "first").payload(new byte[0], "application/json").build()));
+    InboxQueue queue = InboxQueue.builder(fixture.db.dataSource(),
+        PostgresInboxStore.builder().schema(fixture.db.schema()).build(), "billing", writeSideEffect("billing"))
+        .build().start();
+    try (queue; KafkaSubscriber billing = KafkaSubscriber.builder(queue)
+        .bootstrapServers(kafka.bootstrapServers()).topics(topic).build().start()) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> queue.processed() == 100 && billing.rejected() == 1);
+      assertThat(billing.processed()).as("queued").isEqualTo(100);
+      assertThat(billing.duplicates()).isEqualTo(20);
+    }
+    assertThat(sideEffects("consumer = 'billing'")).isEqualTo(100);
+    List<String> applied = new ArrayList<>();
+    try (Connection c = fixture.db.dataSource().getConnection(); Statement s = c.createStatement();
+        var rs = s.executeQuery("SELECT message_id FROM " + fixture.db.schema() + ".side_effect ORDER BY seq")) {
+      while (rs.next()) {
+        applied.add(rs.getString(1));
+      }
+    }
+    for (int k = 0; k < 7; k++) {
       String key = "key-" + k;
       List<String> expected = sent.stream().filter(m -> m.key().equals(key)).map(m -> m.id().toString()).toList();
       assertThat(applied.stream().filter(expected::contains).toList()).as(key).isEqualTo(expected);
