@@ -25,6 +25,7 @@ final class Chaos {
     this.interval = interval;
     this.out = out;
     this.thread = new Thread(this::run, "txbox-demo-chaos");
+    this.thread.setDaemon(true);
   }
 
   static Chaos start(DemoProcesses processes, Duration interval, PrintStream out) {

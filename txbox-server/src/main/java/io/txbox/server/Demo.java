@@ -43,8 +43,8 @@ final class Demo {
 
   /** What to run; see {@link DemoCommand} for the defaults. {@code jdbcUrl} and {@code kafka} null: start our own. */
   record Settings(long events, int perSecond, int products, int writers, int relays, int consumers,
-      int consumerThreads, boolean chaos,
-      Duration chaosInterval, String jdbcUrl, String kafka, Duration timeout, boolean keep) {
+      int consumerThreads, boolean chaos, Duration chaosInterval, Duration warmUp, String jdbcUrl, String kafka,
+      Duration timeout, boolean keep) {
     Settings {
       require(events >= 1 && events <= 100_000_000, "--events must be 1 to 100,000,000, was " + events);
       require(perSecond >= 1 && perSecond <= 100_000, "--rate must be 1 to 100,000 events/s, was " + perSecond);
@@ -57,6 +57,8 @@ final class Demo {
       require(consumerThreads >= 1 && consumerThreads <= PARTITIONS,
           "--consumer-threads must be 1 to " + PARTITIONS + " (the topic's partitions), was " + consumerThreads);
       require(chaosInterval.toMillis() >= 500, "--chaos-interval must be at least 500ms, was " + chaosInterval);
+      require(!warmUp.isNegative() && warmUp.compareTo(Duration.ofMinutes(10)) <= 0,
+          "--warm-up must be 0 to 10m, was " + warmUp);
       require(timeout.toSeconds() >= 1, "--timeout must be at least 1s, was " + timeout);
     }
 
@@ -121,12 +123,17 @@ final class Demo {
       out.printf("placing %,d orders at %,d/s over %d SKUs%s%n", settings.events(), settings.perSecond(),
           settings.products(), chaos == null ? "" : "; chaos kills a process about every "
               + settings.chaosInterval().toMillis() / 1000.0 + " s");
-      writer.write(settings.events() - writer.written(), settings.perSecond(), settings.writers());
-      double writeSeconds = (System.nanoTime() - measuredFrom) / 1e9;
-      if (chaos != null) {
-        chaos.stop();
+      double writeSeconds;
+      try {
+        writer.write(settings.events() - writer.written(), settings.perSecond(), settings.writers());
+        writeSeconds = (System.nanoTime() - measuredFrom) / 1e9;
+      } finally {
+        if (chaos != null) {
+          chaos.stop();
+        }
       }
-      out.println("every order is placed; chaos is over; waiting for the last reservations");
+      out.println("every order is placed" + (chaos == null ? "" : "; chaos stops")
+          + "; waiting for the last reservations");
       awaitReservations(ds, schema, settings.events());
       progress.shutdownNow();
       processes.stop(30);
@@ -155,12 +162,14 @@ final class Demo {
   }
 
   /**
-   * A few orders first, and a wait until they are reserved: the JVMs just started on shared cores,
-   * and the measured run should not begin while the relays and subscribers are still joining.
+   * Orders at the full rate for the warm-up time (at least one per writer, at most a quarter of
+   * all), then a wait until they are reserved: the JVMs just started on shared cores, and the
+   * measured run should not begin while the relays and subscribers are still joining and compiling.
    */
   private void warmUp(HikariDataSource ds, String schema, OrderWriter writer) throws Exception {
-    long orders = Math.min(settings.events(), settings.writers() * 10L);
-    out.printf("warming up: %d orders through the whole path...%n", orders);
+    long atRate = settings.perSecond() * settings.warmUp().toMillis() / 1000;
+    long orders = Math.min(settings.events(), Math.max(settings.writers(), Math.min(atRate, settings.events() / 4)));
+    out.printf("warming up: %,d orders through the whole path...%n", orders);
     writer.write(orders, settings.perSecond(), settings.writers());
     awaitReservations(ds, schema, orders);
   }

@@ -52,6 +52,10 @@ final class DemoCommand implements Callable<Integer> {
       description = "Mean time between kills. Default: 3s.")
   Duration chaosInterval;
 
+  @Option(names = "--warm-up", converter = DurationConverter.class, defaultValue = "5s",
+      description = "Orders at the full rate before the measured run, which wait until reserved. Default: 5s.")
+  Duration warmUp;
+
   @Option(names = "--jdbc-url", description = "PostgreSQL to use instead of an embedded one.")
   String jdbcUrl;
 
@@ -68,7 +72,7 @@ final class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Demo.Settings settings = new Demo.Settings(events, rate, products, writers, relays, consumers, consumerThreads, chaos,
-        chaosInterval, jdbcUrl, kafka, timeout, keep);
+        chaosInterval, warmUp, jdbcUrl, kafka, timeout, keep);
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
     return report.ok() ? 0 : 1;

@@ -16,7 +16,7 @@ class DemoChaosTest {
   @Test
   void hundredThousandEventsUnderChaosAreAppliedOnceEachAndInOrderPerKey() throws Exception {
     Demo.Settings settings = new Demo.Settings(100_000, 1_000, 50, 4, 2, 2, 2, true, Duration.ofSeconds(3),
-        TestDatabase.jdbcUrl(), KafkaBroker.shared().bootstrapServers(), Duration.ofMinutes(5), false);
+        Duration.ofSeconds(2), TestDatabase.jdbcUrl(), KafkaBroker.shared().bootstrapServers(), Duration.ofMinutes(5), false);
 
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
