@@ -101,7 +101,10 @@ public final class InboxQueue implements AutoCloseable {
     }
   }
 
-  /** Stores {@code message} inside the caller's transaction; the caller commits. */
+  /**
+   * Stores {@code message} inside the caller's transaction; the caller commits. The workers find
+   * it at their next look, within the poll interval, since they cannot know when that commit comes.
+   */
   public Enqueued enqueue(Connection transaction, Message message) throws SQLException {
     Objects.requireNonNull(message, "message must not be null");
     String queueKey = message.key() != null ? message.key() : "txbox-unkeyed:" + message.id();

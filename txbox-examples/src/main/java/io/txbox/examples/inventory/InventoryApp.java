@@ -44,7 +44,7 @@ public final class InventoryApp {
     String schema = ShopSchema.requireName(required(options, "--schema"));
     HikariDataSource ds = new HikariDataSource();
     ds.setJdbcUrl(required(options, "--jdbc-url"));
-    int threads = Integer.parseInt(options.getOrDefault("--threads", "1"));
+    int threads = threads(options.getOrDefault("--threads", "1"));
     ds.setMaximumPoolSize(threads + 1);
     ds.setPoolName("inventory");
     Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(schema).build());
@@ -86,6 +86,19 @@ public final class InventoryApp {
     } catch (SQLException | RuntimeException e) {
       log.warn("could not write the subscriber's counts: {}", e.toString());
     }
+  }
+
+  private static int threads(String value) {
+    try {
+      int threads = Integer.parseInt(value);
+      if (threads >= 1 && threads <= KafkaSubscriber.MAX_CONCURRENCY) {
+        return threads;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException("InventoryApp --threads must be 1 to " + KafkaSubscriber.MAX_CONCURRENCY
+        + ", was '" + value + "'");
   }
 
   private static Map<String, String> options(String[] args) {
