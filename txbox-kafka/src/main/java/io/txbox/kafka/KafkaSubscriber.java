@@ -6,6 +6,7 @@ import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.kafka.internal.RecordMessages;
+import io.txbox.spi.Subscriber;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -58,7 +59,7 @@ import org.slf4j.LoggerFactory;
  * A record that cannot be read as a message at all (a malformed {@code txbox-id}) is logged with
  * its place and skipped, counted by {@link #rejected()}.
  */
-public final class KafkaSubscriber implements AutoCloseable {
+public final class KafkaSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(KafkaSubscriber.class);
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
@@ -133,6 +134,7 @@ public final class KafkaSubscriber implements AutoCloseable {
   }
 
   /** Joins the group and starts consuming in the background. */
+  @Override
   public synchronized KafkaSubscriber start() {
     if (!members.isEmpty()) {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
@@ -146,16 +148,19 @@ public final class KafkaSubscriber implements AutoCloseable {
   }
 
   /** Messages handled and committed by this subscriber (queued, for a queue's subscriber). */
+  @Override
   public long processed() {
     return processed.get();
   }
 
   /** Redelivered messages the inbox recognised, which the handler did not see again. */
+  @Override
   public long duplicates() {
     return duplicates.get();
   }
 
   /** Records skipped because they could not be read as messages (a malformed txbox header). */
+  @Override
   public long rejected() {
     return rejected.get();
   }

@@ -5,6 +5,8 @@ import io.txbox.Relay;
 import io.txbox.RetryPolicy;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.nats.NatsPublisher;
+import io.txbox.spi.Publisher;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -17,17 +19,32 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code txbox relay}: relays the outbox to Kafka until stopped (SIGTERM drains and stops). */
+/** {@code txbox relay}: relays the outbox to Kafka or NATS until stopped (SIGTERM drains and stops). */
 @Command(name = "relay", mixinStandardHelpOptions = true,
-    description = "Relays the outbox to Kafka until stopped. SIGTERM finishes the current round,"
-        + " gives the buckets back to other instances, and exits.")
+    description = "Relays the outbox to Kafka or NATS JetStream until stopped. SIGTERM finishes the"
+        + " current round, gives the buckets back to other instances, and exits.")
 final class RelayCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(RelayCommand.class);
 
   @Mixin DatabaseOptions database;
 
-  @Option(names = "--kafka-bootstrap-servers", required = true, description = "Kafka bootstrap.servers.")
+  /** The brokers the relay can publish to. */
+  enum Broker { kafka, nats }
+
+  @Option(names = "--broker", defaultValue = "kafka",
+      description = "Where events go: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
+  Broker broker;
+
+  @Option(names = "--kafka-bootstrap-servers", description = "Kafka bootstrap.servers; required with --broker kafka.")
   String bootstrapServers;
+
+  @Option(names = "--nats-servers", description = "NATS server URLs, comma-separated (nats://host:4222);"
+      + " required with --broker nats.")
+  String natsServers;
+
+  @Option(names = "--nats-ack-timeout", converter = DurationConverter.class,
+      description = "How long a batch waits for its PubAcks. Default: 10s.")
+  Duration natsAckTimeout;
 
   @Option(names = "--kafka-property", description = "Extra producer property, name=value; repeatable.")
   Map<String, String> kafkaProperties = new LinkedHashMap<>();
@@ -85,7 +102,7 @@ final class RelayCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     // Every setting is checked before anything connects.
-    KafkaPublisher publisher = publisher();
+    Publisher publisher = publisher();
     HikariDataSource ds = database.pool();
     Relay relay;
     try {
@@ -109,19 +126,41 @@ final class RelayCommand implements Callable<Integer> {
       log.info("relay {} stopped cleanly", relay.instanceId());
       stopped.countDown();
     }, "txbox-shutdown"));
-    log.info("relay {} started: subscription {}, Kafka {}, database {}",
-        relay.instanceId(), subscription, bootstrapServers, database.jdbcUrl);
+    log.info("relay {} started: subscription {}, {} {}, database {}", relay.instanceId(), subscription,
+        broker, broker == Broker.kafka ? bootstrapServers : natsServers, database.jdbcUrl);
     stopped.await();
     return 0;
   }
 
-  private KafkaPublisher publisher() {
-    KafkaPublisher.Builder kafka = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
-    kafkaProperties.forEach(kafka::property);
-    return kafka.build();
+  private Publisher publisher() {
+    return switch (broker) {
+      case kafka -> {
+        require(bootstrapServers, "--kafka-bootstrap-servers (TXBOX_KAFKA_BOOTSTRAP_SERVERS)");
+        KafkaPublisher.Builder kafka = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
+        kafkaProperties.forEach(kafka::property);
+        yield kafka.build();
+      }
+      case nats -> {
+        require(natsServers, "--nats-servers (TXBOX_NATS_SERVERS)");
+        NatsPublisher.Builder nats = NatsPublisher.builder().servers(natsServers);
+        set(natsAckTimeout, nats::ackTimeout);
+        try {
+          yield nats.build();
+        } catch (IllegalArgumentException e) { // name the options, not the builder's settings
+          throw new IllegalArgumentException(e.getMessage().replaceFirst("^servers ", "natsServers ")
+              .replaceFirst("^ackTimeout ", "natsAckTimeout "), e);
+        }
+      }
+    };
   }
 
-  private Relay relay(PostgresOutboxStore store, KafkaPublisher publisher) {
+  private void require(String value, String option) {
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException(option + " is required with --broker " + broker);
+    }
+  }
+
+  private Relay relay(PostgresOutboxStore store, Publisher publisher) {
     RetryPolicy.Builder retry = RetryPolicy.builder();
     set(retryInitialDelay, retry::initialDelay);
     set(retryMaxDelay, retry::maxDelay);

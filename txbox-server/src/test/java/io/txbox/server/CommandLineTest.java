@@ -55,6 +55,19 @@ class CommandLineTest {
   }
 
   @Test
+  void eachBrokerNeedsItsOwnServersAndTheErrorSaysWhich() {
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "nats",
+        "--kafka-bootstrap-servers", "127.0.0.1:1")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "nats",
+        "--nats-servers", "nats://127.0.0.1:1", "--nats-ack-timeout", "1h")).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("--kafka-bootstrap-servers (TXBOX_KAFKA_BOOTSTRAP_SERVERS) is required with --broker kafka")
+        .contains("--nats-servers (TXBOX_NATS_SERVERS) is required with --broker nats")
+        .contains("invalid --nats-ack-timeout (TXBOX_NATS_ACK_TIMEOUT): natsAckTimeout must be >= 1 ms and <= PT5M");
+  }
+
+  @Test
   void demoRefusesBadSettingsBeforeStartingAnything() {
     assertThat(run("demo", "--events", "0")).isEqualTo(2);
     assertThat(run("demo", "--consumers", "9")).isEqualTo(2);

@@ -1,11 +1,9 @@
 package io.txbox.testkit;
 
 import io.txbox.testkit.internal.ChildProcess;
+import io.txbox.testkit.internal.LocalPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,7 +36,7 @@ import org.apache.kafka.common.errors.TopicExistsException;
  *
  * <p>The broker exits on its own when the JVM that started it goes away, even when killed.
  */
-public final class KafkaBroker implements AutoCloseable {
+public final class KafkaBroker implements StoppableBroker {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
   private static KafkaBroker shared;
 
@@ -61,8 +59,8 @@ public final class KafkaBroker implements AutoCloseable {
   /** Starts a broker with the given heap ({@code -Xmx} value) on a free port. */
   public static KafkaBroker start(String heap) {
     try {
-      int port = freePort();
-      int controllerPort = freePort();
+      int port = LocalPorts.free();
+      int controllerPort = LocalPorts.free();
       Path directory = Files.createTempDirectory("txbox-kafka-");
       writeProperties(directory, port, controllerPort);
       ChildProcess.run("kafka.tools.StorageTool",
@@ -96,6 +94,12 @@ public final class KafkaBroker implements AutoCloseable {
     return "127.0.0.1:" + port;
   }
 
+  /** The same as {@link #bootstrapServers()}. */
+  @Override
+  public String address() {
+    return bootstrapServers();
+  }
+
   /** Whether the broker process is running. */
   public synchronized boolean isRunning() {
     return process != null && process.isAlive();
@@ -127,7 +131,7 @@ public final class KafkaBroker implements AutoCloseable {
     return Admin.create(p);
   }
 
-  /** Kills the broker at once (SIGKILL), as in a crash; data on disk stays. */
+  @Override
   public synchronized void stop() {
     if (process != null) {
       process.destroyForcibly();
@@ -140,7 +144,7 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
-  /** Starts the broker again on the same port with the same data, and waits until it serves. */
+  @Override
   public synchronized void restart() {
     if (isRunning()) {
       return;
@@ -162,7 +166,7 @@ public final class KafkaBroker implements AutoCloseable {
       if (!process.isAlive()) {
         throw new IllegalStateException("the Kafka broker exited while starting: " + logTail());
       }
-      if (!listening()) {
+      if (!LocalPorts.listening(port)) {
         pause();
         continue;
       }
@@ -176,22 +180,11 @@ public final class KafkaBroker implements AutoCloseable {
     throw new IllegalStateException("the Kafka broker did not start within " + READY_TIMEOUT + ": " + logTail());
   }
 
-  /** Whether the port accepts connections yet; asked before an admin client, which logs every refusal. */
-  private boolean listening() {
-    try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
-  }
-
   private String logTail() throws IOException {
     String log = Files.readString(directory.resolve("kafka.log"));
     return log.substring(Math.max(0, log.length() - 3000));
   }
 
-  /** Stops the broker and deletes its data. */
   @Override
   public void close() {
     stop();
@@ -223,13 +216,6 @@ public final class KafkaBroker implements AutoCloseable {
         "log.dirs=" + directory.resolve("data"),
         "");
     Files.writeString(directory.resolve("server.properties"), properties);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
-    }
   }
 
   private static void pause() {

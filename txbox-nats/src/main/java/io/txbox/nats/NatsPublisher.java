@@ -1,0 +1,246 @@
+package io.txbox.nats;
+
+import io.nats.client.Connection;
+import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.PublishOptions;
+import io.nats.client.api.PublishAck;
+import io.nats.client.impl.Headers;
+import io.txbox.Message;
+import io.txbox.nats.internal.NatsConnections;
+import io.txbox.nats.internal.NatsMessages;
+import io.txbox.spi.PermanentPublishException;
+import io.txbox.spi.PublishResult;
+import io.txbox.spi.Publisher;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+
+/**
+ * Publishes relay batches to NATS JetStream. Each message goes to a subject (its destination,
+ * unless a router says otherwise) with the header {@code Nats-Msg-Id} set to the message id, so
+ * the stream's duplicate window drops what the relay sends again after a lost acknowledgement;
+ * a message counts as delivered only when its {@code PubAck} arrived.
+ *
+ * <pre>{@code
+ * NatsPublisher nats = NatsPublisher.builder()
+ *     .servers("nats://nats-1:4222,nats://nats-2:4222")
+ *     .subjectRouter(m -> "orders." + m.type())
+ *     .build();
+ * }</pre>
+ *
+ * <p>The messages of a batch are sent without waiting, then every acknowledgement is awaited
+ * (at most {@link Builder#ackTimeout} for the batch). Order per key holds because one connection's
+ * messages are stored in the order sent, and because the connection never buffers while it
+ * reconnects: a message sent into a broken connection fails at once, and so do the later
+ * messages of its subject in the batch, so nothing can overtake a message that is sent again.
+ *
+ * <p>Headers: {@code Nats-Msg-Id}, {@code txbox-type}, {@code txbox-version}, {@code
+ * content-type}, {@code txbox-key} and {@code txbox-created-at}, then the message's own headers.
+ * A subject that no stream stores, or a message larger than the server's {@code max_payload}, is
+ * a {@link PermanentPublishException} and is dead-lettered at once.
+ *
+ * <p>Set the stream's {@code duplicate_window} (JetStream's default is 2 minutes) longer than the
+ * relay may need to send a message again; past it, a resend is stored twice and the consumer's
+ * inbox absorbs the second copy.
+ */
+public final class NatsPublisher implements Publisher {
+  /** Default time to wait for the acknowledgements of a batch. */
+  public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(10);
+  /** Longest accepted {@link Builder#ackTimeout}. */
+  public static final Duration MAX_ACK_TIMEOUT = Duration.ofMinutes(5);
+
+  private final NatsConnections connections;
+  private final Function<Message, String> subjectRouter;
+  private final Duration ackTimeout;
+  private final Set<String> storedSubjects = new HashSet<>();
+
+  private NatsPublisher(Builder b) {
+    this.connections = NatsConnections.forPublishing(b.servers, "txbox-relay");
+    this.subjectRouter = b.subjectRouter;
+    this.ackTimeout = b.ackTimeout;
+  }
+
+  /** A builder with the defaults above. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public synchronized PublishResult publish(List<Message> batch) {
+    Connection connection;
+    try {
+      connection = connections.get();
+    } catch (IOException e) {
+      return PublishResult.allFailed(batch.size(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return PublishResult.allFailed(batch.size(), e);
+    }
+    Map<Integer, Exception> failures = new HashMap<>();
+    List<CompletableFuture<PublishAck>> acks = send(connection, batch, failures);
+    await(acks, failures);
+    return PublishResult.of(batch.size(), failures);
+  }
+
+  /** Sends every message without waiting; a subject that failed once is not sent to again. */
+  private List<CompletableFuture<PublishAck>> send(Connection connection, List<Message> batch,
+      Map<Integer, Exception> failures) {
+    JetStream js = jetStream(connection);
+    Set<String> checked = new HashSet<>();
+    Map<String, Exception> subjectFailures = new HashMap<>();
+    List<CompletableFuture<PublishAck>> acks = new ArrayList<>(batch.size());
+    for (int i = 0; i < batch.size(); i++) {
+      acks.add(null);
+      Message m = batch.get(i);
+      String subject = subjectRouter.apply(m);
+      if (checked.add(subject)) { // once per subject and batch, whatever the server answered
+        Exception missing = checkStored(connection, subject);
+        if (missing != null) {
+          subjectFailures.put(subject, missing);
+        }
+      }
+      Exception failed = subjectFailures.get(subject);
+      if (failed == null) {
+        try {
+          acks.set(i, js.publishAsync(subject, checkedHeaders(connection, m), m.payload(),
+              PublishOptions.builder().messageId(m.id().toString()).build()));
+          continue;
+        } catch (PermanentPublishException e) {
+          failures.put(i, e);
+          continue;
+        } catch (RuntimeException e) { // a broken connection: later messages must not overtake this one
+          failed = e;
+          subjectFailures.put(subject, e);
+        }
+      }
+      failures.put(i, failed);
+    }
+    return acks;
+  }
+
+  private JetStream jetStream(Connection connection) {
+    try {
+      return connection.jetStream();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot use JetStream on " + connection.getConnectedUrl(), e);
+    }
+  }
+
+  /** {@code null} when a stream stores {@code subject} or the server cannot say; else the error. */
+  private Exception checkStored(Connection connection, String subject) {
+    if (storedSubjects.contains(subject)) {
+      return null;
+    }
+    try {
+      JetStreamManagement jsm = connection.jetStreamManagement();
+      if (jsm.getStreamNames(subject).isEmpty()) {
+        return new PermanentPublishException("no JetStream stream stores subject " + subject
+            + ": add a stream for it (nats stream add --subjects '" + subject + "'), or route the destination elsewhere");
+      }
+      storedSubjects.add(subject);
+      return null;
+    } catch (IOException | JetStreamApiException | RuntimeException e) {
+      return null; // the publish itself will tell, transiently
+    }
+  }
+
+  private static Headers checkedHeaders(Connection connection, Message m) throws PermanentPublishException {
+    Headers headers = NatsMessages.headers(m);
+    long size = (long) m.payloadSize() + headers.serializedLength();
+    long limit = connection.getMaxPayload();
+    if (size > limit) {
+      throw new PermanentPublishException("message " + m.id() + " is " + size + " bytes with its headers,"
+          + " over the server's max_payload of " + limit + ": raise max_payload or send a reference to the data");
+    }
+    return headers;
+  }
+
+  private void await(List<CompletableFuture<PublishAck>> acks, Map<Integer, Exception> failures) {
+    long deadline = System.nanoTime() + ackTimeout.toNanos();
+    for (int i = 0; i < acks.size(); i++) {
+      CompletableFuture<PublishAck> ack = acks.get(i);
+      if (ack == null) {
+        continue;
+      }
+      try {
+        ack.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        ack.cancel(false);
+        failures.put(i, new TimeoutException("no PubAck from NATS within " + ackTimeout));
+      } catch (ExecutionException e) {
+        failures.put(i, classify(e.getCause()));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        failures.put(i, e);
+      }
+    }
+  }
+
+  /** JetStream's "message size exceeds maximum allowed" cannot succeed on a retry. */
+  private Exception classify(Throwable cause) {
+    if (cause instanceof JetStreamApiException api && api.getApiErrorCode() == 10054) {
+      return new PermanentPublishException("the stream refused the message: " + api.getMessage(), api);
+    }
+    if (cause instanceof JetStreamApiException) {
+      storedSubjects.clear(); // a stream may have gone; ask again next batch
+    }
+    return cause instanceof Exception e ? e : new ExecutionException(cause);
+  }
+
+  @Override
+  public synchronized void close() {
+    connections.close();
+  }
+
+  /** Builds a {@link NatsPublisher}; {@link #build()} checks the settings. */
+  public static final class Builder {
+    private String servers;
+    private Function<Message, String> subjectRouter = Message::destination;
+    private Duration ackTimeout = DEFAULT_ACK_TIMEOUT;
+
+    private Builder() {}
+
+    /** Server URLs, comma-separated, such as {@code nats://localhost:4222}. Required. */
+    public Builder servers(String servers) {
+      this.servers = servers;
+      return this;
+    }
+
+    /** Maps a message to its subject. Default: the message's destination. */
+    public Builder subjectRouter(Function<Message, String> subjectRouter) {
+      this.subjectRouter = Objects.requireNonNull(subjectRouter, "subjectRouter must not be null");
+      return this;
+    }
+
+    /**
+     * How long a batch waits for its acknowledgements; the unanswered ones fail and are sent again.
+     * Default 10 s, at most 5 min.
+     */
+    public Builder ackTimeout(Duration ackTimeout) {
+      this.ackTimeout = ackTimeout;
+      return this;
+    }
+
+    /** Checks the settings and builds the publisher; it connects on first use. */
+    public NatsPublisher build() {
+      NatsConnections.checkServers(servers);
+      if (ackTimeout == null || ackTimeout.compareTo(Duration.ofMillis(1)) < 0 || ackTimeout.compareTo(MAX_ACK_TIMEOUT) > 0) {
+        throw new IllegalArgumentException("ackTimeout must be >= 1 ms and <= " + MAX_ACK_TIMEOUT + ", was " + ackTimeout);
+      }
+      return new NatsPublisher(this);
+    }
+  }
+}

@@ -1,0 +1,476 @@
+package io.txbox.nats;
+
+import io.nats.client.Connection;
+import io.nats.client.ConsumerContext;
+import io.nats.client.FetchConsumeOptions;
+import io.nats.client.FetchConsumer;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.api.AckPolicy;
+import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.DeliverPolicy;
+import io.txbox.Inbox;
+import io.txbox.InboxHandler;
+import io.txbox.InboxQueue;
+import io.txbox.Message;
+import io.txbox.RetryPolicy;
+import io.txbox.nats.internal.NatsConnections;
+import io.txbox.nats.internal.NatsMessages;
+import io.txbox.spi.Subscriber;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Feeds a JetStream stream into an {@link Inbox} through a durable pull consumer: each message is
+ * received by the inbox (recorded and handled in one database transaction) and acknowledged only
+ * after that transaction committed. A crash in between redelivers the message once {@code
+ * AckWait} has passed, and the inbox recognises it as a duplicate.
+ *
+ * <pre>{@code
+ * NatsSubscriber subscriber = NatsSubscriber.builder(inbox, "inventory", (tx, message, key) -> reserve(tx, message))
+ *     .servers("nats://nats:4222")
+ *     .stream("ORDERS")
+ *     .build()
+ *     .start();
+ * ...
+ * subscriber.close(); // finishes the messages in hand, hands the rest back at once
+ * }</pre>
+ *
+ * <p>The durable consumer is named after the inbox consumer (see {@link Builder#durable}); it is
+ * created, or updated to these settings, on {@link #start()}. Messages are fetched in batches of at
+ * most {@link Builder#fetchSize} (the bound on work in hand) and handled in stream order; with
+ * {@link Builder#concurrency} above 1, the messages of one batch with different keys (the {@code
+ * txbox-key} header) are handled in parallel and those of one key one after another. A message
+ * whose handler fails is retried with the retry policy's backoff and never skipped; while it
+ * waits, the subscriber tells the server it is still in progress so that {@code AckWait} does not
+ * expire, and the next batch waits for it.
+ *
+ * <p>Order per key holds for one subscriber per durable consumer. Several processes bound to one
+ * durable share its messages but not its order; to scale out and keep order, partition the
+ * subjects and give each partition its own durable.
+ *
+ * <p>{@code MaxDeliver} bounds the deliveries that were never acknowledged, such as a message
+ * that crashes the process every time: past it, the server stops delivering that message to this
+ * consumer (it stays in the stream, and the server publishes a {@code MAX_DELIVERIES} advisory).
+ * Handler failures do not count, as the message is retried in hand.
+ */
+public final class NatsSubscriber implements Subscriber {
+  private static final Logger log = LoggerFactory.getLogger(NatsSubscriber.class);
+  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
+  private static final Pattern DURABLE = Pattern.compile("[A-Za-z0-9_-]{1,100}");
+  /** Shortest wait of a pull request that JetStream accepts. */
+  private static final long FETCH_WAIT_MILLIS = 1000;
+
+  /** Default messages per fetch: the bound on work in hand. */
+  public static final int DEFAULT_FETCH_SIZE = 100;
+  /** Most messages per fetch. */
+  public static final int MAX_FETCH_SIZE = 10_000;
+  /** Default time the server waits for an acknowledgement before it delivers a message again. */
+  public static final Duration DEFAULT_ACK_WAIT = Duration.ofSeconds(30);
+  /** Default deliveries of a message that was never acknowledged before the server gives it up. */
+  public static final int DEFAULT_MAX_DELIVER = 100;
+  /** Most {@link Builder#maxDeliver} deliveries. */
+  public static final int MAX_MAX_DELIVER = 1_000_000;
+  /** Default threads that handle one batch's keys in parallel. */
+  public static final int DEFAULT_CONCURRENCY = 1;
+  /** Most handler threads. */
+  public static final int MAX_CONCURRENCY = 64;
+  /** Default time {@link #close()} waits for the messages in hand. */
+  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+
+  private final Intake intake;
+  private final String consumerName;
+  private final Builder settings;
+  private final NatsConnections connections;
+  private final AtomicLong processed = new AtomicLong();
+  private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong rejected = new AtomicLong();
+  private ExecutorService handlers;
+  private Thread fetcher;
+  private volatile boolean running = true;
+
+  private NatsSubscriber(Builder b) {
+    this.intake = b.intake;
+    this.consumerName = b.consumerName;
+    this.settings = b;
+    this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
+  }
+
+  /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
+  public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
+    Objects.requireNonNull(inbox, "inbox must not be null");
+    Objects.requireNonNull(handler, "handler must not be null");
+    return new Builder(consumerName, m -> inbox.receive(consumerName, m, handler) == Inbox.Receipt.PROCESSED);
+  }
+
+  /**
+   * A builder for a subscriber that stores messages in {@code queue} and acknowledges them at once;
+   * the queue's workers process them. The consumer name is the queue's.
+   */
+  public static Builder builder(InboxQueue queue) {
+    Objects.requireNonNull(queue, "queue must not be null");
+    return new Builder(queue.consumer(), m -> {
+      try {
+        return queue.enqueue(m) == InboxQueue.Enqueued.QUEUED;
+      } catch (IllegalArgumentException e) {
+        throw new Unreadable(e); // a malformed txbox-sequence header: no retry can fix it
+      }
+    });
+  }
+
+  /** A message no retry can make readable; it is logged and terminated. */
+  private static final class Unreadable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Unreadable(IllegalArgumentException cause) {
+      super(cause.getMessage(), cause);
+    }
+  }
+
+  /** Where a message goes: the inbox (handled now) or its queue (handled later). */
+  @FunctionalInterface
+  private interface Intake {
+    /** Takes the message in its own transaction; false when it was a duplicate. */
+    boolean take(Message message) throws Exception;
+  }
+
+  /**
+   * Creates or updates the durable consumer and starts fetching in the background.
+   *
+   * @throws IllegalStateException when the server cannot be reached or refuses the consumer
+   */
+  @Override
+  public synchronized NatsSubscriber start() {
+    if (fetcher != null) {
+      throw new IllegalStateException("subscriber " + consumerName + " is already started");
+    }
+    ConsumerContext consumer = bindConsumer();
+    handlers = Executors.newFixedThreadPool(settings.concurrency, r -> {
+      Thread t = new Thread(r, "txbox-nats-handler-" + consumerName);
+      t.setDaemon(true);
+      return t;
+    });
+    fetcher = new Thread(() -> fetchLoop(consumer), "txbox-nats-subscriber-" + consumerName);
+    fetcher.start();
+    return this;
+  }
+
+  private ConsumerContext bindConsumer() {
+    ConsumerConfiguration.Builder config = ConsumerConfiguration.builder()
+        .durable(settings.durable)
+        .ackPolicy(AckPolicy.Explicit)
+        .deliverPolicy(DeliverPolicy.All)
+        .ackWait(settings.ackWait)
+        .maxDeliver(settings.maxDeliver)
+        .maxAckPending(Math.max(1000, 2L * settings.fetchSize));
+    if (!settings.subjects.isEmpty()) {
+      config.filterSubjects(settings.subjects);
+    }
+    try {
+      Connection connection = connections.get();
+      connection.jetStreamManagement().addOrUpdateConsumer(settings.stream, config.build());
+      return connection.getConsumerContext(settings.stream, settings.durable);
+    } catch (IOException | JetStreamApiException e) {
+      connections.close();
+      throw new IllegalStateException("subscriber " + consumerName + ": cannot create durable consumer "
+          + settings.durable + " on stream " + settings.stream + " at " + settings.servers + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while connecting to " + settings.servers, e);
+    }
+  }
+
+  @Override
+  public long processed() {
+    return processed.get();
+  }
+
+  @Override
+  public long duplicates() {
+    return duplicates.get();
+  }
+
+  @Override
+  public long rejected() {
+    return rejected.get();
+  }
+
+  /** Finishes the messages in hand, hands the unstarted ones of the batch back and disconnects. */
+  @Override
+  public synchronized void close() {
+    if (fetcher == null) {
+      return;
+    }
+    running = false;
+    try {
+      fetcher.join(settings.drainTimeout.toMillis() + FETCH_WAIT_MILLIS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    handlers.shutdownNow();
+    connections.close();
+    fetcher = null;
+  }
+
+  private void fetchLoop(ConsumerContext consumer) {
+    while (running) {
+      try {
+        handle(fetch(consumer));
+      } catch (Exception e) {
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+        log.warn("subscriber {}: fetching from stream {} failed, trying again in 1 s; unacknowledged"
+            + " messages come again and the inbox absorbs them: {}", consumerName, settings.stream, e.toString());
+        pause(Duration.ofSeconds(1));
+      }
+    }
+  }
+
+  /** At least one message and at most a batch: returns at once with what the stream has. */
+  private List<io.nats.client.Message> fetch(ConsumerContext consumer) throws Exception {
+    List<io.nats.client.Message> batch = new ArrayList<>();
+    FetchConsumeOptions options = FetchConsumeOptions.builder()
+        .maxMessages(settings.fetchSize).noWaitExpiresIn(FETCH_WAIT_MILLIS).build();
+    try (FetchConsumer fetch = consumer.fetch(options)) {
+      for (io.nats.client.Message m = fetch.nextMessage(); m != null; m = fetch.nextMessage()) {
+        batch.add(m);
+      }
+    }
+    return batch;
+  }
+
+  /** Handles a batch: keys in parallel, each key's messages in stream order. */
+  private void handle(List<io.nats.client.Message> batch) throws Exception {
+    if (batch.isEmpty()) {
+      return;
+    }
+    if (settings.concurrency == 1) {
+      handleInOrder(batch);
+      return;
+    }
+    List<Future<?>> keys = new ArrayList<>();
+    for (List<io.nats.client.Message> key : byKey(batch).values()) {
+      keys.add(handlers.submit(() -> handleInOrder(key)));
+    }
+    for (Future<?> f : keys) {
+      f.get();
+    }
+  }
+
+  private static Map<String, List<io.nats.client.Message>> byKey(List<io.nats.client.Message> batch) {
+    Map<String, List<io.nats.client.Message>> byKey = new LinkedHashMap<>();
+    for (io.nats.client.Message m : batch) {
+      String key = m.getHeaders() == null ? null : m.getHeaders().getLast(NatsMessages.KEY);
+      // an unkeyed message needs no order: it gets a group of its own
+      byKey.computeIfAbsent(key != null ? "k:" + key : "m:" + byKey.size(), k -> new ArrayList<>()).add(m);
+    }
+    return byKey;
+  }
+
+  private void handleInOrder(List<io.nats.client.Message> messages) {
+    for (io.nats.client.Message m : messages) {
+      if (!running) {
+        m.nak(); // not started: another subscriber may have it at once
+        continue;
+      }
+      handleUntilDone(m);
+    }
+  }
+
+  /** Handles one message, retrying in hand until it succeeds or the subscriber closes. */
+  private void handleUntilDone(io.nats.client.Message nats) {
+    Message message;
+    try {
+      message = NatsMessages.toMessage(nats);
+    } catch (IllegalArgumentException e) {
+      skip(nats, e);
+      return;
+    }
+    for (int attempts = 1; ; attempts++) {
+      try {
+        (intake.take(message) ? processed : duplicates).incrementAndGet();
+        nats.ack();
+        return;
+      } catch (Unreadable e) {
+        skip(nats, e);
+        return;
+      } catch (Exception e) {
+        Duration delay = settings.retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
+        log.warn("subscriber {}: message {} (stream sequence {}) failed (attempt {}), retrying in {} ms: {}",
+            consumerName, message.id(), nats.metaData().streamSequence(), attempts, delay.toMillis(), e.toString());
+        if (!waitInProgress(nats, delay)) {
+          nats.nak(); // closing: hand it back rather than wait for AckWait
+          return;
+        }
+      }
+    }
+  }
+
+  /** Waits {@code delay}, telling the server the message is still in hand; false when closing. */
+  private boolean waitInProgress(io.nats.client.Message nats, Duration delay) {
+    long end = System.nanoTime() + delay.toNanos();
+    Duration beat = settings.ackWait.dividedBy(3);
+    while (running && System.nanoTime() < end) {
+      nats.inProgress();
+      pause(Duration.ofNanos(Math.min(beat.toNanos(), end - System.nanoTime())));
+    }
+    return running;
+  }
+
+  private void skip(io.nats.client.Message nats, RuntimeException e) {
+    rejected.incrementAndGet();
+    log.error("subscriber {}: skipped the unreadable message at stream sequence {}: {}", consumerName,
+        nats.metaData().streamSequence(), e.getMessage());
+    nats.term();
+  }
+
+  private void pause(Duration d) {
+    try {
+      Thread.sleep(Math.max(0, d.toMillis()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      running = false;
+    }
+  }
+
+  /** Builds a {@link NatsSubscriber}; {@link #build()} checks the settings. */
+  public static final class Builder {
+    private final String consumerName;
+    private final Intake intake;
+    private String servers;
+    private String stream;
+    private String durable;
+    private List<String> subjects = List.of();
+    private int fetchSize = DEFAULT_FETCH_SIZE;
+    private Duration ackWait = DEFAULT_ACK_WAIT;
+    private int maxDeliver = DEFAULT_MAX_DELIVER;
+    private int concurrency = DEFAULT_CONCURRENCY;
+    private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+
+    private Builder(String consumerName, Intake intake) {
+      this.consumerName = consumerName;
+      this.intake = intake;
+      this.durable = consumerName;
+    }
+
+    /** Server URLs, comma-separated, such as {@code nats://localhost:4222}. Required. */
+    public Builder servers(String servers) {
+      this.servers = servers;
+      return this;
+    }
+
+    /** The JetStream stream to consume. Required; it must exist. */
+    public Builder stream(String stream) {
+      this.stream = stream;
+      return this;
+    }
+
+    /**
+     * The durable consumer's name. Default: the inbox consumer's name, which must then avoid the
+     * {@code .} that NATS does not allow in a durable name.
+     */
+    public Builder durable(String durable) {
+      this.durable = durable;
+      return this;
+    }
+
+    /** Only these subjects of the stream (wildcards allowed). Default: every subject of the stream. */
+    public Builder subjects(String... subjects) {
+      this.subjects = List.of(subjects);
+      return this;
+    }
+
+    /** Messages per fetch, the bound on work in hand. Default {@value #DEFAULT_FETCH_SIZE}, at most {@value #MAX_FETCH_SIZE}. */
+    public Builder fetchSize(int fetchSize) {
+      this.fetchSize = fetchSize;
+      return this;
+    }
+
+    /**
+     * How long the server waits for an acknowledgement before it delivers a message again: the
+     * delay before a crashed subscriber's messages come back. Default 30 s, from 1 s to 1 h.
+     */
+    public Builder ackWait(Duration ackWait) {
+      this.ackWait = ackWait;
+      return this;
+    }
+
+    /**
+     * Deliveries without an acknowledgement after which the server gives a message up for this
+     * consumer. Default {@value #DEFAULT_MAX_DELIVER}, from 1 to {@value #MAX_MAX_DELIVER}.
+     */
+    public Builder maxDeliver(int maxDeliver) {
+      this.maxDeliver = maxDeliver;
+      return this;
+    }
+
+    /**
+     * Threads that handle the different keys of one batch in parallel (each with a database
+     * connection while it handles a message). Default {@value #DEFAULT_CONCURRENCY}, at most
+     * {@value #MAX_CONCURRENCY}.
+     */
+    public Builder concurrency(int concurrency) {
+      this.concurrency = concurrency;
+      return this;
+    }
+
+    /** Backoff between attempts at a failing message. Default {@link RetryPolicy#defaults()}. */
+    public Builder retryPolicy(RetryPolicy retryPolicy) {
+      this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
+      return this;
+    }
+
+    /** How long {@link NatsSubscriber#close()} waits for the messages in hand. Default 30 s. */
+    public Builder drainTimeout(Duration drainTimeout) {
+      this.drainTimeout = drainTimeout;
+      return this;
+    }
+
+    /** Checks the settings and builds the subscriber; it connects on {@link NatsSubscriber#start()}. */
+    public NatsSubscriber build() {
+      if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
+        throw new IllegalArgumentException(
+            "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");
+      }
+      if (durable == null || !DURABLE.matcher(durable).matches()) {
+        throw new IllegalArgumentException("durable must be 1 to 100 characters of A-Z a-z 0-9 _ - (NATS allows"
+            + " no '.' there), was '" + durable + "': set durable(...) when the consumer name has a '.'");
+      }
+      NatsConnections.checkServers(servers);
+      if (stream == null || stream.isBlank()) {
+        throw new IllegalArgumentException("stream must name the JetStream stream to consume, such as ORDERS");
+      }
+      check("fetchSize", fetchSize, 1, MAX_FETCH_SIZE);
+      check("maxDeliver", maxDeliver, 1, MAX_MAX_DELIVER);
+      check("concurrency", concurrency, 1, MAX_CONCURRENCY);
+      if (ackWait == null || ackWait.compareTo(Duration.ofSeconds(1)) < 0 || ackWait.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("ackWait must be >= 1 s and <= 1 h, was " + ackWait);
+      }
+      if (drainTimeout == null || drainTimeout.isNegative()) {
+        throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
+      }
+      return new NatsSubscriber(this);
+    }
+
+    private static void check(String name, int value, int min, int max) {
+      if (value < min || value > max) {
+        throw new IllegalArgumentException(name + " must be >= " + min + " and <= " + max + ", was " + value);
+      }
+    }
+  }
+}

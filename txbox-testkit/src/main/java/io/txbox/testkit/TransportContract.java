@@ -1,0 +1,476 @@
+package io.txbox.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.Inbox;
+import io.txbox.InboxHandler;
+import io.txbox.Message;
+import io.txbox.spi.InboxStore;
+import io.txbox.spi.PermanentPublishException;
+import io.txbox.spi.PublishResult;
+import io.txbox.spi.Publisher;
+import io.txbox.spi.Subscriber;
+import io.txbox.testkit.internal.ChildProcess;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What every transport's {@link Publisher} and {@link Subscriber} must do, proven against the real
+ * broker: a transport's test extends this class and says how to reach its broker, and JUnit runs
+ * every test below against it. The same suite for every broker is what makes them interchangeable
+ * for a user.
+ *
+ * <pre>{@code
+ * class NatsContractTest extends TransportContract {
+ *   protected String sharedBroker() { return NatsServer.MACHINE_URL; }
+ *   protected StoppableBroker startOwnBroker() { return NatsServer.start(); }
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>Tests that stop a broker stop one they started themselves ({@link #startOwnBroker()}); the
+ * others share {@link #sharedBroker()}. The subclass must have a constructor without parameters:
+ * one test runs the subscriber in a child JVM built from it, and kills it.
+ */
+public abstract class TransportContract {
+  /** Exit status of the child JVM that halts itself right after an inbox commit. */
+  static final int HALTED_AFTER_COMMIT = 99;
+  private static final Duration WAIT = Duration.ofSeconds(90);
+
+  private TestDatabase db;
+  private Inbox inbox;
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+
+  /** Where the broker every test may share is, in the form {@link #publisher} takes. */
+  protected abstract String sharedBroker();
+
+  /** Starts a broker of this test's own, which a test may kill and start again. */
+  protected abstract StoppableBroker startOwnBroker();
+
+  /**
+   * Creates what messages to destination {@code name} need on {@code broker} (a topic; a stream
+   * and subject) and returns the destination to put in messages.
+   */
+  protected abstract String createDestination(String broker, String name) throws Exception;
+
+  /** A publisher for {@code broker}, with timeouts short enough for tests (a few seconds). */
+  protected abstract Publisher publisher(String broker);
+
+  /**
+   * An unstarted subscriber that feeds {@code destination} into {@code inbox} as {@code consumer},
+   * with a retry backoff of at most a few hundred milliseconds and a redelivery delay after a
+   * crash of a few seconds.
+   */
+  protected abstract Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer,
+      InboxHandler handler);
+
+  /** The largest message, in bytes of payload, the broker accepts with its default settings. */
+  protected abstract int payloadLimit();
+
+  /** Creates txbox's tables in {@code db}'s schema. */
+  protected abstract void migrate(TestDatabase db);
+
+  /** The inbox store for tables in {@code schema}. */
+  protected abstract InboxStore inboxStore(String schema);
+
+  @BeforeEach
+  void createSchema() throws SQLException {
+    db = TestDatabase.create();
+    migrate(db);
+    inbox = Inbox.create(db.dataSource(), inboxStore(db.schema()));
+    execute(db.dataSource(), "CREATE TABLE " + db.schema() + ".side_effect"
+        + " (seq bigserial, consumer text, message_id uuid, key text, body text)");
+  }
+
+  @AfterEach
+  void closeEverything() throws Exception {
+    Collections.reverse(toClose);
+    for (AutoCloseable c : toClose) {
+      c.close();
+    }
+    db.close();
+  }
+
+  @Test
+  void everyMessageOfABatchIsAcknowledgedAndHandledOnce() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 6, 50);
+    publishAll(closing(publisher(sharedBroker())), sent, 100);
+
+    String consumer = uniqueName();
+    start(subscriber(sharedBroker(), destination, inbox, consumer, recordSideEffect(consumer)));
+
+    awaitHandled(consumer, sent.size());
+    assertThat(handledIds(consumer)).as("each message handled once").hasSize(sent.size())
+        .containsExactlyInAnyOrderElementsOf(sent.stream().map(Message::id).toList());
+  }
+
+  @Test
+  void eachKeysMessagesAreHandledInTheOrderTheyWerePublished() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 8, 60);
+    publishAll(closing(publisher(sharedBroker())), sent, 40);
+
+    String consumer = uniqueName();
+    start(subscriber(sharedBroker(), destination, inbox, consumer, recordSideEffect(consumer)));
+
+    awaitHandled(consumer, sent.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+  }
+
+  @Test
+  void idTypeVersionKeyPayloadAndHeadersArriveAsSent() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    byte[] everyByte = new byte[256];
+    for (int i = 0; i < everyByte.length; i++) {
+      everyByte[i] = (byte) i;
+    }
+    Message full = Message.builder().type("OrderPlaced").version(3).destination(destination)
+        .key("ключ-1 ✓").payload(everyByte, "application/json; charset=utf-8")
+        .header("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        .header("tracestate", "vendor=a,other=b")
+        .header("baggage", "user=alice,tier=gold")
+        .header("x-tenant", "acme")
+        .header("x-note", "naïve ✓ 日本, =?utf-8?b?bm90IGVuY29kZWQ=?=")
+        .build();
+    Message bare = Message.builder().type("Ping").destination(destination).payload(new byte[0]).build();
+    publishAll(closing(publisher(sharedBroker())), List.of(full, bare), 10);
+
+    Map<UUID, Message> received = new ConcurrentHashMap<>();
+    start(subscriber(sharedBroker(), destination, inbox, uniqueName(), (tx, m, key) -> received.put(m.id(), m)));
+
+    await().atMost(WAIT).until(() -> received.size() == 2);
+    for (Message sentMessage : List.of(full, bare)) {
+      Message got = received.get(sentMessage.id());
+      assertThat(got).as("message %s", sentMessage.id()).isNotNull();
+      assertThat(got.type()).isEqualTo(sentMessage.type());
+      assertThat(got.version()).isEqualTo(sentMessage.version());
+      assertThat(got.key()).isEqualTo(sentMessage.key());
+      assertThat(got.payload()).isEqualTo(sentMessage.payload());
+      assertThat(got.contentType()).isEqualTo(sentMessage.contentType());
+      assertThat(got.headers()).isEqualTo(sentMessage.headers());
+    }
+  }
+
+  @Test
+  void aMessageNearTheBrokersLimitIsDeliveredAndOneOverItFailsForGood() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    Message near = Message.builder().type("Big").destination(destination).key("big")
+        .payload(randomBytes(payloadLimit() - 16 * 1024)).build();
+    Message over = Message.builder().type("Big").destination(destination).key("big")
+        .payload(randomBytes(payloadLimit() + 1)).build();
+
+    PublishResult result = closing(publisher(sharedBroker())).publish(List.of(near, over));
+
+    assertThat(result.failed(0)).as("near the limit: %s", result.failure(0)).isFalse();
+    assertThat(result.failure(1)).as("over the limit").isInstanceOf(PermanentPublishException.class);
+    Map<UUID, Message> received = new ConcurrentHashMap<>();
+    start(subscriber(sharedBroker(), destination, inbox, uniqueName(), (tx, m, key) -> received.put(m.id(), m)));
+    await().atMost(WAIT).until(() -> received.containsKey(near.id()));
+    assertThat(received.get(near.id()).payload()).isEqualTo(near.payload());
+  }
+
+  @Test
+  void aDestinationThatDoesNotExistFailsForGood() {
+    Message lost = Message.builder().type("Nowhere").destination("missing-" + uniqueName())
+        .payload(new byte[] {1}).build();
+
+    PublishResult result = closing(publisher(sharedBroker())).publish(List.of(lost));
+
+    assertThat(result.failure(0)).isInstanceOf(PermanentPublishException.class);
+  }
+
+  @Test
+  void whileTheBrokerIsDownPublishingFailsForNowAndAfterItReturnsNothingIsLost() throws Exception {
+    StoppableBroker broker = closing(startOwnBroker());
+    String destination = createDestination(broker.address(), uniqueName());
+    Publisher publisher = closing(publisher(broker.address()));
+    String consumer = uniqueName();
+    Subscriber subscriber = subscriber(broker.address(), destination, inbox, consumer, recordSideEffect(consumer));
+    start(subscriber);
+    List<Message> before = keyedMessages(destination, 5, 10);
+    List<Message> during = keyedMessages(destination, 5, 10);
+    publishAll(publisher, before, 50);
+    awaitHandled(consumer, before.size());
+
+    broker.stop();
+    PublishResult refused = publisher.publish(during);
+    assertThat(refused.acknowledged()).as("nothing is acknowledged by a broker that is down").isZero();
+    assertThat(refused.failures().values()).as("an outage is no reason to dead-letter")
+        .noneMatch(e -> e instanceof PermanentPublishException);
+    broker.restart();
+
+    // as the relay does: the same batch again until the broker takes it
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(500))
+        .until(() -> publisher.publish(during).failures().isEmpty());
+    awaitHandled(consumer, before.size() + during.size());
+    subscriber.close();
+    assertThat(handledIds(consumer)).hasSize(before.size() + during.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(concat(before, during)));
+  }
+
+  @Test
+  void aSubscriberKilledAfterItsInboxCommitGetsTheMessageAgainAndTheInboxAbsorbsIt(@TempDir Path dir)
+      throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      String body = "k:" + i + (i == 4 ? CrashingSubscriber.CRASH : "");
+      sent.add(message(destination, "k", body));
+    }
+    publishAll(closing(publisher(sharedBroker())), sent, 10);
+    String consumer = uniqueName();
+
+    Process child = ChildProcess.start(List.of("-Xmx256m"), CrashingSubscriber.class.getName(),
+        List.of(getClass().getName(), sharedBroker(), destination, db.schema(), consumer), dir.resolve("child.log"));
+    assertThat(child.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the child halts itself").isTrue();
+    assertThat(child.exitValue()).as(Files.readString(dir.resolve("child.log"))).isEqualTo(HALTED_AFTER_COMMIT);
+    assertThat(handledIds(consumer)).as("the inbox transaction committed before the halt").contains(sent.get(4).id());
+
+    Subscriber next = start(subscriber(sharedBroker(), destination, inbox, consumer, recordSideEffect(consumer)));
+    awaitHandled(consumer, sent.size());
+    await().atMost(WAIT).until(() -> next.duplicates() >= 1);
+    assertThat(handledIds(consumer)).as("each side effect once").hasSize(sent.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+  }
+
+  @Test
+  void closeFinishesTheMessageInHandAndTheNextSubscriberTakesTheRest() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 4, 50);
+    publishAll(closing(publisher(sharedBroker())), sent, 100);
+    String consumer = uniqueName();
+    InboxHandler slow = (tx, m, key) -> {
+      Thread.sleep(10);
+      recordSideEffect(consumer).handle(tx, m, key);
+    };
+
+    Subscriber first = start(subscriber(sharedBroker(), destination, inbox, consumer, slow));
+    await().atMost(WAIT).until(() -> handledIds(consumer).size() >= 20);
+    first.close();
+    int atClose = handledIds(consumer).size();
+    Thread.sleep(500);
+    assertThat(handledIds(consumer)).as("nothing is handled after close returned").hasSize(atClose);
+
+    start(subscriber(sharedBroker(), destination, inbox, consumer, slow));
+    awaitHandled(consumer, sent.size());
+    assertThat(handledIds(consumer)).hasSize(sent.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+  }
+
+  @Test
+  void aFailingHandlerIsRetriedUntilItSucceedsAndItsKeyWaitsForIt() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 2, 20);
+    Message flaky = sent.get(10);
+    publishAll(closing(publisher(sharedBroker())), sent, 40);
+    String consumer = uniqueName();
+    AtomicInteger attempts = new AtomicInteger();
+    InboxHandler failsThreeTimes = (tx, m, key) -> {
+      if (m.id().equals(flaky.id()) && attempts.incrementAndGet() <= 3) {
+        throw new IllegalStateException("injected failure " + attempts.get());
+      }
+      recordSideEffect(consumer).handle(tx, m, key);
+    };
+
+    start(subscriber(sharedBroker(), destination, inbox, consumer, failsThreeTimes));
+
+    awaitHandled(consumer, sent.size());
+    assertThat(attempts).hasValue(4);
+    assertThat(handledIds(consumer)).hasSize(sent.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+  }
+
+  // --- the child JVM that dies between the inbox commit and the acknowledgement ---
+
+  /**
+   * Runs the transport's subscriber over an inbox whose connection halts the JVM right after
+   * committing the message whose body ends in {@value #CRASH}: the inbox transaction is durable,
+   * the broker never hears of it. Arguments: the contract class, broker, destination, schema and
+   * consumer.
+   */
+  public static final class CrashingSubscriber {
+    static final String CRASH = ":crash";
+    private static final ThreadLocal<Boolean> HALT_AFTER_COMMIT = ThreadLocal.withInitial(() -> false);
+
+    private CrashingSubscriber() {}
+
+    public static void main(String[] args) throws Exception {
+      var constructor = Class.forName(args[0]).getDeclaredConstructor();
+      constructor.setAccessible(true);
+      TransportContract contract = (TransportContract) constructor.newInstance();
+      String schema = args[3];
+      String consumer = args[4];
+      DataSource dataSource = haltingAfterMarkedCommits(TestDatabase.pool(TestDatabase.jdbcUrl(), 4));
+      Inbox inbox = Inbox.create(dataSource, contract.inboxStore(schema));
+      InboxHandler handler = (tx, m, key) -> {
+        insertSideEffect(tx, schema, consumer, m);
+        HALT_AFTER_COMMIT.set(new String(m.payload(), StandardCharsets.UTF_8).endsWith(CRASH));
+      };
+      contract.subscriber(args[1], args[2], inbox, consumer, handler).start();
+      Thread.sleep(WAIT.toMillis());
+      System.exit(1); // never reached the marked message
+    }
+
+    private static DataSource haltingAfterMarkedCommits(DataSource real) {
+      return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+          (proxy, method, args) -> {
+            Object result = method.invoke(real, args);
+            return method.getName().equals("getConnection") ? haltingAfterMarkedCommit((Connection) result) : result;
+          });
+    }
+
+    private static Connection haltingAfterMarkedCommit(Connection real) {
+      return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+          (proxy, method, args) -> {
+            Object result = method.invoke(real, args);
+            if (method.getName().equals("commit") && HALT_AFTER_COMMIT.get()) {
+              Runtime.getRuntime().halt(HALTED_AFTER_COMMIT);
+            }
+            return result;
+          });
+    }
+  }
+
+  // --- helpers ---
+
+  private InboxHandler recordSideEffect(String consumer) {
+    return (tx, m, key) -> insertSideEffect(tx, db.schema(), consumer, m);
+  }
+
+  private static void insertSideEffect(Connection tx, String schema, String consumer, Message m) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement("INSERT INTO " + schema + ".side_effect"
+        + " (consumer, message_id, key, body) VALUES (?, ?, ?, ?)")) {
+      p.setString(1, consumer);
+      p.setObject(2, m.id());
+      p.setString(3, m.key());
+      p.setString(4, new String(m.payload(), StandardCharsets.UTF_8));
+      p.executeUpdate();
+    }
+  }
+
+  /** Messages of {@code keys} keys, interleaved, each key's bodies numbered in order. */
+  private static List<Message> keyedMessages(String destination, int keys, int perKey) {
+    List<Message> messages = new ArrayList<>();
+    for (int i = 0; i < perKey; i++) {
+      for (int k = 0; k < keys; k++) {
+        messages.add(message(destination, "key-" + k, "key-" + k + ":" + i));
+      }
+    }
+    return messages;
+  }
+
+  private static Message message(String destination, String key, String body) {
+    return Message.builder().type("ContractEvent").destination(destination).key(key)
+        .payload(body.getBytes(StandardCharsets.UTF_8), "text/plain").build();
+  }
+
+  private static void publishAll(Publisher publisher, List<Message> messages, int batchSize) {
+    for (int from = 0; from < messages.size(); from += batchSize) {
+      List<Message> batch = messages.subList(from, Math.min(messages.size(), from + batchSize));
+      PublishResult result = publisher.publish(batch);
+      assertThat(result.failures()).as("every message of the batch acknowledged").isEmpty();
+      assertThat(result.acknowledged()).isEqualTo(batch.size());
+    }
+  }
+
+  private void awaitHandled(String consumer, int count) {
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> handledIds(consumer).size() >= count);
+  }
+
+  /** Every side effect's message id, duplicates included, in the order they were applied. */
+  private List<UUID> handledIds(String consumer) throws SQLException {
+    List<UUID> ids = new ArrayList<>();
+    for (String[] row : sideEffects(consumer)) {
+      ids.add(UUID.fromString(row[0]));
+    }
+    return ids;
+  }
+
+  private Map<String, List<String>> bodiesByKey(String consumer) throws SQLException {
+    Map<String, List<String>> byKey = new LinkedHashMap<>();
+    for (String[] row : sideEffects(consumer)) {
+      byKey.computeIfAbsent(row[1], k -> new ArrayList<>()).add(row[2]);
+    }
+    return byKey;
+  }
+
+  private static Map<String, List<String>> bodiesByKey(List<Message> sent) {
+    Map<String, List<String>> byKey = new LinkedHashMap<>();
+    for (Message m : sent) {
+      byKey.computeIfAbsent(m.key(), k -> new ArrayList<>()).add(new String(m.payload(), StandardCharsets.UTF_8));
+    }
+    return byKey;
+  }
+
+  private List<String[]> sideEffects(String consumer) throws SQLException {
+    List<String[]> rows = new ArrayList<>();
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement("SELECT message_id, key, body FROM " + db.schema()
+            + ".side_effect WHERE consumer = ? ORDER BY seq")) {
+      p.setString(1, consumer);
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          rows.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
+        }
+      }
+    }
+    return rows;
+  }
+
+  private static List<Message> concat(List<Message> a, List<Message> b) {
+    List<Message> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
+  }
+
+  private static byte[] randomBytes(int size) {
+    byte[] bytes = new byte[size];
+    new Random(size).nextBytes(bytes);
+    return bytes;
+  }
+
+  private static String uniqueName() {
+    return "c" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+  }
+
+  private Subscriber start(Subscriber subscriber) {
+    closing(subscriber).start();
+    return subscriber;
+  }
+
+  private <T extends AutoCloseable> T closing(T resource) {
+    toClose.add(resource);
+    return resource;
+  }
+
+  private static void execute(DataSource dataSource, String sql) throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+}
