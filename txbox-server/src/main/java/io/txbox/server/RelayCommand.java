@@ -6,6 +6,7 @@ import io.txbox.RetryPolicy;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.nats.NatsPublisher;
+import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.spi.Publisher;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -19,9 +20,9 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code txbox relay}: relays the outbox to Kafka or NATS until stopped (SIGTERM drains and stops). */
+/** {@code txbox relay}: relays the outbox to Kafka, NATS or RabbitMQ until stopped (SIGTERM drains and stops). */
 @Command(name = "relay", mixinStandardHelpOptions = true,
-    description = "Relays the outbox to Kafka or NATS JetStream until stopped. SIGTERM finishes the"
+    description = "Relays the outbox to Kafka, NATS JetStream or RabbitMQ until stopped. SIGTERM finishes the"
         + " current round, gives the buckets back to other instances, and exits.")
 final class RelayCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(RelayCommand.class);
@@ -29,7 +30,7 @@ final class RelayCommand implements Callable<Integer> {
   @Mixin DatabaseOptions database;
 
   /** The brokers the relay can publish to. */
-  enum Broker { kafka, nats }
+  enum Broker { kafka, nats, rabbitmq }
 
   @Option(names = "--broker", defaultValue = "kafka",
       description = "Where events go: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
@@ -45,6 +46,19 @@ final class RelayCommand implements Callable<Integer> {
   @Option(names = "--nats-ack-timeout", converter = DurationConverter.class,
       description = "How long a batch waits for its PubAcks. Default: 10s.")
   Duration natsAckTimeout;
+
+  @Option(names = "--rabbitmq-uri", description = "RabbitMQ URI (amqp://user:password@host:5672/vhost);"
+      + " required with --broker rabbitmq. Messages go to the exchange named by their destination,"
+      + " with their key as the routing key.")
+  String rabbitUri;
+
+  @Option(names = "--rabbitmq-confirm-timeout", converter = DurationConverter.class,
+      description = "How long a batch waits for its publisher confirms. Default: 10s.")
+  Duration rabbitConfirmTimeout;
+
+  @Option(names = "--rabbitmq-max-message-size",
+      description = "Largest payload in bytes; set it to the broker's max_message_size. Default: 16777216.")
+  Integer rabbitMaxMessageSize;
 
   @Option(names = "--kafka-property", description = "Extra producer property, name=value; repeatable.")
   Map<String, String> kafkaProperties = new LinkedHashMap<>();
@@ -127,7 +141,7 @@ final class RelayCommand implements Callable<Integer> {
       stopped.countDown();
     }, "txbox-shutdown"));
     log.info("relay {} started: subscription {}, {} {}, database {}", relay.instanceId(), subscription,
-        broker, broker == Broker.kafka ? bootstrapServers : natsServers, database.jdbcUrl);
+        broker, brokerAddress(), database.jdbcUrl);
     stopped.await();
     return 0;
   }
@@ -151,6 +165,28 @@ final class RelayCommand implements Callable<Integer> {
               .replaceFirst("^ackTimeout ", "natsAckTimeout "), e);
         }
       }
+      case rabbitmq -> {
+        require(rabbitUri, "--rabbitmq-uri (TXBOX_RABBITMQ_URI)");
+        RabbitPublisher.Builder rabbit = RabbitPublisher.builder().uri(rabbitUri);
+        set(rabbitConfirmTimeout, rabbit::confirmTimeout);
+        set(rabbitMaxMessageSize, rabbit::maxMessageSize);
+        try {
+          yield rabbit.build();
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(e.getMessage().replaceFirst("^uri ", "rabbitmqUri ")
+              .replaceFirst("^confirmTimeout ", "rabbitmqConfirmTimeout ")
+              .replaceFirst("^maxMessageSize ", "rabbitmqMaxMessageSize "), e);
+        }
+      }
+    };
+  }
+
+  /** Where the events go, for the log; a RabbitMQ URI without its password. */
+  private String brokerAddress() {
+    return switch (broker) {
+      case kafka -> bootstrapServers;
+      case nats -> natsServers;
+      case rabbitmq -> rabbitUri.replaceAll(":[^:@/]*@", ":***@");
     };
   }
 

@@ -65,6 +65,12 @@ class CommandLineTest {
         .contains("--kafka-bootstrap-servers (TXBOX_KAFKA_BOOTSTRAP_SERVERS) is required with --broker kafka")
         .contains("--nats-servers (TXBOX_NATS_SERVERS) is required with --broker nats")
         .contains("invalid --nats-ack-timeout (TXBOX_NATS_ACK_TIMEOUT): natsAckTimeout must be >= 1 ms and <= PT5M");
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "rabbitmq")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "rabbitmq",
+        "--rabbitmq-uri", "amqp://guest:guest@127.0.0.1:1", "--rabbitmq-max-message-size", "0")).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("--rabbitmq-uri (TXBOX_RABBITMQ_URI) is required with --broker rabbitmq")
+        .contains("invalid --rabbitmq-max-message-size (TXBOX_RABBITMQ_MAX_MESSAGE_SIZE): rabbitmqMaxMessageSize must be >= 1");
   }
 
   @Test

@@ -88,7 +88,10 @@ public abstract class TransportContract {
   protected abstract Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer,
       InboxHandler handler);
 
-  /** The largest message, in bytes of payload, the broker accepts with its default settings. */
+  /**
+   * The largest payload, in bytes, the transport sends with its default settings: the broker's
+   * limit, or the publisher's own where it checks one first.
+   */
   protected abstract int payloadLimit();
 
   /** Creates txbox's tables in {@code db}'s schema. */

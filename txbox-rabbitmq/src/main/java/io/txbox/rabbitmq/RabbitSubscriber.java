@@ -1,0 +1,386 @@
+package io.txbox.rabbitmq;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.Delivery;
+import io.txbox.Inbox;
+import io.txbox.InboxHandler;
+import io.txbox.InboxQueue;
+import io.txbox.Message;
+import io.txbox.RetryPolicy;
+import io.txbox.rabbitmq.internal.RabbitConnections;
+import io.txbox.rabbitmq.internal.RabbitMessages;
+import io.txbox.spi.Subscriber;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Feeds a RabbitMQ queue into an {@link Inbox}: each delivery is received by the inbox (recorded
+ * and handled in one database transaction) and acknowledged only after that transaction
+ * committed. A crash in between leaves the delivery unacknowledged; the broker delivers it again
+ * and the inbox recognises it as a duplicate.
+ *
+ * <pre>{@code
+ * RabbitSubscriber subscriber = RabbitSubscriber.builder(inbox, "inventory", (tx, message, key) -> reserve(tx, message))
+ *     .uri("amqp://app:secret@rabbit:5672")
+ *     .queue("inventory.orders")
+ *     .build()
+ *     .start();
+ * ...
+ * subscriber.close(); // finishes the deliveries in hand; the broker requeues the rest
+ * }</pre>
+ *
+ * <p>The queue must exist (txbox declares no topology). At most {@link Builder#prefetch} deliveries
+ * are unacknowledged at a time, the bound on work in hand. Deliveries are handled in queue order;
+ * with {@link Builder#concurrency} above 1, deliveries of different keys (the {@code txbox-key}
+ * header) are handled on different threads, those of one key one after another. A delivery whose
+ * handler fails is retried in hand with the retry policy's backoff and never skipped, and later
+ * deliveries of its key wait. One that cannot be read as a message is rejected without requeue,
+ * which sends it to the queue's dead-letter exchange if it has one ({@code x-dead-letter-exchange}).
+ *
+ * <p>Per-key order holds for one consumer per queue: declare the queue with {@code
+ * x-single-active-consumer} and run as many subscribers as you like, and the broker delivers to
+ * one of them at a time. When the connection is lost the subscriber connects again after a second;
+ * deliveries of the lost connection that were not acknowledged come again.
+ */
+public final class RabbitSubscriber implements Subscriber {
+  private static final Logger log = LoggerFactory.getLogger(RabbitSubscriber.class);
+  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
+
+  /** Default unacknowledged deliveries at a time. */
+  public static final int DEFAULT_PREFETCH = 100;
+  /** Most unacknowledged deliveries at a time. */
+  public static final int MAX_PREFETCH = 10_000;
+  /** Default threads that handle different keys in parallel. */
+  public static final int DEFAULT_CONCURRENCY = 1;
+  /** Most handler threads. */
+  public static final int MAX_CONCURRENCY = 64;
+  /** Default time {@link #close()} waits for the deliveries in hand. */
+  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+  /** Largest message body the subscriber accepts: RabbitMQ's own hard limit. */
+  private static final int MAX_BODY = 512 * 1024 * 1024;
+
+  private final Intake intake;
+  private final String consumerName;
+  private final Builder settings;
+  private final RabbitConnections connections;
+  private final AtomicLong processed = new AtomicLong();
+  private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong rejected = new AtomicLong();
+  private final List<ExecutorService> workers = new ArrayList<>();
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private volatile boolean running = true;
+  private volatile Channel channel;
+  private Thread supervisor;
+
+  private RabbitSubscriber(Builder b) {
+    this.intake = b.intake;
+    this.consumerName = b.consumerName;
+    this.settings = b;
+    this.connections = new RabbitConnections(b.factory, "txbox-subscriber-" + b.consumerName);
+  }
+
+  /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
+  public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
+    Objects.requireNonNull(inbox, "inbox must not be null");
+    Objects.requireNonNull(handler, "handler must not be null");
+    return new Builder(consumerName, m -> inbox.receive(consumerName, m, handler) == Inbox.Receipt.PROCESSED);
+  }
+
+  /**
+   * A builder for a subscriber that stores deliveries in {@code queue} and acknowledges them at
+   * once; the queue's workers process them. The consumer name is the queue's.
+   */
+  public static Builder builder(InboxQueue queue) {
+    Objects.requireNonNull(queue, "queue must not be null");
+    return new Builder(queue.consumer(), m -> {
+      try {
+        return queue.enqueue(m) == InboxQueue.Enqueued.QUEUED;
+      } catch (IllegalArgumentException e) {
+        throw new Unreadable(e); // a malformed txbox-sequence header: no retry can fix it
+      }
+    });
+  }
+
+  /** A delivery no retry can make readable; it is logged and rejected. */
+  private static final class Unreadable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Unreadable(IllegalArgumentException cause) {
+      super(cause.getMessage(), cause);
+    }
+  }
+
+  /** Where a message goes: the inbox (handled now) or its queue (handled later). */
+  @FunctionalInterface
+  private interface Intake {
+    /** Takes the message in its own transaction; false when it was a duplicate. */
+    boolean take(Message message) throws Exception;
+  }
+
+  /**
+   * Checks that the queue exists and starts consuming in the background.
+   *
+   * @throws IllegalStateException when the broker cannot be reached or has no such queue
+   */
+  @Override
+  public synchronized RabbitSubscriber start() {
+    if (supervisor != null) {
+      throw new IllegalStateException("subscriber " + consumerName + " is already started");
+    }
+    for (int i = 0; i < settings.concurrency; i++) {
+      workers.add(Executors.newSingleThreadExecutor(r -> new Thread(r, "txbox-rabbitmq-handler-" + consumerName)));
+    }
+    try {
+      consume(); // the first connection in the caller's thread, so that a mistake shows at once
+    } catch (IOException | TimeoutException e) {
+      workers.forEach(ExecutorService::shutdownNow);
+      workers.clear();
+      connections.close();
+      throw new IllegalStateException("subscriber " + consumerName + ": cannot consume queue '" + settings.queue
+          + "': " + describe(e) + " (it must exist; txbox declares no topology)", e);
+    }
+    supervisor = new Thread(this::superviseConnection, "txbox-rabbitmq-subscriber-" + consumerName);
+    supervisor.start();
+    return this;
+  }
+
+  private static String describe(Exception e) {
+    return e.getCause() != null ? e.getCause().getMessage() : e.toString();
+  }
+
+  private void consume() throws IOException, TimeoutException {
+    Connection connection = connections.get();
+    Channel ch = connection.createChannel();
+    ch.basicQos(settings.prefetch);
+    ch.basicConsume(settings.queue, false, "txbox-" + consumerName,
+        (tag, delivery) -> dispatch(ch, delivery), tag -> log.warn("subscriber {}: the broker cancelled"
+            + " consuming queue '{}' (deleted?)", consumerName, settings.queue));
+    channel = ch;
+  }
+
+  /** Connects again, a second after the connection or channel was lost, until closed. */
+  private void superviseConnection() {
+    while (running) {
+      try {
+        if (stopped.await(1, TimeUnit.SECONDS)) {
+          return;
+        }
+        Channel ch = channel;
+        if (ch == null || !ch.isOpen()) {
+          consume();
+          log.info("subscriber {}: consuming queue '{}' again", consumerName, settings.queue);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (IOException | TimeoutException | RuntimeException e) {
+        log.warn("subscriber {}: cannot consume queue '{}' yet, trying again in 1 s: {}", consumerName,
+            settings.queue, e.toString());
+      }
+    }
+  }
+
+  /** On the client's thread: hands the delivery to its key's worker, in arrival order. */
+  private void dispatch(Channel ch, Delivery delivery) {
+    Object key = delivery.getProperties().getHeaders() == null ? null
+        : delivery.getProperties().getHeaders().get(RabbitMessages.KEY);
+    int worker = key == null ? 0 : Math.floorMod(key.toString().hashCode(), workers.size());
+    workers.get(worker).execute(() -> handleUntilDone(ch, delivery));
+  }
+
+  /** Handles one delivery, retrying in hand until it succeeds, its channel is gone, or closing. */
+  private void handleUntilDone(Channel ch, Delivery delivery) {
+    long tag = delivery.getEnvelope().getDeliveryTag();
+    Message message;
+    try {
+      message = RabbitMessages.toMessage(delivery);
+    } catch (IllegalArgumentException e) {
+      reject(ch, tag, e);
+      return;
+    }
+    for (int attempts = 1; running && ch.isOpen(); attempts++) {
+      try {
+        (intake.take(message) ? processed : duplicates).incrementAndGet();
+        ack(ch, tag);
+        return;
+      } catch (Unreadable e) {
+        reject(ch, tag, e);
+        return;
+      } catch (Exception e) {
+        Duration delay = settings.retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
+        log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
+            consumerName, message.id(), attempts, delay.toMillis(), e.toString());
+        pause(delay);
+      }
+    }
+    // closing, or the channel is gone: unacknowledged, the broker delivers it again
+  }
+
+  private void ack(Channel ch, long tag) {
+    try {
+      ch.basicAck(tag, false);
+    } catch (IOException | RuntimeException e) {
+      log.debug("subscriber {}: ack lost with the channel; the message comes again and the inbox absorbs it: {}",
+          consumerName, e.toString());
+    }
+  }
+
+  private void reject(Channel ch, long tag, RuntimeException e) {
+    rejected.incrementAndGet();
+    log.error("subscriber {}: rejected an unreadable message of queue '{}' (to its dead-letter exchange,"
+        + " if any): {}", consumerName, settings.queue, e.getMessage());
+    try {
+      ch.basicReject(tag, false);
+    } catch (IOException | RuntimeException ex) {
+      log.debug("subscriber {}: reject lost with the channel: {}", consumerName, ex.toString());
+    }
+  }
+
+  private void pause(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public long processed() {
+    return processed.get();
+  }
+
+  @Override
+  public long duplicates() {
+    return duplicates.get();
+  }
+
+  @Override
+  public long rejected() {
+    return rejected.get();
+  }
+
+  /** Stops taking deliveries, finishes those in hand, and disconnects; the broker requeues the rest. */
+  @Override
+  public synchronized void close() {
+    if (supervisor == null) {
+      return;
+    }
+    Channel ch = channel;
+    if (ch != null && ch.isOpen()) {
+      try {
+        ch.basicCancel("txbox-" + consumerName); // no new deliveries; those in hand still ack
+      } catch (IOException | RuntimeException e) {
+        log.debug("subscriber {}: cancel failed: {}", consumerName, e.toString());
+      }
+    }
+    running = false; // deliveries not started yet are skipped, left unacknowledged
+    stopped.countDown();
+    long deadline = System.nanoTime() + settings.drainTimeout.toNanos();
+    for (ExecutorService w : workers) {
+      w.shutdown();
+      try {
+        w.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      w.shutdownNow();
+    }
+    connections.close();
+    supervisor = null;
+  }
+
+  /** Builds a {@link RabbitSubscriber}; {@link #build()} checks the settings. */
+  public static final class Builder {
+    private final ConnectionFactory factory = new ConnectionFactory();
+    private final String consumerName;
+    private final Intake intake;
+    private String uri;
+    private String queue;
+    private int prefetch = DEFAULT_PREFETCH;
+    private int concurrency = DEFAULT_CONCURRENCY;
+    private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+
+    private Builder(String consumerName, Intake intake) {
+      this.consumerName = consumerName;
+      this.intake = intake;
+    }
+
+    /** The broker, such as {@code amqp://user:password@rabbit:5672/vhost}. Required. */
+    public Builder uri(String uri) {
+      this.uri = uri;
+      return this;
+    }
+
+    /** The queue to consume. Required; it must exist. */
+    public Builder queue(String queue) {
+      this.queue = queue;
+      return this;
+    }
+
+    /** Unacknowledged deliveries at a time, the bound on work in hand. Default {@value #DEFAULT_PREFETCH}, at most {@value #MAX_PREFETCH}. */
+    public Builder prefetch(int prefetch) {
+      this.prefetch = prefetch;
+      return this;
+    }
+
+    /**
+     * Threads that handle different keys in parallel (each with a database connection while it
+     * handles a message). Default {@value #DEFAULT_CONCURRENCY}, at most {@value #MAX_CONCURRENCY}.
+     */
+    public Builder concurrency(int concurrency) {
+      this.concurrency = concurrency;
+      return this;
+    }
+
+    /** Backoff between attempts at a failing message. Default {@link RetryPolicy#defaults()}. */
+    public Builder retryPolicy(RetryPolicy retryPolicy) {
+      this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
+      return this;
+    }
+
+    /** How long {@link RabbitSubscriber#close()} waits for the deliveries in hand. Default 30 s. */
+    public Builder drainTimeout(Duration drainTimeout) {
+      this.drainTimeout = drainTimeout;
+      return this;
+    }
+
+    /** Checks the settings and builds the subscriber; it connects on {@link RabbitSubscriber#start()}. */
+    public RabbitSubscriber build() {
+      if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
+        throw new IllegalArgumentException(
+            "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");
+      }
+      RabbitConnections.configure(factory, uri);
+      factory.setMaxInboundMessageBodySize(MAX_BODY); // whatever the publisher was allowed to send
+      if (queue == null || queue.isBlank()) {
+        throw new IllegalArgumentException("queue must name the queue to consume, such as inventory.orders");
+      }
+      if (prefetch < 1 || prefetch > MAX_PREFETCH) {
+        throw new IllegalArgumentException("prefetch must be >= 1 and <= " + MAX_PREFETCH + ", was " + prefetch);
+      }
+      if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+        throw new IllegalArgumentException("concurrency must be >= 1 and <= " + MAX_CONCURRENCY + ", was " + concurrency);
+      }
+      if (drainTimeout == null || drainTimeout.isNegative()) {
+        throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
+      }
+      return new RabbitSubscriber(this);
+    }
+  }
+}

@@ -1,0 +1,146 @@
+package io.txbox.testkit;
+
+import io.txbox.testkit.internal.LocalPorts;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A RabbitMQ node that a test starts for itself, with its own node name, port and data directory,
+ * so that it may kill it. The machine's RabbitMQ ({@value #MACHINE_URI}) serves every other test;
+ * this one runs the same installation: the environment variable {@value #BINARY_VARIABLE}, else
+ * {@code /usr/lib/rabbitmq/bin/rabbitmq-server}. It shares the machine's {@code epmd}, which it
+ * never stops.
+ *
+ * <pre>{@code
+ * try (RabbitServer rabbit = RabbitServer.start()) {
+ *   publisher = RabbitPublisher.builder().uri(rabbit.address()).build();
+ *   rabbit.stop();
+ *   rabbit.restart();
+ * }
+ * }</pre>
+ */
+public final class RabbitServer implements StoppableBroker {
+  /** The machine's RabbitMQ, which tests use unless they must stop it. */
+  public static final String MACHINE_URI = "amqp://guest:guest@127.0.0.1:5672";
+  /** Environment variable naming the {@code rabbitmq-server} script. */
+  public static final String BINARY_VARIABLE = "TXBOX_RABBITMQ_SERVER";
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+
+  private final Path directory;
+  private final int port;
+  private final int distributionPort;
+  private Process process;
+
+  private RabbitServer(Path directory, int port, int distributionPort) {
+    this.directory = directory;
+    this.port = port;
+    this.distributionPort = distributionPort;
+  }
+
+  /** Starts a node on a free port and waits until it serves. */
+  public static RabbitServer start() {
+    try {
+      Path directory = Files.createTempDirectory("txbox-rabbitmq-");
+      int port = LocalPorts.free();
+      Files.writeString(directory.resolve("enabled_plugins"), "[].\n");
+      Files.writeString(directory.resolve("rabbitmq.conf"), "listeners.tcp.default = " + port + "\n"
+          + "loopback_users = none\n");
+      RabbitServer server = new RabbitServer(directory, port, LocalPorts.free());
+      server.restart();
+      return server;
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not start a RabbitMQ node", e);
+    }
+  }
+
+  @Override
+  public String address() {
+    return "amqp://guest:guest@127.0.0.1:" + port;
+  }
+
+  /** SIGKILL to the node's Erlang VM and everything it started; its data directory stays. */
+  @Override
+  public synchronized void stop() {
+    if (process != null) {
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
+      process.destroyForcibly();
+      try {
+        process.waitFor(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      process = null;
+    }
+  }
+
+  @Override
+  public synchronized void restart() {
+    if (process != null && process.isAlive()) {
+      return;
+    }
+    try {
+      Path log = directory.resolve("rabbitmq.out");
+      long logStart = Files.exists(log) ? Files.size(log) : 0;
+      ProcessBuilder builder = new ProcessBuilder(binary())
+          .redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+      Map<String, String> env = builder.environment();
+      env.put("RABBITMQ_NODENAME", "txbox-" + port + "@localhost");
+      env.put("RABBITMQ_NODE_PORT", Integer.toString(port));
+      env.put("RABBITMQ_DIST_PORT", Integer.toString(distributionPort));
+      env.put("RABBITMQ_MNESIA_BASE", directory.resolve("mnesia").toString());
+      env.put("RABBITMQ_LOG_BASE", directory.resolve("log").toString());
+      env.put("RABBITMQ_ENABLED_PLUGINS_FILE", directory.resolve("enabled_plugins").toString());
+      env.put("RABBITMQ_CONFIG_FILE", directory.resolve("rabbitmq").toString());
+      env.put("RABBITMQ_PID_FILE", directory.resolve("pid").toString());
+      env.put("HOME", directory.toString()); // its own Erlang cookie
+      process = builder.start();
+      awaitReady(log, logStart);
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not start rabbitmq-server (set " + BINARY_VARIABLE + " to its path)", e);
+    }
+  }
+
+  private void awaitReady(Path log, long logStart) throws IOException {
+    Instant deadline = Instant.now().plus(READY_TIMEOUT);
+    while (Instant.now().isBefore(deadline)) {
+      if (!process.isAlive()) {
+        throw new IllegalStateException("rabbitmq-server exited while starting: " + Files.readString(log));
+      }
+      String written = Files.readString(log).substring((int) Math.min(logStart, Files.size(log)));
+      if (written.contains("Starting broker... completed") && LocalPorts.listening(port)) {
+        return;
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while starting rabbitmq-server", e);
+      }
+    }
+    throw new IllegalStateException("rabbitmq-server did not start within " + READY_TIMEOUT + ": " + Files.readString(log));
+  }
+
+  private static String binary() {
+    String given = System.getenv(BINARY_VARIABLE);
+    return given != null && !given.isBlank() ? given : "/usr/lib/rabbitmq/bin/rabbitmq-server";
+  }
+
+  @Override
+  public void close() {
+    stop();
+    try (Stream<Path> files = Files.walk(directory)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      // a temporary directory left behind is harmless
+    }
+  }
+}
