@@ -16,6 +16,7 @@ import io.txbox.spi.Publisher;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -27,6 +28,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Publishes relay batches to NATS JetStream. Each message goes to a subject (its destination,
@@ -57,6 +60,7 @@ import java.util.function.Function;
  * inbox absorbs the second copy.
  */
 public final class NatsPublisher implements Publisher {
+  private static final Logger log = LoggerFactory.getLogger(NatsPublisher.class);
   /** Default time to wait for the acknowledgements of a batch. */
   public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(10);
   /** Longest accepted {@link Builder#ackTimeout}. */
@@ -89,46 +93,135 @@ public final class NatsPublisher implements Publisher {
       Thread.currentThread().interrupt();
       return PublishResult.allFailed(batch.size(), e);
     }
-    Map<Integer, Exception> failures = new HashMap<>();
-    List<CompletableFuture<PublishAck>> acks = send(connection, batch, failures);
-    await(acks, failures);
-    return PublishResult.of(batch.size(), failures);
+    Sending sending = new Sending(connection, batch);
+    sending.firstOfEachSubject();
+    sending.awaitAcks();
+    sending.theRest();
+    sending.awaitAcks();
+    sending.warnAboutOvertaking();
+    return PublishResult.of(batch.size(), sending.failures);
   }
 
-  /** Sends every message without waiting; a subject that failed once is not sent to again. */
-  private List<CompletableFuture<PublishAck>> send(Connection connection, List<Message> batch,
-      Map<Integer, Exception> failures) {
-    JetStream js = jetStream(connection);
-    Set<String> checked = new HashSet<>();
-    Map<String, Exception> subjectFailures = new HashMap<>();
-    List<CompletableFuture<PublishAck>> acks = new ArrayList<>(batch.size());
-    for (int i = 0; i < batch.size(); i++) {
-      acks.add(null);
-      Message m = batch.get(i);
-      String subject = subjectRouter.apply(m);
-      if (checked.add(subject)) { // once per subject and batch, whatever the server answered
-        Exception missing = checkStored(connection, subject);
-        if (missing != null) {
-          subjectFailures.put(subject, missing);
-        }
-      }
-      Exception failed = subjectFailures.get(subject);
-      if (failed == null) {
-        try {
-          acks.set(i, js.publishAsync(subject, checkedHeaders(connection, m), m.payload(),
-              PublishOptions.builder().messageId(m.id().toString()).build()));
-          continue;
-        } catch (PermanentPublishException e) {
-          failures.put(i, e);
-          continue;
-        } catch (RuntimeException e) { // a broken connection: later messages must not overtake this one
-          failed = e;
-          subjectFailures.put(subject, e);
-        }
-      }
-      failures.put(i, failed);
+  /**
+   * One batch on its way. The first message of each subject is sent and acknowledged before the
+   * rest of that subject follows, pipelined: a server that refuses messages for now (JetStream
+   * still recovering its streams after a restart) refuses the first, and no later message of its
+   * subject is stored ahead of it. A subject that failed once is not sent to again in the batch.
+   */
+  private final class Sending {
+    private final Connection connection;
+    private final JetStream js;
+    private final List<Message> batch;
+    private final String[] subjects;
+    private final List<CompletableFuture<PublishAck>> acks;
+    private final Map<Integer, Exception> failures = new HashMap<>();
+    private final Map<String, Exception> subjectFailures = new HashMap<>();
+    private final Set<Integer> firsts = new HashSet<>();
+    private final long deadline = System.nanoTime() + ackTimeout.toNanos();
+
+    Sending(Connection connection, List<Message> batch) {
+      this.connection = connection;
+      this.js = jetStream(connection);
+      this.batch = batch;
+      this.subjects = new String[batch.size()];
+      this.acks = new ArrayList<>(Collections.nCopies(batch.size(), null));
     }
-    return acks;
+
+    void firstOfEachSubject() {
+      Set<String> seen = new HashSet<>();
+      for (int i = 0; i < batch.size(); i++) {
+        subjects[i] = subjectRouter.apply(batch.get(i));
+        if (seen.add(subjects[i])) {
+          firsts.add(i);
+          Exception missing = checkStored(connection, subjects[i]);
+          if (missing != null) {
+            subjectFailures.put(subjects[i], missing);
+          }
+          send(i);
+        }
+      }
+    }
+
+    void theRest() {
+      for (int i = 0; i < batch.size(); i++) {
+        if (!firsts.contains(i)) {
+          send(i);
+        }
+      }
+    }
+
+    private void send(int i) {
+      Exception failed = subjectFailures.get(subjects[i]);
+      if (failed != null) {
+        failures.put(i, failed);
+        return;
+      }
+      Message m = batch.get(i);
+      try {
+        acks.set(i, js.publishAsync(subjects[i], checkedHeaders(connection, m), m.payload(),
+            PublishOptions.builder().messageId(m.id().toString()).build()));
+      } catch (PermanentPublishException e) {
+        failures.put(i, e); // this message is dead-lettered; the ones after it go on
+      } catch (RuntimeException e) { // a broken connection: later messages must not overtake this one
+        failures.put(i, e);
+        subjectFailures.put(subjects[i], e);
+      }
+    }
+
+    /** Collects every outstanding acknowledgement, within the batch's {@code ackTimeout}. */
+    void awaitAcks() {
+      for (int i = 0; i < acks.size(); i++) {
+        CompletableFuture<PublishAck> ack = acks.get(i);
+        if (ack == null) {
+          continue;
+        }
+        acks.set(i, null);
+        Exception failed = outcome(ack);
+        if (failed != null) {
+          failures.put(i, failed);
+          if (!(failed instanceof PermanentPublishException)) {
+            subjectFailures.putIfAbsent(subjects[i], failed);
+          }
+        }
+      }
+    }
+
+    private Exception outcome(CompletableFuture<PublishAck> ack) {
+      try {
+        ack.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        return null;
+      } catch (TimeoutException e) {
+        ack.cancel(false);
+        return new TimeoutException("no PubAck from NATS within " + ackTimeout);
+      } catch (ExecutionException e) {
+        return classify(e.getCause());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return e;
+      }
+    }
+
+    /**
+     * A message that failed for now while a later one of its subject was stored means the stream
+     * holds them out of order (the server refused one and took the next); the relay sends the
+     * failed one again, after. Rare, and worth a warning, since consumers will see it.
+     */
+    void warnAboutOvertaking() {
+      Map<String, Integer> firstFailure = new HashMap<>();
+      Set<String> warned = new HashSet<>();
+      for (int i = 0; i < batch.size(); i++) {
+        Exception failed = failures.get(i);
+        Integer earlier = firstFailure.get(subjects[i]);
+        if (failed != null) {
+          if (!(failed instanceof PermanentPublishException)) {
+            firstFailure.putIfAbsent(subjects[i], i);
+          }
+        } else if (earlier != null && warned.add(subjects[i])) {
+          log.warn("message {} on subject {} was stored before message {}, which failed ({}); consumers see"
+              + " them out of order", batch.get(i).id(), subjects[i], batch.get(earlier).id(), failures.get(earlier));
+        }
+      }
+    }
   }
 
   private JetStream jetStream(Connection connection) {
@@ -166,27 +259,6 @@ public final class NatsPublisher implements Publisher {
           + " over the server's max_payload of " + limit + ": raise max_payload or send a reference to the data");
     }
     return headers;
-  }
-
-  private void await(List<CompletableFuture<PublishAck>> acks, Map<Integer, Exception> failures) {
-    long deadline = System.nanoTime() + ackTimeout.toNanos();
-    for (int i = 0; i < acks.size(); i++) {
-      CompletableFuture<PublishAck> ack = acks.get(i);
-      if (ack == null) {
-        continue;
-      }
-      try {
-        ack.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
-        ack.cancel(false);
-        failures.put(i, new TimeoutException("no PubAck from NATS within " + ackTimeout));
-      } catch (ExecutionException e) {
-        failures.put(i, classify(e.getCause()));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        failures.put(i, e);
-      }
-    }
   }
 
   /** JetStream's "message size exceeds maximum allowed" cannot succeed on a retry. */
