@@ -5,8 +5,10 @@ import io.nats.client.ConsumerContext;
 import io.nats.client.FetchConsumeOptions;
 import io.nats.client.FetchConsumer;
 import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
 import io.nats.client.api.AckPolicy;
 import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.ConsumerInfo;
 import io.nats.client.api.DeliverPolicy;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
@@ -57,9 +59,12 @@ import org.slf4j.LoggerFactory;
  * waits, the subscriber tells the server it is still in progress so that {@code AckWait} does not
  * expire, and the next batch waits for it.
  *
- * <p>Order per key holds for one subscriber per durable consumer. Several processes bound to one
- * durable share its messages but not its order; to scale out and keep order, partition the
- * subjects and give each partition its own durable.
+ * <p>Order per key holds for one subscriber per durable consumer, also across crashes: a durable
+ * left with unacknowledged messages is created again from its acknowledgement floor on {@link
+ * #start()}, so those messages come again in stream order, ahead of newer ones, instead of after
+ * {@code AckWait}. Several processes bound to one durable would share its messages but not its
+ * order (and reset it under each other); to scale out and keep order, partition the subjects and
+ * give each partition its own durable.
  *
  * <p>{@code MaxDeliver} bounds the deliveries that were never acknowledged, such as a message
  * that crashes the process every time: past it, the server stops delivering that message to this
@@ -70,6 +75,8 @@ public final class NatsSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(NatsSubscriber.class);
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
   private static final Pattern DURABLE = Pattern.compile("[A-Za-z0-9_-]{1,100}");
+  /** JetStream's error code for a consumer that does not exist. */
+  private static final int CONSUMER_NOT_FOUND = 10014;
   /** Shortest wait of a pull request that JetStream accepts. */
   private static final long FETCH_WAIT_MILLIS = 1000;
 
@@ -168,19 +175,10 @@ public final class NatsSubscriber implements Subscriber {
   }
 
   private ConsumerContext bindConsumer() {
-    ConsumerConfiguration.Builder config = ConsumerConfiguration.builder()
-        .durable(settings.durable)
-        .ackPolicy(AckPolicy.Explicit)
-        .deliverPolicy(DeliverPolicy.All)
-        .ackWait(settings.ackWait)
-        .maxDeliver(settings.maxDeliver)
-        .maxAckPending(Math.max(1000, 2L * settings.fetchSize));
-    if (!settings.subjects.isEmpty()) {
-      config.filterSubjects(settings.subjects);
-    }
     try {
       Connection connection = connections.get();
-      connection.jetStreamManagement().addOrUpdateConsumer(settings.stream, config.build());
+      JetStreamManagement jsm = connection.jetStreamManagement();
+      jsm.addOrUpdateConsumer(settings.stream, consumerConfig(jsm, existing(jsm)));
       return connection.getConsumerContext(settings.stream, settings.durable);
     } catch (IOException | JetStreamApiException e) {
       connections.close();
@@ -190,6 +188,49 @@ public final class NatsSubscriber implements Subscriber {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while connecting to " + settings.servers, e);
     }
+  }
+
+  private ConsumerInfo existing(JetStreamManagement jsm) throws IOException, JetStreamApiException {
+    try {
+      return jsm.getConsumerInfo(settings.stream, settings.durable);
+    } catch (JetStreamApiException e) {
+      if (e.getApiErrorCode() == CONSUMER_NOT_FOUND) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The durable's settings, and where it starts. Messages that a subscriber which is gone never
+   * acknowledged would come back only after {@code AckWait}, behind newer messages of their keys;
+   * so a durable with unacknowledged messages is created again from its acknowledgement floor,
+   * which delivers everything after the floor again in stream order (the inbox absorbs what was
+   * handled already). That is why a durable must have one subscriber at a time.
+   */
+  private ConsumerConfiguration consumerConfig(JetStreamManagement jsm, ConsumerInfo existing)
+      throws IOException, JetStreamApiException {
+    ConsumerConfiguration.Builder config = ConsumerConfiguration.builder()
+        .durable(settings.durable)
+        .ackPolicy(AckPolicy.Explicit)
+        .ackWait(settings.ackWait)
+        .maxDeliver(settings.maxDeliver)
+        .maxAckPending(Math.max(1000, 2L * settings.fetchSize));
+    if (!settings.subjects.isEmpty()) {
+      config.filterSubjects(settings.subjects);
+    }
+    if (existing == null) {
+      return config.deliverPolicy(DeliverPolicy.All).build();
+    }
+    if (existing.getNumAckPending() == 0) { // deliver policy and start cannot change in place
+      ConsumerConfiguration was = existing.getConsumerConfiguration();
+      return config.deliverPolicy(was.getDeliverPolicy()).startSequence(was.getStartSequence()).build();
+    }
+    long from = existing.getAckFloor().getStreamSequence() + 1;
+    log.info("subscriber {}: {} messages of durable {} were never acknowledged; delivering again in order"
+        + " from stream sequence {}", consumerName, existing.getNumAckPending(), settings.durable, from);
+    jsm.deleteConsumer(settings.stream, settings.durable);
+    return config.deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(from).build();
   }
 
   @Override

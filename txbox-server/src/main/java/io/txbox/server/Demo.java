@@ -6,7 +6,6 @@ import io.txbox.examples.ShopSchema;
 import io.txbox.examples.inventory.InventoryApp;
 import io.txbox.examples.orders.OrderService;
 import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.testkit.KafkaBroker;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -17,34 +16,32 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.common.TopicPartition;
 
 /**
  * The whole promise in one run: an order service places orders through the outbox, relays (each
- * its own JVM) publish the events to Kafka, and inventory services (each its own JVM) reserve
+ * its own JVM) publish the events to Kafka, NATS or RabbitMQ, and inventory services (each its own JVM) reserve
  * stock through the inbox, while chaos SIGKILLs relays and inventory services at random. At the
  * end the database says whether any order was lost, reserved twice or reserved out of order.
  */
 final class Demo {
-  private static final int PARTITIONS = 8;
+  private static final int PARTITIONS = KafkaDemoBroker.PARTITIONS;
 
-  /** What to run; see {@link DemoCommand} for the defaults. {@code jdbcUrl} and {@code kafka} null: start our own. */
+  /** The brokers the demo runs on. */
+  enum Broker { kafka, nats, rabbitmq }
+
+  /**
+   * What to run; see {@link DemoCommand} for the defaults. {@code jdbcUrl} and {@code brokerAddress}
+   * null: start our own.
+   */
   record Settings(long events, int perSecond, int products, int writers, int relays, int consumers,
-      int consumerThreads, boolean chaos, Duration chaosInterval, Duration warmUp, String jdbcUrl, String kafka,
-      Duration timeout, boolean keep) {
+      int consumerThreads, boolean chaos, Duration chaosInterval, Duration warmUp, String jdbcUrl, Broker broker,
+      String brokerAddress, Duration timeout, boolean keep) {
     Settings {
       require(events >= 1 && events <= 100_000_000, "--events must be 1 to 100,000,000, was " + events);
       require(perSecond >= 1 && perSecond <= 100_000, "--rate must be 1 to 100,000 events/s, was " + perSecond);
@@ -54,8 +51,10 @@ final class Demo {
       require(relays >= 1 && relays <= 8, "--relays must be 1 to 8, was " + relays);
       require(consumers >= 1 && consumers <= PARTITIONS,
           "--consumers must be 1 to " + PARTITIONS + " (the topic's partitions), was " + consumers);
+      require(broker != Broker.nats || consumers == 1, "--consumers must be 1 with --broker nats (one durable"
+          + " consumer keeps each key's order; use --consumer-threads to handle keys in parallel), was " + consumers);
       require(consumerThreads >= 1 && consumerThreads <= PARTITIONS,
-          "--consumer-threads must be 1 to " + PARTITIONS + " (the topic's partitions), was " + consumerThreads);
+          "--consumer-threads must be 1 to " + PARTITIONS + ", was " + consumerThreads);
       require(chaosInterval.toMillis() >= 500, "--chaos-interval must be at least 500ms, was " + chaosInterval);
       require(!warmUp.isNegative() && warmUp.compareTo(Duration.ofMinutes(10)) <= 0,
           "--warm-up must be 0 to 10m, was " + warmUp);
@@ -80,11 +79,8 @@ final class Demo {
   DemoReport run() throws Exception {
     String run = UUID.randomUUID().toString().substring(0, 8);
     try (EmbeddedDatabase embedded = settings.jdbcUrl() == null ? startDatabase() : null;
-        KafkaBroker broker = settings.kafka() == null ? startKafka() : null) {
+        DemoBroker broker = startBroker(run)) {
       String jdbcUrl = embedded != null ? embedded.jdbcUrl() : settings.jdbcUrl();
-      String kafka = broker != null ? broker.bootstrapServers() : settings.kafka();
-      String topic = "orders-" + run;
-      createTopic(kafka, topic);
       try (HikariDataSource ds = pool(jdbcUrl)) {
         String schema = "txbox_demo_" + run;
         PostgresOutboxStore store = PostgresOutboxStore.builder(ds).schema(schema).build();
@@ -93,7 +89,7 @@ final class Demo {
           ShopSchema.create(c, schema, settings.products());
         }
         try {
-          return runServices(ds, store, jdbcUrl, kafka, schema, topic);
+          return runServices(ds, store, jdbcUrl, broker, schema);
         } finally {
           if (!settings.keep()) {
             dropSchema(ds, schema);
@@ -103,18 +99,18 @@ final class Demo {
     }
   }
 
-  private DemoReport runServices(HikariDataSource ds, PostgresOutboxStore store, String jdbcUrl, String kafka,
-      String schema, String topic) throws Exception {
+  private DemoReport runServices(HikariDataSource ds, PostgresOutboxStore store, String jdbcUrl, DemoBroker broker,
+      String schema) throws Exception {
     Path logs = Files.createTempDirectory("txbox-demo-");
     out.printf("%d relays and %d inventory services start as separate JVMs (logs in %s)%n",
         settings.relays(), settings.consumers(), logs);
-    OrderWriter writer = new OrderWriter(ds, new OrderService(Outbox.create(store), schema, topic), settings.products());
+    OrderWriter writer = new OrderWriter(ds, new OrderService(Outbox.create(store), schema, broker.destination()),
+        settings.products());
     ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor();
-    try (DemoProcesses processes = new DemoProcesses(logs); Admin admin = admin(kafka)) {
-      LongSupplier topicSize = () -> recordsIn(admin, topic);
-      startProcesses(processes, jdbcUrl, kafka, schema, topic);
+    try (DemoProcesses processes = new DemoProcesses(logs)) {
+      startProcesses(processes, jdbcUrl, broker, schema);
       long started = System.nanoTime();
-      progress.scheduleAtFixedRate(() -> progress(ds, schema, writer, processes, topicSize, started), 2, 2,
+      progress.scheduleAtFixedRate(() -> progress(ds, schema, writer, processes, broker, started), 2, 2,
           TimeUnit.SECONDS);
       warmUp(ds, schema, writer);
       long measuredFrom = System.nanoTime();
@@ -143,22 +139,27 @@ final class Demo {
     }
   }
 
-  private void startProcesses(DemoProcesses processes, String jdbcUrl, String kafka, String schema, String topic)
+  private void startProcesses(DemoProcesses processes, String jdbcUrl, DemoBroker broker, String schema)
       throws IOException {
     for (int i = 1; i <= settings.relays(); i++) {
       String name = "relay-" + i;
-      processes.start(name, new DemoProcesses.Kind(Main.class.getName(), generation -> List.of("relay",
-          "--jdbc-url", jdbcUrl, "--schema", schema, "--kafka-bootstrap-servers", kafka,
-          "--instance-id", name + "." + generation,
+      processes.start(name, new DemoProcesses.Kind(Main.class.getName(), generation -> concat(List.of("relay",
+          "--jdbc-url", jdbcUrl, "--schema", schema, "--instance-id", name + "." + generation,
           // a killed relay's buckets are taken over within seconds
-          "--lease-duration", "4s", "--heartbeat-interval", "1s")));
+          "--lease-duration", "4s", "--heartbeat-interval", "1s"), broker.relayArgs())));
     }
     for (int i = 1; i <= settings.consumers(); i++) {
       String name = "inventory-" + i;
-      processes.start(name, new DemoProcesses.Kind(InventoryApp.class.getName(), generation -> List.of(
-          "--jdbc-url", jdbcUrl, "--schema", schema, "--bootstrap-servers", kafka, "--topic", topic,
-          "--member", name, "--instance", name + "." + generation, "--threads", Integer.toString(settings.consumerThreads()))));
+      processes.start(name, new DemoProcesses.Kind(InventoryApp.class.getName(), generation -> concat(List.of(
+          "--jdbc-url", jdbcUrl, "--schema", schema, "--instance", name + "." + generation,
+          "--threads", Integer.toString(settings.consumerThreads())), broker.inventoryArgs(name))));
     }
+  }
+
+  private static List<String> concat(List<String> a, List<String> b) {
+    List<String> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
   }
 
   /**
@@ -186,14 +187,15 @@ final class Demo {
   }
 
   private void progress(HikariDataSource ds, String schema, OrderWriter writer, DemoProcesses processes,
-      LongSupplier topicSize, long started) {
+      DemoBroker broker, long started) {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT (SELECT count(*) FROM " + schema + ".reservation),"
             + " (SELECT coalesce(sum(duplicates), 0) FROM " + schema + ".subscriber_stats)")) {
       rs.next();
-      out.printf("%5.0f s  placed %,9d  in Kafka %,9d  reserved %,9d  duplicates absorbed %,6d  relays up %d/%d"
+      out.printf("%5.0f s  placed %,9d  %s %,9d  reserved %,9d  duplicates absorbed %,6d  relays up %d/%d"
               + "  inventory up %d/%d%n",
-          (System.nanoTime() - started) / 1e9, writer.written(), topicSize.getAsLong(), rs.getLong(1), rs.getLong(2),
+          (System.nanoTime() - started) / 1e9, writer.written(), broker.heldLabel(), broker.held(), rs.getLong(1),
+          rs.getLong(2),
           processes.alive("relay-"), settings.relays(), processes.alive("inventory-"), settings.consumers());
     } catch (SQLException | RuntimeException e) {
       out.println("progress: " + e.getMessage());
@@ -221,34 +223,12 @@ final class Demo {
     return EmbeddedDatabase.start();
   }
 
-  private KafkaBroker startKafka() {
-    out.println("starting a Kafka broker (KRaft, from the Kafka jars; --kafka-bootstrap-servers to use yours)...");
-    return KafkaBroker.start("768m");
-  }
-
-  private static Admin admin(String kafka) {
-    return Admin.create(Map.<String, Object>of("bootstrap.servers", kafka));
-  }
-
-  /** Records in the topic: the sum of its partitions' end offsets. */
-  private static long recordsIn(Admin admin, String topic) {
-    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-    for (int p = 0; p < PARTITIONS; p++) {
-      latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
-    }
-    try {
-      return admin.listOffsets(latest).all().get(5, TimeUnit.SECONDS).values().stream()
-          .mapToLong(ListOffsetsResult.ListOffsetsResultInfo::offset).sum();
-    } catch (Exception e) {
-      throw new IllegalStateException("cannot read the topic's offsets: " + e, e);
-    }
-  }
-
-  private static void createTopic(String kafka, String topic) throws Exception {
-    try (Admin admin = admin(kafka)) {
-      admin.createTopics(List.of(new NewTopic(topic, Optional.of(PARTITIONS), Optional.empty())))
-          .all().get(60, TimeUnit.SECONDS);
-    }
+  private DemoBroker startBroker(String run) throws Exception {
+    return switch (settings.broker()) {
+      case kafka -> new KafkaDemoBroker(settings.brokerAddress(), run, out);
+      case nats -> new NatsDemoBroker(settings.brokerAddress(), run, out);
+      case rabbitmq -> new RabbitDemoBroker(settings.brokerAddress(), run, out);
+    };
   }
 
   private static HikariDataSource pool(String jdbcUrl) {

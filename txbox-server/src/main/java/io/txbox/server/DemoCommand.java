@@ -11,13 +11,14 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
     description = {
-      "Runs an order service that writes through the outbox, relays that publish to Kafka and inventory"
+      "Runs an order service that writes through the outbox, relays that publish to Kafka (or NATS, or RabbitMQ) and inventory"
           + " services that reserve stock through the inbox, while chaos SIGKILLs relays and inventory"
           + " services at random. Reports lost, applied-twice and out-of-order events, and exits 1 if any"
           + " of them is not 0.",
       "Needs nothing installed: without --jdbc-url it starts an embedded PostgreSQL, without"
           + " --kafka-bootstrap-servers a Kafka broker. With them it works in a new schema and topic,"
-          + " and drops the schema at the end."})
+          + " and drops the schema at the end. --broker nats and --broker rabbitmq start the machine's"
+          + " nats-server or RabbitMQ on a port of their own, unless --nats-servers or --rabbitmq-uri is given."})
 final class DemoCommand implements Callable<Integer> {
   @Option(names = "--events", defaultValue = "20000", description = "Orders to place. Default: ${DEFAULT-VALUE}.")
   long events;
@@ -59,8 +60,18 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--jdbc-url", description = "PostgreSQL to use instead of an embedded one.")
   String jdbcUrl;
 
+  @Option(names = "--broker", defaultValue = "kafka",
+      description = "Where the events travel: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
+  Demo.Broker broker;
+
   @Option(names = "--kafka-bootstrap-servers", description = "Kafka to use instead of a broker of its own.")
   String kafka;
+
+  @Option(names = "--nats-servers", description = "NATS to use (with --broker nats) instead of a server of its own.")
+  String nats;
+
+  @Option(names = "--rabbitmq-uri", description = "RabbitMQ to use (with --broker rabbitmq) instead of a node of its own.")
+  String rabbitmq;
 
   @Option(names = "--timeout", converter = DurationConverter.class, defaultValue = "5m",
       description = "How long to wait for the last reservations after the last order. Default: 5m.")
@@ -72,9 +83,27 @@ final class DemoCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Demo.Settings settings = new Demo.Settings(events, rate, products, writers, relays, consumers, consumerThreads, chaos,
-        chaosInterval, warmUp, jdbcUrl, kafka, timeout, keep);
+        chaosInterval, warmUp, jdbcUrl, broker, brokerAddress(), timeout, keep);
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
     return report.ok() ? 0 : 1;
+  }
+
+  /** The address given for the chosen broker; one given for another broker is a mistake. */
+  private String brokerAddress() {
+    refuse(broker != Demo.Broker.kafka && kafka != null, "--kafka-bootstrap-servers");
+    refuse(broker != Demo.Broker.nats && nats != null, "--nats-servers");
+    refuse(broker != Demo.Broker.rabbitmq && rabbitmq != null, "--rabbitmq-uri");
+    return switch (broker) {
+      case kafka -> kafka;
+      case nats -> nats;
+      case rabbitmq -> rabbitmq;
+    };
+  }
+
+  private void refuse(boolean mistaken, String option) {
+    if (mistaken) {
+      throw new IllegalArgumentException(option + " does not go with --broker " + broker);
+    }
   }
 }

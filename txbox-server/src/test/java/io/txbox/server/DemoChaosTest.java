@@ -3,6 +3,8 @@ package io.txbox.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.NatsServer;
+import io.txbox.testkit.RabbitServer;
 import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -16,7 +18,8 @@ class DemoChaosTest {
   @Test
   void hundredThousandEventsUnderChaosAreAppliedOnceEachAndInOrderPerKey() throws Exception {
     Demo.Settings settings = new Demo.Settings(100_000, 1_000, 50, 4, 2, 2, 2, true, Duration.ofSeconds(3),
-        Duration.ofSeconds(2), TestDatabase.jdbcUrl(), KafkaBroker.shared().bootstrapServers(), Duration.ofMinutes(5), false);
+        Duration.ofSeconds(2), TestDatabase.jdbcUrl(), Demo.Broker.kafka, KafkaBroker.shared().bootstrapServers(),
+        Duration.ofMinutes(5), false);
 
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
@@ -24,6 +27,34 @@ class DemoChaosTest {
     assertThat(report.written()).isEqualTo(100_000);
     assertThat(report.kills()).as("processes SIGKILLed by chaos").isGreaterThanOrEqualTo(10);
     assertThat(report.applied()).isEqualTo(100_000);
+    assertThat(report.lost()).isZero();
+    assertThat(report.appliedTwice()).isZero();
+    assertThat(report.orderViolations()).isZero();
+    assertThat(report.wrongStockLevels()).isZero();
+    assertThat(report.ok()).isTrue();
+  }
+
+  @Test
+  void onNatsTheChaosRunAppliesEveryEventOnceInOrder() throws Exception {
+    assertSmallChaosRunHolds(Demo.Broker.nats, NatsServer.MACHINE_URL, 1);
+  }
+
+  @Test
+  void onRabbitMqTheChaosRunAppliesEveryEventOnceInOrder() throws Exception {
+    assertSmallChaosRunHolds(Demo.Broker.rabbitmq, RabbitServer.MACHINE_URI, 2);
+  }
+
+  /** 20,000 orders at 500/s, chaos every 2 s, against the machine's broker. */
+  private static void assertSmallChaosRunHolds(Demo.Broker broker, String address, int consumers) throws Exception {
+    Demo.Settings settings = new Demo.Settings(20_000, 500, 50, 4, 2, consumers, 2, true, Duration.ofSeconds(2),
+        Duration.ofSeconds(2), TestDatabase.jdbcUrl(), broker, address, Duration.ofMinutes(5), false);
+
+    DemoReport report = new Demo(settings, System.out).run();
+    report.print(System.out);
+
+    assertThat(report.written()).isEqualTo(20_000);
+    assertThat(report.kills()).as("processes SIGKILLed by chaos").isGreaterThanOrEqualTo(5);
+    assertThat(report.applied()).isEqualTo(20_000);
     assertThat(report.lost()).isZero();
     assertThat(report.appliedTwice()).isZero();
     assertThat(report.orderViolations()).isZero();

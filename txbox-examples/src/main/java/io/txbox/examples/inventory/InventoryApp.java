@@ -5,6 +5,9 @@ import io.txbox.Inbox;
 import io.txbox.examples.ShopSchema;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.kafka.KafkaSubscriber;
+import io.txbox.nats.NatsSubscriber;
+import io.txbox.rabbitmq.RabbitSubscriber;
+import io.txbox.spi.Subscriber;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -18,24 +21,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The inventory service as a process: a {@link KafkaSubscriber} that feeds the orders topic into
- * the inbox, with {@link InventoryService} as the handler; {@code --threads} Kafka consumers
- * (default 1) handle partitions in parallel. Stops cleanly on SIGTERM.
+ * The inventory service as a process: a subscriber that feeds the orders into the inbox, with
+ * {@link InventoryService} as the handler. Stops cleanly on SIGTERM.
  *
  * <pre>
  * java -cp txbox.jar io.txbox.examples.inventory.InventoryApp \
- *   --jdbc-url jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres --schema shop \
- *   --bootstrap-servers 127.0.0.1:9092 --topic orders --member inventory-1 --instance inventory-1.7 --threads 4
+ *   --jdbc-url jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres --schema shop --instance inventory-1.7 \
+ *   --broker kafka --bootstrap-servers 127.0.0.1:9092 --topic orders --member inventory-1 --threads 4
+ *   (or --broker nats --nats-servers nats://127.0.0.1:4222 --stream ORDERS,
+ *    or --broker rabbitmq --rabbitmq-uri amqp://guest:guest@127.0.0.1:5672 --queue orders.inventory)
  * </pre>
  *
- * <p>{@code --member} names the process's place in the group and stays the same across restarts
- * (Kafka static membership); {@code --instance} names this run of it. Every 200 ms it writes its subscriber's counts to {@code subscriber_stats}, so the demo can
- * report how many redeliveries the inbox absorbed.
+ * <p>With Kafka, {@code --threads} consumers (default 1) handle partitions in parallel, and {@code
+ * --member} names the process's place in the group across restarts (static membership). With NATS
+ * and RabbitMQ, {@code --threads} handle different keys in parallel. {@code --instance} names this
+ * run of the process. Every 200 ms it writes its subscriber's counts to {@code subscriber_stats},
+ * so the demo can report how many redeliveries the inbox absorbed.
  */
 public final class InventoryApp {
   private static final Logger log = LoggerFactory.getLogger(InventoryApp.class);
-  /** The inbox consumer name and Kafka group of every inventory process. */
+  /** The inbox consumer name (and Kafka group, NATS durable) of every inventory process. */
   public static final String CONSUMER = "inventory";
+  private static final int MAX_THREADS = 64;
 
   private InventoryApp() {}
 
@@ -48,16 +55,7 @@ public final class InventoryApp {
     ds.setMaximumPoolSize(threads + 1);
     ds.setPoolName("inventory");
     Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(schema).build());
-    KafkaSubscriber subscriber = KafkaSubscriber.builder(inbox, CONSUMER, new InventoryService(schema))
-        .bootstrapServers(required(options, "--bootstrap-servers"))
-        .topics(required(options, "--topic"))
-        .concurrency(threads)
-        // Static membership: a restarted process takes its partitions back at once, without a
-        // rebalance of the whole group; one that stays down loses them after 6 s, not 45.
-        .property("group.instance.id", required(options, "--member"))
-        .property("session.timeout.ms", "6000")
-        .property("heartbeat.interval.ms", "1000")
-        .build();
+    Subscriber subscriber = subscriber(options, inbox, new InventoryService(schema), threads);
     String instance = required(options, "--instance");
     ScheduledExecutorService stats = Executors.newSingleThreadScheduledExecutor();
     stats.scheduleWithFixedDelay(() -> report(ds, schema, instance, subscriber), 200, 200, TimeUnit.MILLISECONDS);
@@ -74,7 +72,35 @@ public final class InventoryApp {
     stopped.await();
   }
 
-  private static void report(HikariDataSource ds, String schema, String instance, KafkaSubscriber subscriber) {
+  private static Subscriber subscriber(Map<String, String> options, Inbox inbox, InventoryService handler, int threads) {
+    String broker = options.getOrDefault("--broker", "kafka");
+    return switch (broker) {
+      case "kafka" -> KafkaSubscriber.builder(inbox, CONSUMER, handler)
+          .bootstrapServers(required(options, "--bootstrap-servers"))
+          .topics(required(options, "--topic"))
+          .concurrency(threads)
+          // Static membership: a restarted process takes its partitions back at once, without a
+          // rebalance of the whole group; one that stays down loses them after 6 s, not 45.
+          .property("group.instance.id", required(options, "--member"))
+          .property("session.timeout.ms", "6000")
+          .property("heartbeat.interval.ms", "1000")
+          .build();
+      case "nats" -> NatsSubscriber.builder(inbox, CONSUMER, handler)
+          .servers(required(options, "--nats-servers"))
+          .stream(required(options, "--stream"))
+          .concurrency(threads)
+          .build();
+      case "rabbitmq" -> RabbitSubscriber.builder(inbox, CONSUMER, handler)
+          .uri(required(options, "--rabbitmq-uri"))
+          .queue(required(options, "--queue"))
+          .concurrency(threads)
+          .build();
+      default -> throw new IllegalArgumentException("InventoryApp --broker must be kafka, nats or rabbitmq, was '"
+          + broker + "'");
+    };
+  }
+
+  private static void report(HikariDataSource ds, String schema, String instance, Subscriber subscriber) {
     try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
         "INSERT INTO " + schema + ".subscriber_stats (instance, processed, duplicates) VALUES (?, ?, ?)"
             + " ON CONFLICT (instance) DO UPDATE SET processed = excluded.processed,"
@@ -91,13 +117,13 @@ public final class InventoryApp {
   private static int threads(String value) {
     try {
       int threads = Integer.parseInt(value);
-      if (threads >= 1 && threads <= KafkaSubscriber.MAX_CONCURRENCY) {
+      if (threads >= 1 && threads <= MAX_THREADS) {
         return threads;
       }
     } catch (NumberFormatException e) {
       // reported below
     }
-    throw new IllegalArgumentException("InventoryApp --threads must be 1 to " + KafkaSubscriber.MAX_CONCURRENCY
+    throw new IllegalArgumentException("InventoryApp --threads must be 1 to " + MAX_THREADS
         + ", was '" + value + "'");
   }
 
