@@ -6,7 +6,9 @@ import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.kafka.internal.RecordMessages;
+import io.txbox.spi.Intake;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.UnreadableMessageException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -95,42 +97,17 @@ public final class KafkaSubscriber implements Subscriber {
     this.concurrency = b.concurrency;
   }
 
-  /** A builder for a subscriber that hands records to {@code handler} through {@code inbox}. */
+  /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
   public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
-    Objects.requireNonNull(inbox, "inbox must not be null");
-    Objects.requireNonNull(handler, "handler must not be null");
-    return new Builder(consumerName, m -> inbox.receive(consumerName, m, handler) == Inbox.Receipt.PROCESSED);
+    return new Builder(Intake.inbox(inbox, consumerName, handler));
   }
 
   /**
-   * A builder for a subscriber that stores records in {@code queue} and commits their offsets at
-   * once; the queue's workers process them. The consumer name is the queue's.
+   * A builder for a subscriber that stores records in {@code queue} and acknowledges them at once;
+   * the queue's workers process them. The consumer name is the queue's.
    */
   public static Builder builder(InboxQueue queue) {
-    Objects.requireNonNull(queue, "queue must not be null");
-    return new Builder(queue.consumer(), m -> {
-      try {
-        return queue.enqueue(m) == InboxQueue.Enqueued.QUEUED;
-      } catch (IllegalArgumentException e) {
-        throw new Unreadable(e); // a malformed txbox-sequence header: no retry can fix it
-      }
-    });
-  }
-
-  /** A record no retry can make readable; it is logged and skipped. */
-  private static final class Unreadable extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Unreadable(IllegalArgumentException cause) {
-      super(cause.getMessage(), cause);
-    }
-  }
-
-  /** Where a record's message goes: the inbox (handled now) or its queue (handled later). */
-  @FunctionalInterface
-  private interface Intake {
-    /** Takes the message in its own transaction; false when it was a duplicate. */
-    boolean take(Message message) throws Exception;
+    return new Builder(Intake.queue(queue));
   }
 
   /** Joins the group and starts consuming in the background. */
@@ -279,7 +256,7 @@ public final class KafkaSubscriber implements Subscriber {
         done.put(partition, new OffsetAndMetadata(record.offset() + 1));
         failures.remove(partition);
         return true;
-      } catch (Unreadable e) {
+      } catch (UnreadableMessageException e) {
         return skip(partition, record, e);
       } catch (Exception e) {
         int attempts = failures.merge(partition, 1, Integer::sum);
@@ -355,8 +332,8 @@ public final class KafkaSubscriber implements Subscriber {
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private int concurrency = DEFAULT_CONCURRENCY;
 
-    private Builder(String consumerName, Intake intake) {
-      this.consumerName = consumerName;
+    private Builder(Intake intake) {
+      this.consumerName = intake.consumer();
       this.intake = intake;
       config.put(ConsumerConfig.GROUP_ID_CONFIG, consumerName);
       config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");

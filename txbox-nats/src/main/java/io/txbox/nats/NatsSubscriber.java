@@ -17,7 +17,9 @@ import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.nats.internal.NatsMessages;
+import io.txbox.spi.Intake;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.UnreadableMessageException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -99,7 +101,7 @@ public final class NatsSubscriber implements Subscriber {
 
   private final Intake intake;
   private final String consumerName;
-  private final Builder settings;
+  private final Settings settings;
   private final NatsConnections connections;
   private final AtomicLong processed = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
@@ -111,15 +113,14 @@ public final class NatsSubscriber implements Subscriber {
   private NatsSubscriber(Builder b) {
     this.intake = b.intake;
     this.consumerName = b.consumerName;
-    this.settings = b;
+    this.settings = new Settings(b.servers, b.stream, b.durable, b.subjects, b.fetchSize, b.ackWait, b.maxDeliver,
+        b.concurrency, b.retryPolicy, b.drainTimeout);
     this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
   public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
-    Objects.requireNonNull(inbox, "inbox must not be null");
-    Objects.requireNonNull(handler, "handler must not be null");
-    return new Builder(consumerName, m -> inbox.receive(consumerName, m, handler) == Inbox.Receipt.PROCESSED);
+    return new Builder(Intake.inbox(inbox, consumerName, handler));
   }
 
   /**
@@ -127,30 +128,7 @@ public final class NatsSubscriber implements Subscriber {
    * the queue's workers process them. The consumer name is the queue's.
    */
   public static Builder builder(InboxQueue queue) {
-    Objects.requireNonNull(queue, "queue must not be null");
-    return new Builder(queue.consumer(), m -> {
-      try {
-        return queue.enqueue(m) == InboxQueue.Enqueued.QUEUED;
-      } catch (IllegalArgumentException e) {
-        throw new Unreadable(e); // a malformed txbox-sequence header: no retry can fix it
-      }
-    });
-  }
-
-  /** A message no retry can make readable; it is logged and terminated. */
-  private static final class Unreadable extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Unreadable(IllegalArgumentException cause) {
-      super(cause.getMessage(), cause);
-    }
-  }
-
-  /** Where a message goes: the inbox (handled now) or its queue (handled later). */
-  @FunctionalInterface
-  private interface Intake {
-    /** Takes the message in its own transaction; false when it was a duplicate. */
-    boolean take(Message message) throws Exception;
+    return new Builder(Intake.queue(queue));
   }
 
   /**
@@ -164,7 +142,7 @@ public final class NatsSubscriber implements Subscriber {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
     }
     ConsumerContext consumer = bindConsumer();
-    handlers = Executors.newFixedThreadPool(settings.concurrency, r -> {
+    handlers = Executors.newFixedThreadPool(settings.concurrency(), r -> {
       Thread t = new Thread(r, "txbox-nats-handler-" + consumerName);
       t.setDaemon(true);
       return t;
@@ -178,21 +156,21 @@ public final class NatsSubscriber implements Subscriber {
     try {
       Connection connection = connections.get();
       JetStreamManagement jsm = connection.jetStreamManagement();
-      jsm.addOrUpdateConsumer(settings.stream, consumerConfig(jsm, existing(jsm)));
-      return connection.getConsumerContext(settings.stream, settings.durable);
+      jsm.addOrUpdateConsumer(settings.stream(), consumerConfig(jsm, existing(jsm)));
+      return connection.getConsumerContext(settings.stream(), settings.durable());
     } catch (IOException | JetStreamApiException e) {
       connections.close();
       throw new IllegalStateException("subscriber " + consumerName + ": cannot create durable consumer "
-          + settings.durable + " on stream " + settings.stream + " at " + settings.servers + ": " + e.getMessage(), e);
+          + settings.durable() + " on stream " + settings.stream() + " at " + settings.servers() + ": " + e.getMessage(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while connecting to " + settings.servers, e);
+      throw new IllegalStateException("interrupted while connecting to " + settings.servers(), e);
     }
   }
 
   private ConsumerInfo existing(JetStreamManagement jsm) throws IOException, JetStreamApiException {
     try {
-      return jsm.getConsumerInfo(settings.stream, settings.durable);
+      return jsm.getConsumerInfo(settings.stream(), settings.durable());
     } catch (JetStreamApiException e) {
       if (e.getApiErrorCode() == CONSUMER_NOT_FOUND) {
         return null;
@@ -211,13 +189,13 @@ public final class NatsSubscriber implements Subscriber {
   private ConsumerConfiguration consumerConfig(JetStreamManagement jsm, ConsumerInfo existing)
       throws IOException, JetStreamApiException {
     ConsumerConfiguration.Builder config = ConsumerConfiguration.builder()
-        .durable(settings.durable)
+        .durable(settings.durable())
         .ackPolicy(AckPolicy.Explicit)
-        .ackWait(settings.ackWait)
-        .maxDeliver(settings.maxDeliver)
-        .maxAckPending(Math.max(1000, 2L * settings.fetchSize));
-    if (!settings.subjects.isEmpty()) {
-      config.filterSubjects(settings.subjects);
+        .ackWait(settings.ackWait())
+        .maxDeliver(settings.maxDeliver())
+        .maxAckPending(Math.max(1000, 2L * settings.fetchSize()));
+    if (!settings.subjects().isEmpty()) {
+      config.filterSubjects(settings.subjects());
     }
     if (existing == null) {
       return config.deliverPolicy(DeliverPolicy.All).build();
@@ -228,8 +206,8 @@ public final class NatsSubscriber implements Subscriber {
     }
     long from = existing.getAckFloor().getStreamSequence() + 1;
     log.info("subscriber {}: {} messages of durable {} were never acknowledged; delivering again in order"
-        + " from stream sequence {}", consumerName, existing.getNumAckPending(), settings.durable, from);
-    jsm.deleteConsumer(settings.stream, settings.durable);
+        + " from stream sequence {}", consumerName, existing.getNumAckPending(), settings.durable(), from);
+    jsm.deleteConsumer(settings.stream(), settings.durable());
     return config.deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(from).build();
   }
 
@@ -256,7 +234,7 @@ public final class NatsSubscriber implements Subscriber {
     }
     running = false;
     try {
-      fetcher.join(settings.drainTimeout.toMillis() + FETCH_WAIT_MILLIS);
+      fetcher.join(settings.drainTimeout().toMillis() + FETCH_WAIT_MILLIS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -275,7 +253,7 @@ public final class NatsSubscriber implements Subscriber {
           return;
         }
         log.warn("subscriber {}: fetching from stream {} failed, trying again in 1 s; unacknowledged"
-            + " messages come again and the inbox absorbs them: {}", consumerName, settings.stream, e.toString());
+            + " messages come again and the inbox absorbs them: {}", consumerName, settings.stream(), e.toString());
         pause(Duration.ofSeconds(1));
       }
     }
@@ -285,7 +263,7 @@ public final class NatsSubscriber implements Subscriber {
   private List<io.nats.client.Message> fetch(ConsumerContext consumer) throws Exception {
     List<io.nats.client.Message> batch = new ArrayList<>();
     FetchConsumeOptions options = FetchConsumeOptions.builder()
-        .maxMessages(settings.fetchSize).noWaitExpiresIn(FETCH_WAIT_MILLIS).build();
+        .maxMessages(settings.fetchSize()).noWaitExpiresIn(FETCH_WAIT_MILLIS).build();
     try (FetchConsumer fetch = consumer.fetch(options)) {
       for (io.nats.client.Message m = fetch.nextMessage(); m != null; m = fetch.nextMessage()) {
         batch.add(m);
@@ -299,7 +277,7 @@ public final class NatsSubscriber implements Subscriber {
     if (batch.isEmpty()) {
       return;
     }
-    if (settings.concurrency == 1) {
+    if (settings.concurrency() == 1) {
       handleInOrder(batch);
       return;
     }
@@ -346,11 +324,11 @@ public final class NatsSubscriber implements Subscriber {
         (intake.take(message) ? processed : duplicates).incrementAndGet();
         nats.ack();
         return;
-      } catch (Unreadable e) {
+      } catch (UnreadableMessageException e) {
         skip(nats, e);
         return;
       } catch (Exception e) {
-        Duration delay = settings.retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
+        Duration delay = settings.retryPolicy().delayAfter(attempts, ThreadLocalRandom.current());
         log.warn("subscriber {}: message {} (stream sequence {}) failed (attempt {}), retrying in {} ms: {}",
             consumerName, message.id(), nats.metaData().streamSequence(), attempts, delay.toMillis(), e.toString());
         if (!waitInProgress(nats, delay)) {
@@ -364,7 +342,7 @@ public final class NatsSubscriber implements Subscriber {
   /** Waits {@code delay}, telling the server the message is still in hand; false when closing. */
   private boolean waitInProgress(io.nats.client.Message nats, Duration delay) {
     long end = System.nanoTime() + delay.toNanos();
-    Duration beat = settings.ackWait.dividedBy(3);
+    Duration beat = settings.ackWait().dividedBy(3);
     while (running && System.nanoTime() < end) {
       nats.inProgress();
       pause(Duration.ofNanos(Math.min(beat.toNanos(), end - System.nanoTime())));
@@ -388,6 +366,10 @@ public final class NatsSubscriber implements Subscriber {
     }
   }
 
+  /** The checked settings, copied out of the builder, which may go on changing. */
+  private record Settings(String servers, String stream, String durable, List<String> subjects, int fetchSize,
+      Duration ackWait, int maxDeliver, int concurrency, RetryPolicy retryPolicy, Duration drainTimeout) {}
+
   /** Builds a {@link NatsSubscriber}; {@link #build()} checks the settings. */
   public static final class Builder {
     private final String consumerName;
@@ -403,8 +385,8 @@ public final class NatsSubscriber implements Subscriber {
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
 
-    private Builder(String consumerName, Intake intake) {
-      this.consumerName = consumerName;
+    private Builder(Intake intake) {
+      this.consumerName = intake.consumer();
       this.intake = intake;
       this.durable = consumerName;
     }

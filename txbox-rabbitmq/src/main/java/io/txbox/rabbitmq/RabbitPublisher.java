@@ -68,8 +68,8 @@ public final class RabbitPublisher implements Publisher {
   private Channel channel;
   private volatile Confirms confirms = new Confirms();
 
-  private RabbitPublisher(Builder b) {
-    this.connections = new RabbitConnections(b.factory, "txbox-relay");
+  private RabbitPublisher(Builder b, ConnectionFactory factory) {
+    this.connections = new RabbitConnections(factory, "txbox-relay");
     this.router = b.router;
     this.confirmTimeout = b.confirmTimeout;
     this.maxMessageSize = b.maxMessageSize;
@@ -195,7 +195,6 @@ public final class RabbitPublisher implements Publisher {
 
   /** Builds a {@link RabbitPublisher}; {@link #build()} checks the settings. */
   public static final class Builder {
-    private final ConnectionFactory factory = new ConnectionFactory();
     private String uri;
     private Function<Message, RabbitRoute> router =
         m -> new RabbitRoute(m.destination(), m.key() != null ? m.key() : m.type());
@@ -233,7 +232,7 @@ public final class RabbitPublisher implements Publisher {
 
     /** Checks the settings and builds the publisher; it connects on first use. */
     public RabbitPublisher build() {
-      RabbitConnections.configure(factory, uri);
+      ConnectionFactory factory = RabbitConnections.factory(uri);
       if (confirmTimeout == null || confirmTimeout.compareTo(Duration.ofMillis(1)) < 0
           || confirmTimeout.compareTo(MAX_CONFIRM_TIMEOUT) > 0) {
         throw new IllegalArgumentException("confirmTimeout must be >= 1 ms and <= " + MAX_CONFIRM_TIMEOUT + ", was " + confirmTimeout);
@@ -241,7 +240,7 @@ public final class RabbitPublisher implements Publisher {
       if (maxMessageSize < 1 || maxMessageSize > MAX_MAX_MESSAGE_SIZE) {
         throw new IllegalArgumentException("maxMessageSize must be >= 1 and <= " + MAX_MAX_MESSAGE_SIZE + ", was " + maxMessageSize);
       }
-      return new RabbitPublisher(this);
+      return new RabbitPublisher(this, factory);
     }
   }
 }

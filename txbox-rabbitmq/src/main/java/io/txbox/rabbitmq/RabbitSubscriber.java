@@ -11,7 +11,9 @@ import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.rabbitmq.internal.RabbitConnections;
 import io.txbox.rabbitmq.internal.RabbitMessages;
+import io.txbox.spi.Intake;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.UnreadableMessageException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,7 +78,7 @@ public final class RabbitSubscriber implements Subscriber {
 
   private final Intake intake;
   private final String consumerName;
-  private final Builder settings;
+  private final Settings settings;
   private final RabbitConnections connections;
   private final AtomicLong processed = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
@@ -87,49 +89,24 @@ public final class RabbitSubscriber implements Subscriber {
   private volatile Channel channel;
   private Thread supervisor;
 
-  private RabbitSubscriber(Builder b) {
+  private RabbitSubscriber(Builder b, ConnectionFactory factory) {
     this.intake = b.intake;
     this.consumerName = b.consumerName;
-    this.settings = b;
-    this.connections = new RabbitConnections(b.factory, "txbox-subscriber-" + b.consumerName);
+    this.settings = new Settings(b.queue, b.prefetch, b.concurrency, b.retryPolicy, b.drainTimeout);
+    this.connections = new RabbitConnections(factory, "txbox-subscriber-" + b.consumerName);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
   public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
-    Objects.requireNonNull(inbox, "inbox must not be null");
-    Objects.requireNonNull(handler, "handler must not be null");
-    return new Builder(consumerName, m -> inbox.receive(consumerName, m, handler) == Inbox.Receipt.PROCESSED);
+    return new Builder(Intake.inbox(inbox, consumerName, handler));
   }
 
   /**
-   * A builder for a subscriber that stores deliveries in {@code queue} and acknowledges them at
-   * once; the queue's workers process them. The consumer name is the queue's.
+   * A builder for a subscriber that stores deliveries in {@code queue} and acknowledges them at once;
+   * the queue's workers process them. The consumer name is the queue's.
    */
   public static Builder builder(InboxQueue queue) {
-    Objects.requireNonNull(queue, "queue must not be null");
-    return new Builder(queue.consumer(), m -> {
-      try {
-        return queue.enqueue(m) == InboxQueue.Enqueued.QUEUED;
-      } catch (IllegalArgumentException e) {
-        throw new Unreadable(e); // a malformed txbox-sequence header: no retry can fix it
-      }
-    });
-  }
-
-  /** A delivery no retry can make readable; it is logged and rejected. */
-  private static final class Unreadable extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Unreadable(IllegalArgumentException cause) {
-      super(cause.getMessage(), cause);
-    }
-  }
-
-  /** Where a message goes: the inbox (handled now) or its queue (handled later). */
-  @FunctionalInterface
-  private interface Intake {
-    /** Takes the message in its own transaction; false when it was a duplicate. */
-    boolean take(Message message) throws Exception;
+    return new Builder(Intake.queue(queue));
   }
 
   /**
@@ -142,7 +119,7 @@ public final class RabbitSubscriber implements Subscriber {
     if (supervisor != null) {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
     }
-    for (int i = 0; i < settings.concurrency; i++) {
+    for (int i = 0; i < settings.concurrency(); i++) {
       workers.add(Executors.newSingleThreadExecutor(r -> new Thread(r, "txbox-rabbitmq-handler-" + consumerName)));
     }
     try {
@@ -151,7 +128,7 @@ public final class RabbitSubscriber implements Subscriber {
       workers.forEach(ExecutorService::shutdownNow);
       workers.clear();
       connections.close();
-      throw new IllegalStateException("subscriber " + consumerName + ": cannot consume queue '" + settings.queue
+      throw new IllegalStateException("subscriber " + consumerName + ": cannot consume queue '" + settings.queue()
           + "': " + describe(e) + " (it must exist; txbox declares no topology)", e);
     }
     supervisor = new Thread(this::superviseConnection, "txbox-rabbitmq-subscriber-" + consumerName);
@@ -166,10 +143,10 @@ public final class RabbitSubscriber implements Subscriber {
   private void consume() throws IOException, TimeoutException {
     Connection connection = connections.get();
     Channel ch = connection.createChannel();
-    ch.basicQos(settings.prefetch);
-    ch.basicConsume(settings.queue, false, "txbox-" + consumerName,
+    ch.basicQos(settings.prefetch());
+    ch.basicConsume(settings.queue(), false, "txbox-" + consumerName,
         (tag, delivery) -> dispatch(ch, delivery), tag -> log.warn("subscriber {}: the broker cancelled"
-            + " consuming queue '{}' (deleted?)", consumerName, settings.queue));
+            + " consuming queue '{}' (deleted?)", consumerName, settings.queue()));
     channel = ch;
   }
 
@@ -183,14 +160,14 @@ public final class RabbitSubscriber implements Subscriber {
         Channel ch = channel;
         if (ch == null || !ch.isOpen()) {
           consume();
-          log.info("subscriber {}: consuming queue '{}' again", consumerName, settings.queue);
+          log.info("subscriber {}: consuming queue '{}' again", consumerName, settings.queue());
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
       } catch (IOException | TimeoutException | RuntimeException e) {
         log.warn("subscriber {}: cannot consume queue '{}' yet, trying again in 1 s: {}", consumerName,
-            settings.queue, e.toString());
+            settings.queue(), e.toString());
       }
     }
   }
@@ -218,11 +195,11 @@ public final class RabbitSubscriber implements Subscriber {
         (intake.take(message) ? processed : duplicates).incrementAndGet();
         ack(ch, tag);
         return;
-      } catch (Unreadable e) {
+      } catch (UnreadableMessageException e) {
         reject(ch, tag, e);
         return;
       } catch (Exception e) {
-        Duration delay = settings.retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
+        Duration delay = settings.retryPolicy().delayAfter(attempts, ThreadLocalRandom.current());
         log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
             consumerName, message.id(), attempts, delay.toMillis(), e.toString());
         pause(delay);
@@ -243,7 +220,7 @@ public final class RabbitSubscriber implements Subscriber {
   private void reject(Channel ch, long tag, RuntimeException e) {
     rejected.incrementAndGet();
     log.error("subscriber {}: rejected an unreadable message of queue '{}' (to its dead-letter exchange,"
-        + " if any): {}", consumerName, settings.queue, e.getMessage());
+        + " if any): {}", consumerName, settings.queue(), e.getMessage());
     try {
       ch.basicReject(tag, false);
     } catch (IOException | RuntimeException ex) {
@@ -290,7 +267,7 @@ public final class RabbitSubscriber implements Subscriber {
     }
     running = false; // deliveries not started yet are skipped, left unacknowledged
     stopped.countDown();
-    long deadline = System.nanoTime() + settings.drainTimeout.toNanos();
+    long deadline = System.nanoTime() + settings.drainTimeout().toNanos();
     for (ExecutorService w : workers) {
       w.shutdown();
       try {
@@ -304,9 +281,11 @@ public final class RabbitSubscriber implements Subscriber {
     supervisor = null;
   }
 
+  /** The checked settings, copied out of the builder, which may go on changing. */
+  private record Settings(String queue, int prefetch, int concurrency, RetryPolicy retryPolicy, Duration drainTimeout) {}
+
   /** Builds a {@link RabbitSubscriber}; {@link #build()} checks the settings. */
   public static final class Builder {
-    private final ConnectionFactory factory = new ConnectionFactory();
     private final String consumerName;
     private final Intake intake;
     private String uri;
@@ -316,8 +295,8 @@ public final class RabbitSubscriber implements Subscriber {
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
 
-    private Builder(String consumerName, Intake intake) {
-      this.consumerName = consumerName;
+    private Builder(Intake intake) {
+      this.consumerName = intake.consumer();
       this.intake = intake;
     }
 
@@ -366,7 +345,7 @@ public final class RabbitSubscriber implements Subscriber {
         throw new IllegalArgumentException(
             "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");
       }
-      RabbitConnections.configure(factory, uri);
+      ConnectionFactory factory = RabbitConnections.factory(uri);
       factory.setMaxInboundMessageBodySize(MAX_BODY); // whatever the publisher was allowed to send
       if (queue == null || queue.isBlank()) {
         throw new IllegalArgumentException("queue must name the queue to consume, such as inventory.orders");
@@ -380,7 +359,7 @@ public final class RabbitSubscriber implements Subscriber {
       if (drainTimeout == null || drainTimeout.isNegative()) {
         throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
       }
-      return new RabbitSubscriber(this);
+      return new RabbitSubscriber(this, factory);
     }
   }
 }

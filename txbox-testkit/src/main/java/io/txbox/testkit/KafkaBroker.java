@@ -2,18 +2,17 @@ package io.txbox.testkit;
 
 import io.txbox.testkit.internal.ChildProcess;
 import io.txbox.testkit.internal.LocalPorts;
+import io.txbox.testkit.internal.ServerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -134,12 +133,7 @@ public final class KafkaBroker implements StoppableBroker {
   @Override
   public synchronized void stop() {
     if (process != null) {
-      process.destroyForcibly();
-      try {
-        process.waitFor(30, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      ServerProcess.kill(process);
       process = null;
     }
   }
@@ -188,11 +182,7 @@ public final class KafkaBroker implements StoppableBroker {
   @Override
   public void close() {
     stop();
-    try (Stream<Path> files = Files.walk(directory)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      // a temporary directory left behind is harmless
-    }
+    ServerProcess.deleteDirectory(directory);
   }
 
   private static void writeProperties(Path directory, int port, int controllerPort) throws IOException {

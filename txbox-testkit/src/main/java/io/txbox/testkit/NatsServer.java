@@ -1,16 +1,13 @@
 package io.txbox.testkit;
 
 import io.txbox.testkit.internal.LocalPorts;
+import io.txbox.testkit.internal.ServerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A NATS server with JetStream that a test starts for itself, on a free port with its own store
@@ -61,12 +58,7 @@ public final class NatsServer implements StoppableBroker {
   @Override
   public synchronized void stop() {
     if (process != null) {
-      process.destroyForcibly();
-      try {
-        process.waitFor(30, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      ServerProcess.kill(process);
       process = null;
     }
   }
@@ -78,37 +70,17 @@ public final class NatsServer implements StoppableBroker {
     }
     try {
       Path log = directory.resolve("nats.log");
-      long logStart = Files.exists(log) ? Files.size(log) : 0; // before the start: it may be ready at once
+      long logStart = ServerProcess.logLength(log); // before the start: it may be ready at once
       process = new ProcessBuilder(binary(), "-a", "127.0.0.1", "-p", Integer.toString(port), "-js",
           "-sd", directory.resolve("store").toString())
           .redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
           .start();
-      awaitReady(log, logStart);
+      // ready once it says so: JetStream answers only after it recovered its store
+      ServerProcess.awaitLogLine(process, log, logStart, "Server is ready", port, READY_TIMEOUT, "nats-server");
     } catch (IOException e) {
       throw new UncheckedIOException("could not start nats-server (set " + BINARY_VARIABLE + " to its path)", e);
     }
-  }
-
-  /** Ready once the server says so: JetStream answers only after it recovered its store. */
-  private void awaitReady(Path log, long logStart) throws IOException {
-    Instant deadline = Instant.now().plus(READY_TIMEOUT);
-    while (Instant.now().isBefore(deadline)) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("nats-server exited while starting: " + Files.readString(log));
-      }
-      String written = Files.readString(log).substring((int) Math.min(logStart, Files.size(log)));
-      if (written.contains("Server is ready") && LocalPorts.listening(port)) {
-        return;
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while starting nats-server", e);
-      }
-    }
-    throw new IllegalStateException("nats-server did not start within " + READY_TIMEOUT + ": " + Files.readString(log));
   }
 
   private static String binary() {
@@ -123,10 +95,6 @@ public final class NatsServer implements StoppableBroker {
   @Override
   public void close() {
     stop();
-    try (Stream<Path> files = Files.walk(directory)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      // a temporary directory left behind is harmless
-    }
+    ServerProcess.deleteDirectory(directory);
   }
 }

@@ -1,16 +1,13 @@
 package io.txbox.testkit;
 
 import io.txbox.testkit.internal.LocalPorts;
+import io.txbox.testkit.internal.ServerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Comparator;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A RabbitMQ node that a test starts for itself, with its own node name, port and data directory,
@@ -70,13 +67,7 @@ public final class RabbitServer implements StoppableBroker {
   @Override
   public synchronized void stop() {
     if (process != null) {
-      process.descendants().forEach(ProcessHandle::destroyForcibly);
-      process.destroyForcibly();
-      try {
-        process.waitFor(30, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      ServerProcess.kill(process);
       process = null;
     }
   }
@@ -88,7 +79,7 @@ public final class RabbitServer implements StoppableBroker {
     }
     try {
       Path log = directory.resolve("rabbitmq.out");
-      long logStart = Files.exists(log) ? Files.size(log) : 0;
+      long logStart = ServerProcess.logLength(log);
       ProcessBuilder builder = new ProcessBuilder(binary())
           .redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
@@ -103,30 +94,11 @@ public final class RabbitServer implements StoppableBroker {
       env.put("RABBITMQ_PID_FILE", directory.resolve("pid").toString());
       env.put("HOME", directory.toString()); // its own Erlang cookie
       process = builder.start();
-      awaitReady(log, logStart);
+      ServerProcess.awaitLogLine(process, log, logStart, "Starting broker... completed", port, READY_TIMEOUT,
+          "rabbitmq-server");
     } catch (IOException e) {
       throw new UncheckedIOException("could not start rabbitmq-server (set " + BINARY_VARIABLE + " to its path)", e);
     }
-  }
-
-  private void awaitReady(Path log, long logStart) throws IOException {
-    Instant deadline = Instant.now().plus(READY_TIMEOUT);
-    while (Instant.now().isBefore(deadline)) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("rabbitmq-server exited while starting: " + Files.readString(log));
-      }
-      String written = Files.readString(log).substring((int) Math.min(logStart, Files.size(log)));
-      if (written.contains("Starting broker... completed") && LocalPorts.listening(port)) {
-        return;
-      }
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while starting rabbitmq-server", e);
-      }
-    }
-    throw new IllegalStateException("rabbitmq-server did not start within " + READY_TIMEOUT + ": " + Files.readString(log));
   }
 
   private static String binary() {
@@ -137,10 +109,6 @@ public final class RabbitServer implements StoppableBroker {
   @Override
   public void close() {
     stop();
-    try (Stream<Path> files = Files.walk(directory)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      // a temporary directory left behind is harmless
-    }
+    ServerProcess.deleteDirectory(directory);
   }
 }

@@ -25,8 +25,9 @@ public final class RabbitConnections implements AutoCloseable {
     this.name = name;
   }
 
-  /** Points {@code factory} at {@code uri}, naming the setting in the error; recovery off. */
-  public static void configure(ConnectionFactory factory, String uri) {
+  /** A factory for {@code uri}, with recovery off; a bad URI is an error that names the setting. */
+  public static ConnectionFactory factory(String uri) {
+    ConnectionFactory factory = new ConnectionFactory();
     if (uri == null || uri.isBlank()) {
       throw new IllegalArgumentException("uri must be set, such as amqp://guest:guest@localhost:5672");
     }
@@ -40,6 +41,7 @@ public final class RabbitConnections implements AutoCloseable {
     factory.setTopologyRecoveryEnabled(false);
     factory.setConnectionTimeout(5000);
     factory.setRequestedHeartbeat(10);
+    return factory;
   }
 
   /** The open connection, connecting first if there is none. */
