@@ -16,6 +16,14 @@ interface BenchBroker extends AutoCloseable {
   /** Messages per second the broker's own client publishes and gets acknowledged. */
   double bareRate(int messages) throws Exception;
 
+  /**
+   * The same, with each message carrying what the relay's carry (its id for deduplication, type,
+   * version, key, creation time and a traceparent), or NaN where the reference cannot send them.
+   */
+  default double bareRateWithRelayHeaders(int messages) throws Exception {
+    return Double.NaN;
+  }
+
   /** A publisher for the relay, with default settings. */
   Publisher publisher();
 

@@ -3,10 +3,13 @@ package io.txbox.bench;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.Nats;
+import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
+import io.txbox.Message;
 import io.txbox.nats.NatsPublisher;
+import io.txbox.nats.internal.NatsMessages;
 import io.txbox.spi.Publisher;
 import io.txbox.testkit.NatsServer;
 import java.util.ArrayList;
@@ -49,6 +52,27 @@ final class NatsBench implements BenchBroker {
         List<CompletableFuture<PublishAck>> acks = new ArrayList<>(WINDOW);
         for (int i = sent; i < Math.min(messages, sent + WINDOW); i++) {
           acks.add(js.publishAsync("bench-reference", payload));
+        }
+        for (CompletableFuture<PublishAck> ack : acks) {
+          ack.get(30, TimeUnit.SECONDS);
+        }
+      }
+      return messages / ((System.nanoTime() - start) / 1e9);
+    }
+  }
+
+  @Override
+  public double bareRateWithRelayHeaders(int messages) throws Exception {
+    byte[] payload = new byte[300];
+    try (Connection c = Nats.connect(nats.address())) {
+      JetStream js = c.jetStream();
+      long start = System.nanoTime();
+      for (int sent = 0; sent < messages; sent += WINDOW) {
+        List<CompletableFuture<PublishAck>> acks = new ArrayList<>(WINDOW);
+        for (int i = sent; i < Math.min(messages, sent + WINDOW); i++) {
+          Message m = Events.orderPlaced("bench-reference", i);
+          acks.add(js.publishAsync("bench-reference", NatsMessages.headers(m), payload,
+              PublishOptions.builder().messageId(m.id().toString()).build()));
         }
         for (CompletableFuture<PublishAck> ack : acks) {
           ack.get(30, TimeUnit.SECONDS);

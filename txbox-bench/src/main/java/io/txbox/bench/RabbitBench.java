@@ -7,6 +7,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.MessageProperties;
 import io.txbox.rabbitmq.RabbitPublisher;
+import io.txbox.rabbitmq.internal.RabbitMessages;
 import io.txbox.spi.Publisher;
 import io.txbox.testkit.RabbitServer;
 
@@ -51,6 +52,23 @@ final class RabbitBench implements BenchBroker {
       for (int sent = 0; sent < messages; sent += WINDOW) {
         for (int i = sent; i < Math.min(messages, sent + WINDOW); i++) {
           ch.basicPublish("bench-reference", "", persistent, payload);
+        }
+        ch.waitForConfirmsOrDie(60_000);
+      }
+      return messages / ((System.nanoTime() - start) / 1e9);
+    }
+  }
+
+  @Override
+  public double bareRateWithRelayHeaders(int messages) throws Exception {
+    byte[] payload = new byte[300];
+    try (Connection c = factory.newConnection(); Channel ch = c.createChannel()) {
+      ch.confirmSelect();
+      long start = System.nanoTime();
+      for (int sent = 0; sent < messages; sent += WINDOW) {
+        for (int i = sent; i < Math.min(messages, sent + WINDOW); i++) {
+          ch.basicPublish("bench-reference", "", RabbitMessages.properties(Events.orderPlaced("bench-reference", i)),
+              payload);
         }
         ch.waitForConfirmsOrDie(60_000);
       }

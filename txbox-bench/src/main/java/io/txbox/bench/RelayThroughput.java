@@ -50,6 +50,7 @@ final class RelayThroughput implements Callable<Integer> {
       double relay = drain(store, target);
       double after = bare(target);
       double reference = (before + after) / 2;
+      double withHeaders = target.bareRateWithRelayHeaders(events);
 
       String name = broker == Broker.kafka ? "relay-throughput" : "relay-throughput-" + broker;
       Results results = new Results(name, "java -jar txbox-bench/target/txbox-bench.jar relay --broker " + broker);
@@ -65,6 +66,11 @@ final class RelayThroughput implements Callable<Integer> {
       results.add("own client before", before, "msgs/s");
       results.add("own client after", after, "msgs/s");
       results.add("relay: drained, acked and checkpointed", relay, "msgs/s", "own client", reference);
+      if (!Double.isNaN(withHeaders)) {
+        results.add("own client, messages with the relay's headers (after)", withHeaders, "msgs/s");
+        results.add("relay, against its own client sending the same headers", relay, "msgs/s",
+            "own client, same headers", withHeaders);
+      }
       results.publish(Path.of("txbox-bench", "results"));
     }
     return 0;
