@@ -37,9 +37,9 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--relays", defaultValue = "2", description = "Relay processes. Default: ${DEFAULT-VALUE}.")
   int relays;
 
-  @Option(names = "--consumers", defaultValue = "2",
-      description = "Inventory service processes. Default: ${DEFAULT-VALUE}.")
-  int consumers;
+  @Option(names = "--consumers",
+      description = "Inventory service processes. Default: 2 (1 with --broker nats, where one durable consumer keeps the order).")
+  Integer consumers;
 
   @Option(names = "--consumer-threads", defaultValue = "2",
       description = "Kafka consumers in each inventory service, handling partitions in parallel. Default: ${DEFAULT-VALUE}.")
@@ -82,7 +82,8 @@ final class DemoCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Demo.Settings settings = new Demo.Settings(events, rate, products, writers, relays, consumers, consumerThreads, chaos,
+    int processes = consumers != null ? consumers : broker == Demo.Broker.nats ? 1 : 2;
+    Demo.Settings settings = new Demo.Settings(events, rate, products, writers, relays, processes, consumerThreads, chaos,
         chaosInterval, warmUp, jdbcUrl, broker, brokerAddress(), timeout, keep);
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);

@@ -66,7 +66,12 @@ public final class KafkaBroker implements StoppableBroker {
           List.of("format", "-t", Uuid.randomUuid().toString(), "-c", directory.resolve("server.properties").toString()),
           directory.resolve("format.log"));
       KafkaBroker broker = new KafkaBroker(directory, port, heap);
-      broker.restart();
+      try {
+        broker.restart();
+      } catch (RuntimeException e) {
+        broker.close();
+        throw e;
+      }
       return broker;
     } catch (IOException e) {
       throw new UncheckedIOException("could not start a Kafka broker", e);
@@ -150,7 +155,11 @@ public final class KafkaBroker implements StoppableBroker {
           directory.resolve("kafka.log"));
       awaitReady();
     } catch (IOException e) {
+      stop();
       throw new UncheckedIOException("could not start the Kafka broker", e);
+    } catch (RuntimeException e) {
+      stop(); // a broker that never became ready is nobody else's to kill
+      throw e;
     }
   }
 

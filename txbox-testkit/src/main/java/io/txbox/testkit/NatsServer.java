@@ -43,7 +43,12 @@ public final class NatsServer implements StoppableBroker {
   public static NatsServer start() {
     try {
       NatsServer server = new NatsServer(Files.createTempDirectory("txbox-nats-"), LocalPorts.free());
-      server.restart();
+      try {
+        server.restart();
+      } catch (RuntimeException e) {
+        server.close();
+        throw e;
+      }
       return server;
     } catch (IOException e) {
       throw new UncheckedIOException("could not start a NATS server", e);
@@ -79,7 +84,11 @@ public final class NatsServer implements StoppableBroker {
       // ready once it says so: JetStream answers only after it recovered its store
       ServerProcess.awaitLogLine(process, log, logStart, "Server is ready", port, READY_TIMEOUT, "nats-server");
     } catch (IOException e) {
+      stop();
       throw new UncheckedIOException("could not start nats-server (set " + BINARY_VARIABLE + " to its path)", e);
+    } catch (RuntimeException e) {
+      stop(); // a server that never became ready is nobody else's to kill
+      throw e;
     }
   }
 

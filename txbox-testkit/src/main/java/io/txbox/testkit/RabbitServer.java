@@ -51,7 +51,12 @@ public final class RabbitServer implements StoppableBroker {
       Files.writeString(directory.resolve("rabbitmq.conf"), "listeners.tcp.default = " + port + "\n"
           + "loopback_users = none\n");
       RabbitServer server = new RabbitServer(directory, port, LocalPorts.free());
-      server.restart();
+      try {
+        server.restart();
+      } catch (RuntimeException e) {
+        server.close();
+        throw e;
+      }
       return server;
     } catch (IOException e) {
       throw new UncheckedIOException("could not start a RabbitMQ node", e);
@@ -97,7 +102,11 @@ public final class RabbitServer implements StoppableBroker {
       ServerProcess.awaitLogLine(process, log, logStart, "Starting broker... completed", port, READY_TIMEOUT,
           "rabbitmq-server");
     } catch (IOException e) {
+      stop();
       throw new UncheckedIOException("could not start rabbitmq-server (set " + BINARY_VARIABLE + " to its path)", e);
+    } catch (RuntimeException e) {
+      stop(); // a node that never became ready is nobody else's to kill
+      throw e;
     }
   }
 
