@@ -45,34 +45,34 @@ final class NatsBench implements BenchBroker {
   @Override
   public double bareRate(int messages) throws Exception {
     byte[] payload = new byte[300];
-    try (Connection c = Nats.connect(nats.address())) {
-      JetStream js = c.jetStream();
-      long start = System.nanoTime();
-      for (int sent = 0; sent < messages; sent += WINDOW) {
-        List<CompletableFuture<PublishAck>> acks = new ArrayList<>(WINDOW);
-        for (int i = sent; i < Math.min(messages, sent + WINDOW); i++) {
-          acks.add(js.publishAsync("bench-reference", payload));
-        }
-        for (CompletableFuture<PublishAck> ack : acks) {
-          ack.get(30, TimeUnit.SECONDS);
-        }
-      }
-      return messages / ((System.nanoTime() - start) / 1e9);
-    }
+    return publishAll(messages, (js, i) -> js.publishAsync("bench-reference", payload));
   }
 
   @Override
   public double bareRateWithRelayHeaders(int messages) throws Exception {
     byte[] payload = new byte[300];
+    return publishAll(messages, (js, i) -> {
+      Message m = Events.orderPlaced("bench-reference", i);
+      return js.publishAsync("bench-reference", NatsMessages.headers(m), payload,
+          PublishOptions.builder().messageId(m.id().toString()).build());
+    });
+  }
+
+  /** One way to publish message {@code i}. */
+  @FunctionalInterface
+  private interface Publish {
+    CompletableFuture<PublishAck> send(JetStream js, int i) throws Exception;
+  }
+
+  /** Messages per second, each acknowledged, {@value #WINDOW} awaited at a time. */
+  private double publishAll(int messages, Publish publish) throws Exception {
     try (Connection c = Nats.connect(nats.address())) {
       JetStream js = c.jetStream();
       long start = System.nanoTime();
       for (int sent = 0; sent < messages; sent += WINDOW) {
         List<CompletableFuture<PublishAck>> acks = new ArrayList<>(WINDOW);
         for (int i = sent; i < Math.min(messages, sent + WINDOW); i++) {
-          Message m = Events.orderPlaced("bench-reference", i);
-          acks.add(js.publishAsync("bench-reference", NatsMessages.headers(m), payload,
-              PublishOptions.builder().messageId(m.id().toString()).build()));
+          acks.add(publish.send(js, i));
         }
         for (CompletableFuture<PublishAck> ack : acks) {
           ack.get(30, TimeUnit.SECONDS);

@@ -44,11 +44,12 @@ import org.slf4j.LoggerFactory;
  *     .build();
  * }</pre>
  *
- * <p>The messages of a batch are sent without waiting, then every acknowledgement is awaited
- * (at most {@link Builder#ackTimeout} for the batch). Order per key holds because one connection's
- * messages are stored in the order sent, and because the connection never buffers while it
- * reconnects: a message sent into a broken connection fails at once, and so do the later
- * messages of its subject in the batch, so nothing can overtake a message that is sent again.
+ * <p>The first message of each subject in a batch is sent and acknowledged, then the rest follow
+ * without waiting, and every acknowledgement is awaited (at most {@link Builder#ackTimeout} for the
+ * batch). Order per key holds because one connection's messages are stored in the order sent;
+ * because a server that refuses messages for now refuses the first; and because the connection
+ * never buffers while it reconnects: a message sent into a broken connection fails at once, and so
+ * do the later messages of its subject in the batch, so nothing overtakes a message sent again.
  *
  * <p>Headers: {@code Nats-Msg-Id}, {@code txbox-type}, {@code txbox-version}, {@code
  * content-type}, {@code txbox-key} and {@code txbox-created-at}, then the message's own headers.
@@ -93,7 +94,12 @@ public final class NatsPublisher implements Publisher {
       Thread.currentThread().interrupt();
       return PublishResult.allFailed(batch.size(), e);
     }
-    Sending sending = new Sending(connection, batch);
+    Sending sending;
+    try {
+      sending = new Sending(connection, batch);
+    } catch (IllegalStateException e) {
+      return PublishResult.allFailed(batch.size(), e);
+    }
     sending.firstOfEachSubject();
     sending.awaitAcks();
     sending.theRest();
@@ -127,17 +133,24 @@ public final class NatsPublisher implements Publisher {
       this.acks = new ArrayList<>(Collections.nCopies(batch.size(), null));
     }
 
+    /** The first message of each subject that can be sent; one dead-lettered at once does not count. */
     void firstOfEachSubject() {
-      Set<String> seen = new HashSet<>();
+      Set<String> checked = new HashSet<>();
+      Set<String> probed = new HashSet<>();
       for (int i = 0; i < batch.size(); i++) {
         subjects[i] = subjectRouter.apply(batch.get(i));
-        if (seen.add(subjects[i])) {
-          firsts.add(i);
+        if (checked.add(subjects[i])) { // once per subject and batch, whatever the server answered
           Exception missing = checkStored(connection, subjects[i]);
           if (missing != null) {
             subjectFailures.put(subjects[i], missing);
           }
+        }
+        if (!probed.contains(subjects[i])) {
+          firsts.add(i);
           send(i);
+          if (acks.get(i) != null || subjectFailures.containsKey(subjects[i])) {
+            probed.add(subjects[i]);
+          }
         }
       }
     }

@@ -15,6 +15,7 @@ import io.txbox.Relay;
 import io.txbox.RetryPolicy;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.testkit.NatsServer;
 import io.txbox.testkit.TestDatabase;
@@ -99,6 +100,22 @@ class RelayToNatsTest {
       assertThat(again.failures()).as("a resend is acknowledged, not refused").isEmpty();
     }
     assertThat(storedMessages()).isEqualTo(20);
+  }
+
+  @Test
+  void anOversizedMessageFailsForGoodAndTheRestOfItsSubjectIsStoredInOrder() throws Exception {
+    Message tooLarge = Message.builder().type("Big").destination(subject).key("k").payload(new byte[2 * 1024 * 1024]).build();
+    List<Message> batch = new ArrayList<>(List.of(tooLarge));
+    for (int i = 0; i < 5; i++) {
+      batch.add(Message.builder().type("Small").destination(subject).key("k").payload(new byte[] {(byte) i}).build());
+    }
+    try (NatsPublisher publisher = NatsPublisher.builder().servers(NatsServer.MACHINE_URL).build()) {
+      PublishResult result = publisher.publish(batch);
+
+      assertThat(result.failure(0)).isInstanceOf(PermanentPublishException.class).hasMessageContaining("max_payload");
+      assertThat(result.acknowledged()).isEqualTo(5);
+    }
+    assertThat(storedMessages()).isEqualTo(5);
   }
 
   @Test
