@@ -42,7 +42,8 @@ final class DemoCommand implements Callable<Integer> {
   Integer consumers;
 
   @Option(names = "--consumer-threads", defaultValue = "2",
-      description = "Kafka consumers in each inventory service, handling partitions in parallel. Default: ${DEFAULT-VALUE}.")
+      description = "Threads in each inventory service: Kafka consumers handling partitions in parallel, or (NATS,"
+          + " RabbitMQ) handlers of different keys. Default: ${DEFAULT-VALUE}.")
   int consumerThreads;
 
   @Option(names = "--chaos", negatable = true, defaultValue = "true", fallbackValue = "true",

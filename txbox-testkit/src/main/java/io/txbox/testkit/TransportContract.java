@@ -284,8 +284,9 @@ public abstract class TransportContract {
     await().atMost(WAIT).until(() -> handledIds(consumer).size() >= 20);
     first.close();
     int atClose = handledIds(consumer).size();
-    Thread.sleep(500);
-    assertThat(handledIds(consumer)).as("nothing is handled after close returned").hasSize(atClose);
+    await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+        .untilAsserted(() -> assertThat(handledIds(consumer)).as("nothing is handled after close returned")
+            .hasSize(atClose));
 
     start(subscriber(sharedBroker(), destination, inbox, consumer, slow));
     awaitHandled(consumer, sent.size());
