@@ -127,8 +127,8 @@ class PostgresInboxQueueTest {
     queue.enqueue(event("k", 1));
     queue.enqueue(event("k", 3));
     await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 1);
-    Thread.sleep(300);
-    assertThat(appliedByKey().get("k")).as("3 waits for 2").containsExactly(1L);
+    await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(1)).untilAsserted(() ->
+        assertThat(appliedByKey().get("k")).as("3 waits for 2").containsExactly(1L));
 
     await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 2);
     assertThat(appliedByKey().get("k")).containsExactly(1L, 3L);
@@ -146,8 +146,8 @@ class PostgresInboxQueueTest {
         .gapTimeout(Duration.ofMinutes(1)));
     queue.enqueue(event("k", 3));
     queue.enqueue(event("k", 2));
-    Thread.sleep(300);
-    assertThat(queue.processed()).as("nothing before 1").isZero();
+    await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(1)).untilAsserted(() ->
+        assertThat(queue.processed()).as("nothing before 1").isZero());
     queue.enqueue(event("k", 1));
     await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 3);
     assertThat(appliedByKey().get("k")).containsExactly(1L, 2L, 3L);
