@@ -1,5 +1,6 @@
 package io.txbox;
 
+import io.txbox.spi.CurrentTransaction;
 import io.txbox.spi.OutboxStore;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -25,18 +26,57 @@ import java.util.Objects;
  * }
  * }</pre>
  *
+ * <p>Where a framework manages the transactions, an outbox created with its
+ * {@link CurrentTransaction} joins the transaction the caller is in, and {@link #send(Message)}
+ * needs no connection; the txbox Spring Boot starter builds such an outbox.
+ *
  * <p>Thread-safe; one instance serves the whole application.
  */
 public final class Outbox {
-  private final OutboxStore store;
+  private static final CurrentTransaction NO_CURRENT_TRANSACTION = () -> {
+    throw new IllegalStateException(
+        "Outbox.send(message) needs to know the caller's transaction, and this outbox was created"
+            + " without a CurrentTransaction: call send(connection, message) with your open"
+            + " transaction, or create the outbox with Outbox.create(store, currentTransaction)");
+  };
 
-  private Outbox(OutboxStore store) {
+  private final OutboxStore store;
+  private final CurrentTransaction currentTransaction;
+
+  private Outbox(OutboxStore store, CurrentTransaction currentTransaction) {
     this.store = store;
+    this.currentTransaction = currentTransaction;
   }
 
-  /** An outbox that writes to {@code store}. */
+  /** An outbox that writes to {@code store}, in the transaction passed to each send. */
   public static Outbox create(OutboxStore store) {
-    return new Outbox(Objects.requireNonNull(store, "store must not be null"));
+    return create(store, NO_CURRENT_TRANSACTION);
+  }
+
+  /**
+   * An outbox that writes to {@code store}; {@link #send(Message)} writes in the transaction
+   * {@code currentTransaction} names.
+   */
+  public static Outbox create(OutboxStore store, CurrentTransaction currentTransaction) {
+    return new Outbox(
+        Objects.requireNonNull(store, "store must not be null"),
+        Objects.requireNonNull(currentTransaction, "currentTransaction must not be null"));
+  }
+
+  /**
+   * Adds one event to the transaction the caller is in, as the outbox's
+   * {@link CurrentTransaction} knows it.
+   *
+   * @throws IllegalStateException when the caller is in no transaction
+   */
+  public void send(Message message) throws SQLException {
+    send(List.of(message));
+  }
+
+  /** Adds the events, in this order, to the transaction the caller is in. */
+  public void send(List<Message> messages) throws SQLException {
+    Objects.requireNonNull(messages, "messages must not be null");
+    send(currentTransaction.connection(), messages);
   }
 
   /** Adds one event to the caller's open transaction. */

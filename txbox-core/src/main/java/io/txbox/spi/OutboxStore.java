@@ -73,6 +73,14 @@ public interface OutboxStore {
     return () -> {};
   }
 
+  /**
+   * What {@code subscription} has not relayed yet, counting at most {@code limitPerBucket} events
+   * in each bucket so that a huge backlog costs a bounded query. Empty when the store cannot tell.
+   */
+  default Optional<Backlog> backlog(String subscription, int limitPerBucket) {
+    return Optional.empty();
+  }
+
   /** The oldest open transaction that holds the read horizon back, if the store can tell. */
   default Optional<OpenTransaction> oldestOpenTransaction() {
     return Optional.empty();

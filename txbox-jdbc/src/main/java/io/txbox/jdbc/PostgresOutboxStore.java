@@ -9,6 +9,7 @@ import io.txbox.jdbc.internal.PostgresSettings;
 import io.txbox.jdbc.internal.PostgresSql;
 import io.txbox.jdbc.internal.PostgresTables;
 import io.txbox.jdbc.internal.Transactions;
+import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
@@ -21,6 +22,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -320,6 +322,32 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
           return Optional.empty();
         }
         return Optional.of(new OpenTransaction(rs.getInt(1), Duration.ofMillis(rs.getLong(2)), rs.getString(3)));
+      }
+    });
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Counts committed events past each bucket's checkpoint, delayed ones included; before any
+   * relay opened the subscription, it has no buckets and nothing is pending.
+   */
+  @Override
+  public Optional<Backlog> backlog(String subscription, int limitPerBucket) {
+    if (limitPerBucket < 1) {
+      throw new IllegalArgumentException("limitPerBucket must be at least 1, was " + limitPerBucket);
+    }
+    return tx.inTransaction("counting the backlog of subscription " + subscription, c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.backlog())) {
+        p.setInt(1, limitPerBucket);
+        p.setInt(2, limitPerBucket);
+        p.setString(3, subscription);
+        try (ResultSet rs = p.executeQuery()) {
+          rs.next();
+          Timestamp oldest = rs.getTimestamp(2);
+          return Optional.of(new Backlog(
+              rs.getLong(1), rs.getBoolean(3), Optional.ofNullable(oldest).map(Timestamp::toInstant)));
+        }
       }
     });
   }

@@ -193,6 +193,74 @@ class PostgresOutboxStoreTest {
         .doesNotContain("Sort");
   }
 
+  @Test
+  void sendWithoutAConnectionJoinsTheCurrentTransaction() throws SQLException {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      Outbox.create(store, () -> c).send(message("joined", 1));
+      assertThat(readAll()).as("not visible before the caller commits").isEmpty();
+      c.commit();
+    }
+    assertThat(readAll()).extracting(r -> r.message().key()).containsExactly("joined");
+  }
+
+  @Test
+  void sendWithoutAConnectionOrACurrentTransactionSaysHowToGiveOne() {
+    assertThatThrownBy(() -> outbox.send(message("k", 1)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("send(connection, message)")
+        .hasMessageContaining("Outbox.create(store, currentTransaction)");
+  }
+
+  @Test
+  void theBacklogCountsCommittedEventsNotYetRelayedAndStopsCountingAtTheLimit() throws SQLException {
+    store.openSubscription("test");
+    assertThat(store.backlog("test", 100)).hasValueSatisfying(b -> {
+      assertThat(b.pending()).isZero();
+      assertThat(b.oldestCreatedAt()).isEmpty();
+    });
+    for (int i = 0; i < 40; i++) {
+      send(message("key-" + i, i));
+    }
+    try (Connection open = db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      outbox.send(open, message("uncommitted", 0));
+      assertThat(store.backlog("test", 100)).hasValueSatisfying(b -> {
+        assertThat(b.pending()).isEqualTo(40);
+        assertThat(b.capped()).isFalse();
+        assertThat(b.oldestCreatedAt()).isPresent();
+      });
+      open.rollback();
+    }
+    assertThat(store.backlog("test", 1)).hasValueSatisfying(b -> {
+      assertThat(b.pending()).isLessThanOrEqualTo(BUCKETS);
+      assertThat(b.capped()).isTrue();
+    });
+  }
+
+  @Test
+  void theBacklogCountIsAnIndexRangeScanFromTheCheckpoint() throws SQLException {
+    store.openSubscription("test");
+    for (int i = 0; i < 50; i++) {
+      send(message("key-" + i, i));
+    }
+    String backlog = PostgresSql.of(new PostgresTables(db.schema(), "txbox_")).backlog();
+    StringBuilder plan = new StringBuilder();
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute("SET plan_cache_mode = force_generic_plan");
+      s.execute("PREPARE backlog AS " + numbered(backlog));
+      try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE backlog(1000, 1000, 'test')")) {
+        while (rs.next()) {
+          plan.append(rs.getString(1)).append('\n');
+        }
+      }
+    }
+    assertThat(plan.toString())
+        .contains("Index Scan using txbox_outbox_pkey")
+        .containsPattern("Index Cond: \\(\\(bucket = s.bucket\\) AND \\(ROW\\(tx_id, \"position\"\\) > ROW\\(")
+        .doesNotContain("Seq Scan on txbox_outbox");
+  }
+
   private static String numbered(String sql) {
     StringBuilder out = new StringBuilder();
     int n = 0;

@@ -110,6 +110,15 @@ public final class KafkaSubscriber implements Subscriber {
     return new Builder(Intake.queue(queue));
   }
 
+  /**
+   * A builder for a subscriber that hands each record to {@code intake} and acknowledges it
+   * after {@code take} returned: for intakes that run in a framework's own transactions, such as
+   * the txbox Spring Boot starter's. The consumer name is the intake's.
+   */
+  public static Builder builder(Intake intake) {
+    return new Builder(Objects.requireNonNull(intake, "intake must not be null"));
+  }
+
   /** Joins the group and starts consuming in the background. */
   @Override
   public synchronized KafkaSubscriber start() {

@@ -132,6 +132,15 @@ public final class NatsSubscriber implements Subscriber {
   }
 
   /**
+   * A builder for a subscriber that hands each message to {@code intake} and acknowledges it
+   * after {@code take} returned: for intakes that run in a framework's own transactions, such as
+   * the txbox Spring Boot starter's. The consumer name is the intake's.
+   */
+  public static Builder builder(Intake intake) {
+    return new Builder(Objects.requireNonNull(intake, "intake must not be null"));
+  }
+
+  /**
    * Creates or updates the durable consumer and starts fetching in the background.
    *
    * @throws IllegalStateException when the server cannot be reached or refuses the consumer

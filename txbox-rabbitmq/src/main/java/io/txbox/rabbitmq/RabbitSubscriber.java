@@ -110,6 +110,15 @@ public final class RabbitSubscriber implements Subscriber {
   }
 
   /**
+   * A builder for a subscriber that hands each delivery to {@code intake} and acknowledges it
+   * after {@code take} returned: for intakes that run in a framework's own transactions, such as
+   * the txbox Spring Boot starter's. The consumer name is the intake's.
+   */
+  public static Builder builder(Intake intake) {
+    return new Builder(Objects.requireNonNull(intake, "intake must not be null"));
+  }
+
+  /**
    * Checks that the queue exists and starts consuming in the background.
    *
    * @throws IllegalStateException when the broker cannot be reached or has no such queue

@@ -17,6 +17,7 @@ public record PostgresSql(
     String saveProgress,
     String deadLetter,
     String oldestOpenTransaction,
+    String backlog,
     String janitorLock,
     String deleteRelayed,
     String deleteInboxRecords) {
@@ -87,6 +88,15 @@ public record PostgresSql(
             + " FROM pg_stat_activity"
             + " WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
             + " ORDER BY xact_start LIMIT 1",
+        // At most a limit of rows per bucket past its checkpoint, on the primary key's range, so
+        // that a gauge over a backlog of millions stays cheap; capped says the limit was reached.
+        t.render("SELECT coalesce(sum(b.n), 0), min(b.oldest), coalesce(bool_or(b.n >= ?), false)"
+            + " FROM {subscription} s CROSS JOIN LATERAL ("
+            + "   SELECT count(*) AS n, min(p.created_at) AS oldest FROM ("
+            + "     SELECT o.created_at FROM {outbox} o"
+            + "     WHERE o.bucket = s.bucket AND (o.tx_id, o.position) > (s.tx_id, s.position)"
+            + "     ORDER BY o.tx_id, o.position LIMIT ?) AS p) AS b"
+            + " WHERE s.subscription = ?"),
         "SELECT pg_try_advisory_xact_lock(hashtext(?))",
         // Rows at or below the lowest checkpoint of their bucket over all subscriptions have been
         // relayed by every subscription; any subset of them may go, in any order.
