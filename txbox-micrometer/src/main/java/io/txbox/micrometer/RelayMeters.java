@@ -1,0 +1,126 @@
+package io.txbox.micrometer;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.txbox.DeadLetter;
+import io.txbox.Message;
+import io.txbox.spi.Metrics;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The relay's {@link Metrics} as Micrometer meters, each tagged with the {@code subscription}:
+ *
+ * <table>
+ *   <caption>Meters</caption>
+ *   <tr><th>Name</th><th>Type</th><th>What it counts</th></tr>
+ *   <tr><td>{@code txbox.relay.published}</td><td>counter</td>
+ *       <td>events the broker acknowledged and whose checkpoint is saved</td></tr>
+ *   <tr><td>{@code txbox.relay.failures}</td><td>counter</td>
+ *       <td>failed publish attempts that will be retried (tag {@code error}: the exception's
+ *           simple class name)</td></tr>
+ *   <tr><td>{@code txbox.relay.dead.letters}</td><td>counter</td>
+ *       <td>events the relay gave up on and copied to the dead-letter table</td></tr>
+ *   <tr><td>{@code txbox.relay.lag}</td><td>timer</td>
+ *       <td>from an event's commit-time timestamp (or its delay's end) to its acknowledgement,
+ *           with the 0.5, 0.95 and 0.99 percentiles</td></tr>
+ *   <tr><td>{@code txbox.relay.buckets.owned}</td><td>gauge</td>
+ *       <td>buckets this instance holds the lease of (tag {@code instance})</td></tr>
+ * </table>
+ *
+ * <p>The publish rate, failure rate and dead-letter rate are the rates of the three counters.
+ *
+ * <pre>{@code
+ * Relay relay = Relay.builder(store, publisher)
+ *     .metrics(RelayMeters.create(registry, "relay-1"))
+ *     .build();
+ * }</pre>
+ *
+ * <p>Thread-safe, and quick: meters are looked up once per subscription.
+ */
+public final class RelayMeters implements Metrics {
+  private final MeterRegistry registry;
+  private final String instance;
+  private final Map<String, Meters> bySubscription = new ConcurrentHashMap<>();
+
+  private RelayMeters(MeterRegistry registry, String instance) {
+    this.registry = registry;
+    this.instance = instance;
+  }
+
+  /** Meters in {@code registry} for the relay instance {@code instance}. */
+  public static RelayMeters create(MeterRegistry registry, String instance) {
+    return new RelayMeters(
+        Objects.requireNonNull(registry, "registry must not be null"),
+        Objects.requireNonNull(instance, "instance must not be null"));
+  }
+
+  @Override
+  public void published(String subscription, List<Message> acknowledged) {
+    Meters m = meters(subscription);
+    m.published.increment(acknowledged.size());
+    Instant now = Instant.now();
+    for (Message message : acknowledged) {
+      Instant due = dueAt(message);
+      if (due != null && due.isBefore(now)) {
+        m.lag.record(Duration.between(due, now));
+      }
+    }
+  }
+
+  @Override
+  public void retrying(String subscription, Message message, int attempts, Throwable error) {
+    registry.counter("txbox.relay.failures",
+        "subscription", subscription, "error", error.getClass().getSimpleName()).increment();
+  }
+
+  @Override
+  public void deadLettered(DeadLetter letter) {
+    meters(letter.subscription()).deadLetters.increment();
+  }
+
+  @Override
+  public void bucketsOwned(String subscription, int buckets) {
+    meters(subscription).bucketsOwned.set(buckets);
+  }
+
+  private static Instant dueAt(Message message) {
+    Instant available = message.availableAt();
+    Instant created = message.createdAt();
+    if (available != null && (created == null || available.isAfter(created))) {
+      return available;
+    }
+    return created;
+  }
+
+  private Meters meters(String subscription) {
+    return bySubscription.computeIfAbsent(subscription, this::register);
+  }
+
+  private Meters register(String subscription) {
+    AtomicInteger owned = new AtomicInteger();
+    registry.gauge("txbox.relay.buckets.owned",
+        Tags.of("subscription", subscription, "instance", instance), owned);
+    return new Meters(
+        Counter.builder("txbox.relay.published").tag("subscription", subscription)
+            .description("Events the broker acknowledged and whose checkpoint is saved")
+            .register(registry),
+        Counter.builder("txbox.relay.dead.letters").tag("subscription", subscription)
+            .description("Events the relay gave up on and dead-lettered")
+            .register(registry),
+        Timer.builder("txbox.relay.lag").tag("subscription", subscription)
+            .description("Time from an event's timestamp to the broker's acknowledgement")
+            .publishPercentiles(0.5, 0.95, 0.99)
+            .register(registry),
+        owned);
+  }
+
+  private record Meters(Counter published, Counter deadLetters, Timer lag, AtomicInteger bucketsOwned) {}
+}

@@ -1,0 +1,96 @@
+package io.txbox.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.testkit.TestDatabase;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class BacklogMetersTest {
+  private TestDatabase db;
+  private PostgresOutboxStore store;
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+  @BeforeEach
+  void createSchema() {
+    db = TestDatabase.create();
+    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(4).build();
+    store.migrate();
+    store.openSubscription("default");
+  }
+
+  @AfterEach
+  void dropSchema() {
+    db.close();
+  }
+
+  @Test
+  void pendingEventsAndTheAgeOfTheOldestAreShownPerSubscription() throws SQLException {
+    Instant later = Instant.now().plus(Duration.ofMinutes(5));
+    BacklogMeters.builder(store).refresh(Duration.ZERO).clock(Clock.fixed(later, ZoneOffset.UTC))
+        .build().bindTo(registry);
+    assertThat(pending()).isZero();
+    assertThat(oldestAgeSeconds()).isZero();
+
+    write(3);
+
+    assertThat(pending()).isEqualTo(3);
+    assertThat(oldestAgeSeconds()).isBetween(240.0, 301.0);
+  }
+
+  @Test
+  void aReadingIsKeptUntilTheRefreshIsDue() throws SQLException {
+    BacklogMeters.builder(store).refresh(Duration.ofHours(1)).build().bindTo(registry);
+    assertThat(pending()).isZero();
+    write(2);
+    assertThat(pending()).as("the reading from before the writes").isZero();
+  }
+
+  @Test
+  void aDatabaseThatCannotBeReadShowsNaNNotAnOldFigure() throws SQLException {
+    BacklogMeters.builder(store).refresh(Duration.ZERO).build().bindTo(registry);
+    write(1);
+    assertThat(pending()).isEqualTo(1);
+    db.close();
+    assertThat(pending()).isNaN();
+  }
+
+  @Test
+  void aLimitPerBucketOutsideItsBoundsIsRefusedWithItsName() {
+    assertThatThrownBy(() -> BacklogMeters.builder(store).limitPerBucket(0).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("limitPerBucket must be between 1 and 10,000,000");
+  }
+
+  private double pending() {
+    return registry.get("txbox.outbox.pending").tag("subscription", "default").gauge().value();
+  }
+
+  private double oldestAgeSeconds() {
+    return registry.get("txbox.outbox.oldest.pending.age").timeGauge().value(TimeUnit.SECONDS);
+  }
+
+  private void write(int events) throws SQLException {
+    Outbox outbox = Outbox.create(store);
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      for (int i = 0; i < events; i++) {
+        outbox.send(c, Message.builder().type("T").key("k" + i).destination("d").payload(new byte[] {1}).build());
+      }
+      c.commit();
+    }
+  }
+}
