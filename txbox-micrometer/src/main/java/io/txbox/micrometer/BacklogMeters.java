@@ -72,11 +72,13 @@ public final class BacklogMeters implements MeterBinder {
       Gauge.builder("txbox.outbox.pending", reading, r -> r.get().map(b -> (double) b.pending()).orElse(Double.NaN))
           .tag("subscription", subscription)
           .description("Committed outbox events the subscription has not relayed yet")
+          .strongReference(true) // the reading lives only in the registry
           .register(registry);
       TimeGauge.builder("txbox.outbox.oldest.pending.age", reading, TimeUnit.MILLISECONDS,
               r -> r.get().map(b -> (double) b.oldestAge(clock.instant()).toMillis()).orElse(Double.NaN))
           .tag("subscription", subscription)
           .description("How long the oldest event the subscription has not relayed has waited")
+          .strongReference(true)
           .register(registry);
     }
   }

@@ -6,7 +6,9 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.txbox.InboxQueue;
 import io.txbox.spi.Subscriber;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
 
 /**
  * Counters of what a subscriber took into the inbox, tagged with the {@code consumer}:
@@ -35,40 +37,61 @@ import java.util.function.ToDoubleFunction;
  */
 public final class InboxMeters implements MeterBinder {
   private final String consumer;
-  private final Subscriber subscriber;
+  private final Object source;
+  private final Function<Object, Subscriber> current;
   private final InboxQueue queue;
 
-  private InboxMeters(String consumer, Subscriber subscriber, InboxQueue queue) {
+  private InboxMeters(String consumer, Object source, Function<Object, Subscriber> current, InboxQueue queue) {
     this.consumer = consumer;
-    this.subscriber = subscriber;
+    this.source = source;
+    this.current = current;
     this.queue = queue;
   }
 
   /** The counters of {@code subscriber}, which takes messages for {@code consumer}. */
   public static InboxMeters of(String consumer, Subscriber subscriber) {
-    return new InboxMeters(
-        Objects.requireNonNull(consumer, "consumer must not be null"),
-        Objects.requireNonNull(subscriber, "subscriber must not be null"),
-        null);
+    Objects.requireNonNull(subscriber, "subscriber must not be null");
+    return following(consumer, subscriber, s -> s);
+  }
+
+  /**
+   * The counters of whichever subscriber {@code source} holds now, for one that is replaced when it
+   * restarts: the counters start again from zero, as counters of a restarted process do, and read
+   * zero while {@code current} gives null. Micrometer holds {@code source} weakly: it must live as
+   * long as the application, as a Spring bean does.
+   */
+  public static <T> InboxMeters following(String consumer, T source, Function<T, Subscriber> current) {
+    Objects.requireNonNull(consumer, "consumer must not be null");
+    Objects.requireNonNull(source, "source must not be null");
+    Objects.requireNonNull(current, "current must not be null");
+    @SuppressWarnings("unchecked")
+    Function<Object, Subscriber> untyped = o -> current.apply((T) o);
+    return new InboxMeters(consumer, source, untyped, null);
   }
 
   /** The counters of {@code queue}'s workers. */
   public static InboxMeters of(InboxQueue queue) {
     Objects.requireNonNull(queue, "queue must not be null");
-    return new InboxMeters(queue.consumer(), null, queue);
+    return new InboxMeters(queue.consumer(), null, null, queue);
   }
 
   @Override
   public void bindTo(MeterRegistry registry) {
-    if (subscriber != null) {
-      counter(registry, "txbox.inbox.processed", "Messages handled and committed", subscriber, Subscriber::processed);
-      counter(registry, "txbox.inbox.duplicates", "Redeliveries the inbox recognised", subscriber, Subscriber::duplicates);
-      counter(registry, "txbox.inbox.rejected", "Messages that could not be read", subscriber, Subscriber::rejected);
+    if (source != null) {
+      // The source, not this binder, is the counters' state: Micrometer keeps it only weakly.
+      counter(registry, "txbox.inbox.processed", "Messages handled and committed", source, o -> count(o, Subscriber::processed));
+      counter(registry, "txbox.inbox.duplicates", "Redeliveries the inbox recognised", source, o -> count(o, Subscriber::duplicates));
+      counter(registry, "txbox.inbox.rejected", "Messages that could not be read", source, o -> count(o, Subscriber::rejected));
     }
     if (queue != null) {
       counter(registry, "txbox.inbox.queue.processed", "Queued messages processed", queue, InboxQueue::processed);
       counter(registry, "txbox.inbox.queue.dead.letters", "Queued messages given up on", queue, InboxQueue::deadLettered);
     }
+  }
+
+  private double count(Object source, ToLongFunction<Subscriber> count) {
+    Subscriber now = current.apply(source);
+    return now == null ? 0 : count.applyAsLong(now);
   }
 
   private <T> void counter(MeterRegistry registry, String name, String description, T source, ToDoubleFunction<T> count) {

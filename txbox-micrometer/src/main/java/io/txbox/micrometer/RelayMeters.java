@@ -32,14 +32,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       <td>from an event's commit-time timestamp (or its delay's end) to its acknowledgement,
  *           with the 0.5, 0.95 and 0.99 percentiles</td></tr>
  *   <tr><td>{@code txbox.relay.buckets.owned}</td><td>gauge</td>
- *       <td>buckets this instance holds the lease of (tag {@code instance})</td></tr>
+ *       <td>buckets this relay instance holds the lease of; each instance reports its own</td></tr>
  * </table>
  *
  * <p>The publish rate, failure rate and dead-letter rate are the rates of the three counters.
  *
  * <pre>{@code
  * Relay relay = Relay.builder(store, publisher)
- *     .metrics(RelayMeters.create(registry, "relay-1"))
+ *     .metrics(RelayMeters.create(registry))
  *     .build();
  * }</pre>
  *
@@ -47,19 +47,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class RelayMeters implements Metrics {
   private final MeterRegistry registry;
-  private final String instance;
   private final Map<String, Meters> bySubscription = new ConcurrentHashMap<>();
 
-  private RelayMeters(MeterRegistry registry, String instance) {
+  private RelayMeters(MeterRegistry registry) {
     this.registry = registry;
-    this.instance = instance;
   }
 
-  /** Meters in {@code registry} for the relay instance {@code instance}. */
-  public static RelayMeters create(MeterRegistry registry, String instance) {
-    return new RelayMeters(
-        Objects.requireNonNull(registry, "registry must not be null"),
-        Objects.requireNonNull(instance, "instance must not be null"));
+  /** Meters in {@code registry}, which the application exports tagged with its instance. */
+  public static RelayMeters create(MeterRegistry registry) {
+    return new RelayMeters(Objects.requireNonNull(registry, "registry must not be null"));
   }
 
   @Override
@@ -107,7 +103,7 @@ public final class RelayMeters implements Metrics {
   private Meters register(String subscription) {
     AtomicInteger owned = new AtomicInteger();
     registry.gauge("txbox.relay.buckets.owned",
-        Tags.of("subscription", subscription, "instance", instance), owned);
+        Tags.of("subscription", subscription), owned);
     return new Meters(
         Counter.builder("txbox.relay.published").tag("subscription", subscription)
             .description("Events the broker acknowledged and whose checkpoint is saved")

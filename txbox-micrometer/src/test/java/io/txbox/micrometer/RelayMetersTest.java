@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 class RelayMetersTest {
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-  private final RelayMeters meters = RelayMeters.create(registry, "relay-1");
+  private final RelayMeters meters = RelayMeters.create(registry);
 
   @Test
   void publishedEventsCountAndTheirLagIsTimedFromTheirTimestamp() {
@@ -47,9 +47,9 @@ class RelayMetersTest {
   }
 
   @Test
-  void ownedBucketsAreAGaugePerInstance() {
+  void ownedBucketsAreAGaugePerSubscription() {
     meters.bucketsOwned("orders", 32);
-    assertThat(registry.get("txbox.relay.buckets.owned").tag("instance", "relay-1").gauge().value()).isEqualTo(32);
+    assertThat(registry.get("txbox.relay.buckets.owned").tag("subscription", "orders").gauge().value()).isEqualTo(32);
     meters.bucketsOwned("orders", 0);
     assertThat(registry.get("txbox.relay.buckets.owned").gauge().value()).isZero();
   }

@@ -1,0 +1,87 @@
+package io.txbox.spring;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * A consumer the starter feeds from the broker through the inbox: declare one as a bean, and each
+ * message is recorded and handled in one Spring transaction and acknowledged to the broker only
+ * after that transaction committed, so its side effects happen once however often it is delivered.
+ * Listeners start with the application context and drain on shutdown.
+ *
+ * <pre>{@code
+ * @Bean
+ * InboxListener inventory(JdbcTemplate jdbc) {
+ *   return InboxListener.consumer("inventory").from("orders").handler((message, key) ->
+ *       jdbc.update("UPDATE stock SET reserved = reserved + 1 WHERE sku = ?", skuOf(message)));
+ * }
+ * }</pre>
+ *
+ * <p>What {@code from} names depends on the broker: Kafka topics (one or more), a JetStream stream
+ * (one), or a RabbitMQ queue (one).
+ *
+ * @param consumer the consumer's name: the inbox's deduplication scope and the Kafka group id,
+ *     JetStream durable or RabbitMQ consumer tag
+ * @param sources where the messages come from
+ * @param concurrency how many messages are handled at once, in order per key (per partition on
+ *     Kafka)
+ * @param handler what is done with each message
+ */
+public record InboxListener(String consumer, List<String> sources, int concurrency, MessageHandler handler) {
+  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
+
+  /** Most messages handled at once per listener. */
+  public static final int MAX_CONCURRENCY = 64;
+
+  /** Checks every field. */
+  public InboxListener {
+    if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
+      throw new IllegalArgumentException(
+          "InboxListener consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumer + "'");
+    }
+    sources = List.copyOf(Objects.requireNonNull(sources, "sources must not be null"));
+    if (sources.isEmpty()) {
+      throw new IllegalArgumentException("InboxListener " + consumer
+          + " reads from nothing: name the Kafka topics, JetStream stream or RabbitMQ queue with from(...)");
+    }
+    if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+      throw new IllegalArgumentException("InboxListener " + consumer + " concurrency must be between 1 and "
+          + MAX_CONCURRENCY + ", was " + concurrency);
+    }
+    Objects.requireNonNull(handler, "InboxListener " + consumer + " needs a handler");
+  }
+
+  /** Starts a listener for {@code consumer}. */
+  public static Builder consumer(String consumer) {
+    return new Builder(consumer);
+  }
+
+  /** Builds an {@link InboxListener}. */
+  public static final class Builder {
+    private final String consumer;
+    private List<String> sources = List.of();
+    private int concurrency = 1;
+
+    private Builder(String consumer) {
+      this.consumer = consumer;
+    }
+
+    /** The Kafka topics, the JetStream stream or the RabbitMQ queue to read. */
+    public Builder from(String... sources) {
+      this.sources = List.of(sources);
+      return this;
+    }
+
+    /** How many messages are handled at once. Default 1. */
+    public Builder concurrency(int concurrency) {
+      this.concurrency = concurrency;
+      return this;
+    }
+
+    /** The listener, handling each message with {@code handler}. */
+    public InboxListener handler(MessageHandler handler) {
+      return new InboxListener(consumer, sources, concurrency, handler);
+    }
+  }
+}

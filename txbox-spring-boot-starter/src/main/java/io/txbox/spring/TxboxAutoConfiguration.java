@@ -1,0 +1,155 @@
+package io.txbox.spring;
+
+import io.txbox.Janitor;
+import io.txbox.Outbox;
+import io.txbox.Relay;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.Metrics;
+import io.txbox.spi.Subscriber;
+import io.txbox.spring.internal.BrokerClients;
+import io.txbox.spring.internal.ContextBound;
+import io.txbox.spring.internal.InboxListeners;
+import io.txbox.spring.internal.Settings;
+import io.txbox.spring.internal.SpringTransaction;
+import io.txbox.spring.internal.TransactionalIntake;
+import java.util.List;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Builds txbox from the application's {@code DataSource} and Spring's transaction management:
+ *
+ * <ul>
+ *   <li>an {@link Outbox} whose {@code send(message)} joins the caller's Spring transaction and
+ *       refuses to run outside one;
+ *   <li>the PostgreSQL stores, migrated at start-up unless {@code txbox.migrate=false};
+ *   <li>a {@link Relay} to the broker, started with the context and drained when it stops
+ *       ({@code txbox.relay.enabled});
+ *   <li>a {@link Janitor} ({@code txbox.janitor.enabled});
+ *   <li>a subscriber for each {@link InboxListener} bean ({@code txbox.inbox.enabled}).
+ * </ul>
+ *
+ * <pre>{@code
+ * @Service
+ * class OrderService {
+ *   @Transactional
+ *   public void place(Order order) throws SQLException {
+ *     orders.save(order);
+ *     outbox.send(Message.builder().type("OrderPlaced").destination("orders").key(order.id())
+ *         .payload(json(order), "application/json").build());
+ *   }
+ * }
+ * }</pre>
+ *
+ * <p>Any bean of these types that the application declares itself replaces the starter's.
+ */
+@AutoConfiguration(after = {
+    DataSourceAutoConfiguration.class,
+    DataSourceTransactionManagerAutoConfiguration.class,
+    TransactionAutoConfiguration.class})
+@ConditionalOnSingleCandidate(DataSource.class)
+@EnableConfigurationProperties(TxboxProperties.class)
+public class TxboxAutoConfiguration {
+
+  /** The outbox log, checkpoints, leases and dead letters; migrated unless turned off. */
+  @Bean
+  @ConditionalOnMissingBean
+  public PostgresOutboxStore txboxOutboxStore(DataSource dataSource, TxboxProperties properties) {
+    PostgresOutboxStore store = Settings.build("txbox", () -> PostgresOutboxStore.builder(dataSource)
+        .schema(properties.schema())
+        .tablePrefix(properties.tablePrefix())
+        .buckets(properties.buckets())
+        .build());
+    if (properties.migrate()) {
+      store.migrate();
+    }
+    return store;
+  }
+
+  /** The inbox records; its tables come with the outbox store's migration. */
+  @Bean
+  @ConditionalOnMissingBean
+  public PostgresInboxStore txboxInboxStore(TxboxProperties properties) {
+    return Settings.build("txbox", () -> PostgresInboxStore.builder()
+        .schema(properties.schema())
+        .tablePrefix(properties.tablePrefix())
+        .build());
+  }
+
+  /** The outbox, joining the Spring transaction the caller is in. */
+  @Bean
+  @ConditionalOnMissingBean
+  public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource) {
+    return Outbox.create(store, new SpringTransaction(dataSource));
+  }
+
+  /** The relay, started with the application context and drained when it stops. */
+  @Bean
+  @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
+  public ContextBound<Relay> txboxRelay(
+      PostgresOutboxStore store, TxboxProperties properties, Environment environment,
+      ObjectProvider<Metrics> metrics) {
+    TxboxProperties.Relay r = properties.relay();
+    return new ContextBound<>("txbox relay", () -> {
+      BrokerClients broker = BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
+      Relay.Builder b = Relay.builder(store, broker.publisher())
+          .subscription(r.subscription())
+          .batchSize(r.batchSize())
+          .idleInterval(r.idleInterval())
+          .heartbeatInterval(r.heartbeatInterval())
+          .leaseDuration(r.leaseDuration())
+          .drainTimeout(r.drainTimeout())
+          .stallWarning(r.stallWarning())
+          .metrics(metrics.getIfAvailable(() -> Metrics.NONE));
+      if (r.instanceId() != null) {
+        b.instanceId(r.instanceId());
+      }
+      return Settings.build("txbox.relay", b::build).start();
+    });
+  }
+
+  /** The janitor, deleting relayed events and old inbox records while the context runs. */
+  @Bean
+  @ConditionalOnProperty(name = "txbox.janitor.enabled", matchIfMissing = true)
+  public ContextBound<Janitor> txboxJanitor(PostgresOutboxStore store, TxboxProperties properties) {
+    TxboxProperties.Janitor j = properties.janitor();
+    Janitor janitor = Settings.build("txbox.janitor", () -> Janitor.builder(store)
+        .outboxRetention(j.outboxRetention())
+        .inboxRetention(j.inboxRetention())
+        .batchSize(j.batchSize())
+        .maxBatches(j.maxBatches())
+        .interval(j.interval())
+        .build());
+    return new ContextBound<>("txbox janitor", janitor::start);
+  }
+
+  /** A subscriber for each {@link InboxListener} bean, each message in a Spring transaction. */
+  @Bean
+  @ConditionalOnBean(InboxListener.class)
+  @ConditionalOnProperty(name = "txbox.inbox.enabled", matchIfMissing = true)
+  public InboxListeners txboxInboxListeners(
+      List<InboxListener> listeners, PostgresInboxStore store, DataSource dataSource,
+      PlatformTransactionManager transactionManager, TxboxProperties properties, Environment environment) {
+    TransactionTemplate transactions = new TransactionTemplate(transactionManager);
+    return new InboxListeners(listeners, listener -> {
+      BrokerClients broker = BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
+      Subscriber subscriber = broker.subscriber(listener, new TransactionalIntake(
+          listener.consumer(), listener.handler(), store, dataSource, transactions));
+      return subscriber.start();
+    });
+  }
+}

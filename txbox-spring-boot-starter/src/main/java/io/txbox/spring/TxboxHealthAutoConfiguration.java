@@ -1,0 +1,41 @@
+package io.txbox.spring;
+
+import io.txbox.Relay;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spring.internal.ContextBound;
+import io.txbox.spring.internal.TxboxHealthIndicator;
+import java.time.Clock;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The actuator health indicator {@code txbox}: DOWN when this application's relay has stopped or
+ * when the oldest unrelayed event is older than {@code txbox.health.max-pending-age} (default 5
+ * minutes). Turn it off with {@code management.health.txbox.enabled=false}.
+ *
+ * <pre>{@code
+ * curl localhost:8080/actuator/health/txbox
+ * {"status":"UP","details":{"subscription":"default","relay":"running","pending":0,...}}
+ * }</pre>
+ */
+@AutoConfiguration(after = TxboxAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean(PostgresOutboxStore.class)
+@ConditionalOnEnabledHealthIndicator("txbox")
+public class TxboxHealthAutoConfiguration {
+
+  /** The indicator, named {@code txbox} after its bean. */
+  @Bean(name = "txboxHealthIndicator")
+  public HealthIndicator txboxHealthIndicator(
+      PostgresOutboxStore store, TxboxProperties properties, ObjectProvider<ContextBound<Relay>> relay) {
+    return new TxboxHealthIndicator(store, properties.relay().subscription(),
+        Optional.ofNullable(relay.getIfAvailable()), properties.health().maxPendingAge(),
+        properties.metrics().backlogLimitPerBucket(), Clock.systemUTC());
+  }
+}

@@ -1,0 +1,160 @@
+package io.txbox.spring;
+
+import java.time.Duration;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+/**
+ * The {@code txbox.*} settings. Every limit has the default of the txbox builder it feeds, and a
+ * value out of bounds stops the application at start-up with an error that names the property.
+ *
+ * <pre>{@code
+ * # application.properties: all a Kafka user needs besides spring.datasource.*
+ * txbox.kafka.bootstrap-servers=kafka:9092
+ * txbox.health.max-pending-age=2m
+ * }</pre>
+ *
+ * @param migrate whether to create or upgrade the txbox tables at start-up; turn it off when
+ *     Flyway or Liquibase runs the SQL of txbox-jdbc's {@code io/txbox/jdbc/postgres} scripts
+ * @param schema the database schema of the txbox tables
+ * @param tablePrefix the prefix of the txbox table names
+ * @param buckets buckets the outbox log is split into, fixed once the tables exist: the most relay
+ *     instances that share the work
+ * @param broker the broker events are relayed to and listeners read from; needed only when more
+ *     than one of txbox-kafka, txbox-nats and txbox-rabbitmq is on the class path
+ * @param relay the relay, which publishes committed events
+ * @param janitor the janitor, which deletes relayed events and old inbox records
+ * @param inbox the inbox listeners
+ * @param health the actuator health indicator
+ * @param metrics the Micrometer meters
+ * @param kafka the Kafka connection
+ * @param nats the NATS connection
+ * @param rabbitmq the RabbitMQ connection
+ */
+@ConfigurationProperties("txbox")
+public record TxboxProperties(
+    @DefaultValue("true") boolean migrate,
+    @DefaultValue("public") String schema,
+    @DefaultValue("txbox_") String tablePrefix,
+    @DefaultValue("64") int buckets,
+    Broker broker,
+    @DefaultValue Relay relay,
+    @DefaultValue Janitor janitor,
+    @DefaultValue Inbox inbox,
+    @DefaultValue Health health,
+    @DefaultValue Metrics metrics,
+    @DefaultValue Kafka kafka,
+    @DefaultValue Nats nats,
+    @DefaultValue Rabbitmq rabbitmq) {
+
+  /** The brokers txbox relays to. */
+  public enum Broker {
+    /** Apache Kafka, through txbox-kafka. */
+    KAFKA,
+    /** NATS JetStream, through txbox-nats. */
+    NATS,
+    /** RabbitMQ, through txbox-rabbitmq. */
+    RABBITMQ
+  }
+
+  /**
+   * The relay.
+   *
+   * @param enabled whether this application runs a relay; instances share the work by leases
+   * @param subscription the subscription the relay serves
+   * @param instanceId this instance's id in the subscription; default a random one
+   * @param batchSize most events read and published per round
+   * @param idleInterval how long the relay waits for new events when it found none
+   * @param heartbeatInterval how often the relay renews its leases
+   * @param leaseDuration how long a lease lasts without renewal before another instance takes it
+   * @param drainTimeout how long shutdown waits for the round in progress
+   * @param stallWarning after how long a transaction holding delivery back is logged
+   */
+  public record Relay(
+      @DefaultValue("true") boolean enabled,
+      @DefaultValue("default") String subscription,
+      String instanceId,
+      @DefaultValue("5000") int batchSize,
+      @DefaultValue("500ms") Duration idleInterval,
+      @DefaultValue("2s") Duration heartbeatInterval,
+      @DefaultValue("10s") Duration leaseDuration,
+      @DefaultValue("30s") Duration drainTimeout,
+      @DefaultValue("30s") Duration stallWarning) {}
+
+  /**
+   * The janitor.
+   *
+   * @param enabled whether this application runs a janitor; several instances take turns
+   * @param outboxRetention how long relayed events are kept
+   * @param inboxRetention how long inbox records are kept: longer than any redelivery can come late
+   * @param batchSize most rows deleted per statement
+   * @param maxBatches most statements per run
+   * @param interval time between runs
+   */
+  public record Janitor(
+      @DefaultValue("true") boolean enabled,
+      @DefaultValue("1d") Duration outboxRetention,
+      @DefaultValue("30d") Duration inboxRetention,
+      @DefaultValue("5000") int batchSize,
+      @DefaultValue("200") int maxBatches,
+      @DefaultValue("1m") Duration interval) {}
+
+  /**
+   * The inbox listeners, the {@link InboxListener} beans.
+   *
+   * @param enabled whether the listeners consume; off, the beans are ignored
+   * @param drainTimeout how long shutdown waits for the messages in hand
+   */
+  public record Inbox(
+      @DefaultValue("true") boolean enabled,
+      @DefaultValue("30s") Duration drainTimeout) {}
+
+  /**
+   * The health indicator {@code txbox}.
+   *
+   * @param maxPendingAge the oldest an unrelayed event may be before the application is DOWN
+   */
+  public record Health(@DefaultValue("5m") Duration maxPendingAge) {}
+
+  /**
+   * The Micrometer meters.
+   *
+   * @param backlogRefresh how long a reading of the backlog gauges is kept before the database is
+   *     asked again
+   * @param backlogLimitPerBucket most events counted per bucket by the backlog gauges
+   */
+  public record Metrics(
+      @DefaultValue("10s") Duration backlogRefresh,
+      @DefaultValue("100000") int backlogLimitPerBucket) {}
+
+  /**
+   * Kafka.
+   *
+   * @param bootstrapServers {@code bootstrap.servers}; default {@code spring.kafka.bootstrap-servers}
+   *     when set, else {@code localhost:9092}
+   * @param producer further producer properties, for security settings
+   * @param consumer further consumer properties, for security settings
+   */
+  public record Kafka(String bootstrapServers, Map<String, String> producer, Map<String, String> consumer) {}
+
+  /**
+   * NATS JetStream.
+   *
+   * @param servers the server URLs, comma-separated
+   * @param ackTimeout how long the relay waits for JetStream's acknowledgements
+   */
+  public record Nats(
+      @DefaultValue("nats://localhost:4222") String servers,
+      @DefaultValue("10s") Duration ackTimeout) {}
+
+  /**
+   * RabbitMQ.
+   *
+   * @param uri the AMQP URI, with user and password
+   * @param confirmTimeout how long the relay waits for publisher confirms
+   */
+  public record Rabbitmq(
+      @DefaultValue("amqp://guest:guest@localhost:5672") String uri,
+      @DefaultValue("10s") Duration confirmTimeout) {}
+}

@@ -1,0 +1,47 @@
+package io.txbox.spring.internal;
+
+import io.txbox.kafka.KafkaPublisher;
+import io.txbox.kafka.KafkaSubscriber;
+import io.txbox.spi.Intake;
+import io.txbox.spi.Publisher;
+import io.txbox.spi.Subscriber;
+import io.txbox.spring.InboxListener;
+import io.txbox.spring.TxboxProperties;
+import java.util.Map;
+
+/** Kafka clients from {@code txbox.kafka.*}. */
+final class KafkaClients implements BrokerClients {
+  private final TxboxProperties properties;
+  private final String bootstrapServers;
+
+  KafkaClients(TxboxProperties properties, String springKafkaServers) {
+    this.properties = properties;
+    String configured = properties.kafka().bootstrapServers();
+    this.bootstrapServers = configured != null ? configured
+        : springKafkaServers != null ? springKafkaServers : "localhost:9092";
+  }
+
+  @Override
+  public Publisher publisher() {
+    KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
+    each(properties.kafka().producer(), b::property);
+    return Settings.build("txbox.kafka.producer", b::build);
+  }
+
+  @Override
+  public Subscriber subscriber(InboxListener listener, Intake intake) {
+    KafkaSubscriber.Builder b = KafkaSubscriber.builder(intake)
+        .bootstrapServers(bootstrapServers)
+        .topics(listener.sources().toArray(String[]::new))
+        .concurrency(listener.concurrency())
+        .drainTimeout(properties.inbox().drainTimeout());
+    each(properties.kafka().consumer(), b::property);
+    return Settings.build("txbox.kafka.consumer", b::build);
+  }
+
+  private static void each(Map<String, String> settings, java.util.function.BiConsumer<String, String> set) {
+    if (settings != null) {
+      settings.forEach(set);
+    }
+  }
+}

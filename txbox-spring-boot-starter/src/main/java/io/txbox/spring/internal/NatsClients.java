@@ -1,0 +1,37 @@
+package io.txbox.spring.internal;
+
+import io.txbox.nats.NatsPublisher;
+import io.txbox.nats.NatsSubscriber;
+import io.txbox.spi.Intake;
+import io.txbox.spi.Publisher;
+import io.txbox.spi.Subscriber;
+import io.txbox.spring.InboxListener;
+import io.txbox.spring.TxboxProperties;
+
+/** NATS JetStream clients from {@code txbox.nats.*}. */
+final class NatsClients implements BrokerClients {
+  private final TxboxProperties properties;
+
+  NatsClients(TxboxProperties properties) {
+    this.properties = properties;
+  }
+
+  @Override
+  public Publisher publisher() {
+    return Settings.build("txbox.nats", () -> NatsPublisher.builder()
+        .servers(properties.nats().servers())
+        .ackTimeout(properties.nats().ackTimeout())
+        .build());
+  }
+
+  @Override
+  public Subscriber subscriber(InboxListener listener, Intake intake) {
+    String stream = BrokerClients.single(listener, "JetStream stream");
+    return Settings.build("txbox.nats", () -> NatsSubscriber.builder(intake)
+        .servers(properties.nats().servers())
+        .stream(stream)
+        .concurrency(listener.concurrency())
+        .drainTimeout(properties.inbox().drainTimeout())
+        .build());
+  }
+}

@@ -1,0 +1,59 @@
+package io.txbox.spring;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+/** A small order service and its inventory listener, as a user of the starter writes them. */
+@SpringBootApplication
+public class ShopApplication {
+
+  @Bean
+  InboxListener inventory(JdbcTemplate jdbc, @Value("${shop.schema}") String schema, @Value("${shop.topic}") String topic) {
+    return InboxListener.consumer("inventory").from(topic).handler((message, idempotencyKey) ->
+        jdbc.update("INSERT INTO " + schema + ".handled (order_id, message_id) VALUES (?, ?)",
+            message.key(), message.id()));
+  }
+
+  /** Writes an order and its event in one Spring transaction. */
+  @Service
+  public static class OrderService {
+    private final JdbcTemplate jdbc;
+    private final Outbox outbox;
+    private final String schema;
+    private final String topic;
+
+    OrderService(JdbcTemplate jdbc, Outbox outbox, @Value("${shop.schema}") String schema,
+        @Value("${shop.topic}") String topic) {
+      this.jdbc = jdbc;
+      this.outbox = outbox;
+      this.schema = schema;
+      this.topic = topic;
+    }
+
+    @Transactional
+    public void place(String orderId) throws SQLException {
+      jdbc.update("INSERT INTO " + schema + ".orders (id) VALUES (?)", orderId);
+      outbox.send(Message.builder().type("OrderPlaced").destination(topic).key(orderId)
+          .payload(orderId.getBytes(StandardCharsets.UTF_8), "text/plain").build());
+    }
+
+    @Transactional
+    public void placeAndFail(String orderId) throws SQLException {
+      place(orderId);
+      throw new IllegalStateException("payment refused for " + orderId);
+    }
+
+    @Transactional
+    public void send(Message message) throws SQLException {
+      outbox.send(message);
+    }
+  }
+}
