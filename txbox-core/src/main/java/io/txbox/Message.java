@@ -86,6 +86,19 @@ public record Message(
     return value;
   }
 
+  /**
+   * This message with {@code added} headers, which replace headers of the same name: for trace
+   * context that is added on the way, such as the relay's publish span.
+   */
+  public Message withHeaders(Map<String, String> added) {
+    if (added.isEmpty()) {
+      return this;
+    }
+    Map<String, String> merged = new LinkedHashMap<>(headers);
+    merged.putAll(added);
+    return new Message(id, type, version, key, destination, payload, contentType, merged, createdAt, availableAt);
+  }
+
   /** A copy of the payload. */
   @Override
   public byte[] payload() {

@@ -2,9 +2,13 @@ package io.txbox;
 
 import io.txbox.spi.CurrentTransaction;
 import io.txbox.spi.OutboxStore;
+import io.txbox.spi.OutgoingHeaders;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -26,41 +30,39 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>Where a framework manages the transactions, an outbox created with its
+ * <p>Where a framework manages the transactions, an outbox built with its
  * {@link CurrentTransaction} joins the transaction the caller is in, and {@link #send(Message)}
- * needs no connection; the txbox Spring Boot starter builds such an outbox.
+ * needs no connection; the txbox Spring Boot starter builds such an outbox, with
+ * {@link OutgoingHeaders} that carry the writer's trace context.
  *
  * <p>Thread-safe; one instance serves the whole application.
  */
 public final class Outbox {
   private static final CurrentTransaction NO_CURRENT_TRANSACTION = () -> {
     throw new IllegalStateException(
-        "Outbox.send(message) needs to know the caller's transaction, and this outbox was created"
+        "Outbox.send(message) needs to know the caller's transaction, and this outbox was built"
             + " without a CurrentTransaction: call send(connection, message) with your open"
-            + " transaction, or create the outbox with Outbox.create(store, currentTransaction)");
+            + " transaction, or build the outbox with Outbox.builder(store).currentTransaction(...)");
   };
 
   private final OutboxStore store;
   private final CurrentTransaction currentTransaction;
+  private final OutgoingHeaders outgoingHeaders;
 
-  private Outbox(OutboxStore store, CurrentTransaction currentTransaction) {
-    this.store = store;
-    this.currentTransaction = currentTransaction;
+  private Outbox(Builder b) {
+    this.store = b.store;
+    this.currentTransaction = b.currentTransaction;
+    this.outgoingHeaders = b.outgoingHeaders;
   }
 
   /** An outbox that writes to {@code store}, in the transaction passed to each send. */
   public static Outbox create(OutboxStore store) {
-    return create(store, NO_CURRENT_TRANSACTION);
+    return builder(store).build();
   }
 
-  /**
-   * An outbox that writes to {@code store}; {@link #send(Message)} writes in the transaction
-   * {@code currentTransaction} names.
-   */
-  public static Outbox create(OutboxStore store, CurrentTransaction currentTransaction) {
-    return new Outbox(
-        Objects.requireNonNull(store, "store must not be null"),
-        Objects.requireNonNull(currentTransaction, "currentTransaction must not be null"));
+  /** A builder for an outbox that writes to {@code store}. */
+  public static Builder builder(OutboxStore store) {
+    return new Builder(Objects.requireNonNull(store, "store must not be null"));
   }
 
   /**
@@ -94,7 +96,52 @@ public final class Outbox {
               + " mode: call connection.setAutoCommit(false) before writing, and commit after");
     }
     if (!messages.isEmpty()) {
-      store.append(transaction, messages);
+      store.append(transaction, withOutgoingHeaders(messages));
+    }
+  }
+
+  private List<Message> withOutgoingHeaders(List<Message> messages) {
+    Map<String, String> outgoing = outgoingHeaders.current();
+    if (outgoing.isEmpty()) {
+      return messages;
+    }
+    List<Message> added = new ArrayList<>(messages.size());
+    for (Message m : messages) {
+      Map<String, String> missing = new HashMap<>(outgoing);
+      missing.keySet().removeAll(m.headers().keySet()); // what the caller set stays
+      added.add(m.withHeaders(missing));
+    }
+    return added;
+  }
+
+  /** Builds an {@link Outbox}. */
+  public static final class Builder {
+    private final OutboxStore store;
+    private CurrentTransaction currentTransaction = NO_CURRENT_TRANSACTION;
+    private OutgoingHeaders outgoingHeaders = OutgoingHeaders.NONE;
+
+    private Builder(OutboxStore store) {
+      this.store = store;
+    }
+
+    /**
+     * Where {@link Outbox#send(Message)} finds the caller's transaction. Default none: only
+     * {@code send(connection, message)} works.
+     */
+    public Builder currentTransaction(CurrentTransaction currentTransaction) {
+      this.currentTransaction = Objects.requireNonNull(currentTransaction, "currentTransaction must not be null");
+      return this;
+    }
+
+    /** Headers added to every message written, such as trace context. Default none. */
+    public Builder headers(OutgoingHeaders outgoingHeaders) {
+      this.outgoingHeaders = Objects.requireNonNull(outgoingHeaders, "outgoingHeaders must not be null");
+      return this;
+    }
+
+    /** The outbox. */
+    public Outbox build() {
+      return new Outbox(this);
     }
   }
 }

@@ -14,7 +14,7 @@ import java.sql.Connection;
  *   }
  *   return DataSourceUtils.getConnection(dataSource);
  * };
- * Outbox outbox = Outbox.create(store, spring);
+ * Outbox outbox = Outbox.builder(store).currentTransaction(spring).build();
  * }</pre>
  */
 @FunctionalInterface

@@ -197,7 +197,7 @@ class PostgresOutboxStoreTest {
   void sendWithoutAConnectionJoinsTheCurrentTransaction() throws SQLException {
     try (Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false);
-      Outbox.create(store, () -> c).send(message("joined", 1));
+      Outbox.builder(store).currentTransaction(() -> c).build().send(message("joined", 1));
       assertThat(readAll()).as("not visible before the caller commits").isEmpty();
       c.commit();
     }
@@ -205,11 +205,28 @@ class PostgresOutboxStoreTest {
   }
 
   @Test
+  void outgoingHeadersAreAddedToEveryMessageAndTheCallersOwnHeadersWin() throws SQLException {
+    Outbox traced = Outbox.builder(store)
+        .headers(() -> java.util.Map.of("traceparent", "00-from-the-thread-01", "baggage", "tenant=7"))
+        .build();
+    Message own = Message.builder().type("T").key("own").destination("t").payload(new byte[0])
+        .header("traceparent", "00-set-by-the-caller-01").build();
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      traced.send(c, List.of(message("plain", 1), own));
+      c.commit();
+    }
+    assertThat(readAll()).extracting(r -> r.message().key() + " " + r.message().headers().get("traceparent")
+            + " " + r.message().headers().get("baggage"))
+        .containsExactlyInAnyOrder("plain 00-from-the-thread-01 tenant=7", "own 00-set-by-the-caller-01 tenant=7");
+  }
+
+  @Test
   void sendWithoutAConnectionOrACurrentTransactionSaysHowToGiveOne() {
     assertThatThrownBy(() -> outbox.send(message("k", 1)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("send(connection, message)")
-        .hasMessageContaining("Outbox.create(store, currentTransaction)");
+        .hasMessageContaining("Outbox.builder(store).currentTransaction(...)");
   }
 
   @Test

@@ -5,19 +5,25 @@ import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.OpenTelemetry;
 import io.txbox.spi.Metrics;
+import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.internal.BrokerClients;
 import io.txbox.spring.internal.ContextBound;
 import io.txbox.spring.internal.InboxListeners;
+import io.txbox.spring.internal.OpenTelemetryTracing;
 import io.txbox.spring.internal.Settings;
 import io.txbox.spring.internal.SpringTransaction;
+import io.txbox.spring.internal.Tracing;
 import io.txbox.spring.internal.TransactionalIntake;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
@@ -26,9 +32,11 @@ import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerA
 import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Builds txbox from the application's {@code DataSource} and Spring's transaction management:
@@ -93,8 +101,29 @@ public class TxboxAutoConfiguration {
   /** The outbox, joining the Spring transaction the caller is in. */
   @Bean
   @ConditionalOnMissingBean
-  public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource) {
-    return Outbox.create(store, new SpringTransaction(dataSource));
+  public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing) {
+    return Outbox.builder(store)
+        .currentTransaction(new SpringTransaction(dataSource))
+        .headers(tracing.getIfAvailable(() -> Tracing.NONE).outgoingHeaders())
+        .build();
+  }
+
+  /**
+   * Trace context in the events' headers and spans for publish and handle, when the OpenTelemetry
+   * API is present: the application's {@code OpenTelemetry} bean, or the global one (which the
+   * Java agent sets).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.opentelemetry.api.OpenTelemetry")
+  @ConditionalOnProperty(name = "txbox.tracing.enabled", matchIfMissing = true)
+  static class OpenTelemetryConfiguration {
+    @Bean
+    @ConditionalOnMissingBean
+    Tracing txboxTracing(ObjectProvider<OpenTelemetry> openTelemetry) {
+      // Asked for at first use, not now: GlobalOpenTelemetry.get() before the application set
+      // its own would fix the global to a no-op for good.
+      return new OpenTelemetryTracing(SingletonSupplier.of(() -> openTelemetry.getIfAvailable(GlobalOpenTelemetry::get)));
+    }
   }
 
   /** The relay, started with the application context and drained when it stops. */
@@ -102,11 +131,12 @@ public class TxboxAutoConfiguration {
   @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
   public ContextBound<Relay> txboxRelay(
       PostgresOutboxStore store, TxboxProperties properties, Environment environment,
-      ObjectProvider<Metrics> metrics) {
+      ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     TxboxProperties.Relay r = properties.relay();
     return new ContextBound<>("txbox relay", () -> {
       BrokerClients broker = BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
-      Relay.Builder b = Relay.builder(store, broker.publisher())
+      Publisher publisher = tracing.getIfAvailable(() -> Tracing.NONE).publisher(broker.publisher(), broker.system());
+      Relay.Builder b = Relay.builder(store, publisher)
           .subscription(r.subscription())
           .batchSize(r.batchSize())
           .idleInterval(r.idleInterval())
@@ -118,7 +148,12 @@ public class TxboxAutoConfiguration {
       if (r.instanceId() != null) {
         b.instanceId(r.instanceId());
       }
-      return Settings.build("txbox.relay", b::build).start();
+      try {
+        return Settings.build("txbox.relay", b::build).start();
+      } catch (RuntimeException e) {
+        publisher.close(); // a relay that never started does not close it
+        throw e;
+      }
     });
   }
 
@@ -143,12 +178,14 @@ public class TxboxAutoConfiguration {
   @ConditionalOnProperty(name = "txbox.inbox.enabled", matchIfMissing = true)
   public InboxListeners txboxInboxListeners(
       List<InboxListener> listeners, PostgresInboxStore store, DataSource dataSource,
-      PlatformTransactionManager transactionManager, TxboxProperties properties, Environment environment) {
+      PlatformTransactionManager transactionManager, TxboxProperties properties, Environment environment,
+      ObjectProvider<Tracing> tracing) {
     TransactionTemplate transactions = new TransactionTemplate(transactionManager);
     return new InboxListeners(listeners, listener -> {
       BrokerClients broker = BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
+      MessageHandler handler = tracing.getIfAvailable(() -> Tracing.NONE).handler(listener.consumer(), listener.handler());
       Subscriber subscriber = broker.subscriber(listener, new TransactionalIntake(
-          listener.consumer(), listener.handler(), store, dataSource, transactions));
+          listener.consumer(), handler, store, dataSource, transactions));
       return subscriber.start();
     });
   }

@@ -28,6 +28,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param inbox the inbox listeners
  * @param health the actuator health indicator
  * @param metrics the Micrometer meters
+ * @param tracing the OpenTelemetry tracing
  * @param kafka the Kafka connection
  * @param nats the NATS connection
  * @param rabbitmq the RabbitMQ connection
@@ -44,6 +45,7 @@ public record TxboxProperties(
     @DefaultValue Inbox inbox,
     @DefaultValue Health health,
     @DefaultValue Metrics metrics,
+    @DefaultValue Tracing tracing,
     @DefaultValue Kafka kafka,
     @DefaultValue Nats nats,
     @DefaultValue Rabbitmq rabbitmq) {
@@ -127,6 +129,14 @@ public record TxboxProperties(
   public record Metrics(
       @DefaultValue("10s") Duration backlogRefresh,
       @DefaultValue("100000") int backlogLimitPerBucket) {}
+
+  /**
+   * OpenTelemetry tracing, when the OpenTelemetry API is on the class path (as with the Java agent).
+   *
+   * @param enabled whether events carry the writer's trace context and the relay and listeners
+   *     add their spans to it
+   */
+  public record Tracing(@DefaultValue("true") boolean enabled) {}
 
   /**
    * Kafka.

@@ -1,5 +1,6 @@
 package io.txbox.spring;
 
+import io.opentelemetry.api.trace.Span;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +19,8 @@ public class ShopApplication {
   @Bean
   InboxListener inventory(JdbcTemplate jdbc, @Value("${shop.schema}") String schema, @Value("${shop.topic}") String topic) {
     return InboxListener.consumer("inventory").from(topic).handler((message, idempotencyKey) ->
-        jdbc.update("INSERT INTO " + schema + ".handled (order_id, message_id) VALUES (?, ?)",
-            message.key(), message.id()));
+        jdbc.update("INSERT INTO " + schema + ".handled (order_id, message_id, trace_id) VALUES (?, ?, ?)",
+            message.key(), message.id(), Span.current().getSpanContext().getTraceId()));
   }
 
   /** Writes an order and its event in one Spring transaction. */

@@ -5,6 +5,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.baggage.propagation.W3CBaggagePropagator;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.context.propagation.TextMapPropagator;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
@@ -13,6 +26,7 @@ import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,7 +52,7 @@ import org.springframework.test.context.DynamicPropertySource;
     "txbox.relay.idle-interval=50ms",
     "txbox.metrics.backlog-refresh=0s",
     "management.health.txbox.enabled=true"})
-@Import(StarterKafkaTest.DropSchemaOnClose.class)
+@Import(StarterKafkaTest.TestBeans.class)
 @DirtiesContext
 class StarterKafkaTest {
   private static final String TOPIC = "shop-orders-" + UUID.randomUUID();
@@ -50,6 +64,8 @@ class StarterKafkaTest {
   @Autowired MeterRegistry registry;
   @Autowired HealthEndpoint health;
   @Autowired ContextBound<Relay> relay;
+  @Autowired OpenTelemetry openTelemetry;
+  @Autowired InMemorySpanExporter spans;
 
   @BeforeAll
   static void createTopicAndTables() {
@@ -57,12 +73,27 @@ class StarterKafkaTest {
     db = TestDatabase.create();
     JdbcTemplate jdbc = new JdbcTemplate(db.dataSource());
     jdbc.execute("CREATE TABLE " + db.schema() + ".orders (id text PRIMARY KEY)");
-    jdbc.execute("CREATE TABLE " + db.schema() + ".handled (order_id text, message_id uuid)");
+    jdbc.execute("CREATE TABLE " + db.schema() + ".handled (order_id text, message_id uuid, trace_id text)");
   }
 
-  /** Drops the schema when the context closes, after the relay and listeners stopped. */
+  /** The test's own beans: an OpenTelemetry SDK that keeps its spans, and the schema's drop. */
   @TestConfiguration
-  static class DropSchemaOnClose {
+  static class TestBeans {
+    @Bean
+    InMemorySpanExporter spans() {
+      return InMemorySpanExporter.create();
+    }
+
+    @Bean
+    OpenTelemetry openTelemetry(InMemorySpanExporter spans) {
+      return OpenTelemetrySdk.builder()
+          .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(spans)).build())
+          .setPropagators(ContextPropagators.create(TextMapPropagator.composite(
+              W3CTraceContextPropagator.getInstance(), W3CBaggagePropagator.getInstance())))
+          .build();
+    }
+
+    /** Drops the schema when the context closes, after the relay and listeners stopped. */
     @Bean(destroyMethod = "close")
     TestDatabase shopDatabase() {
       return db;
@@ -146,6 +177,39 @@ class StarterKafkaTest {
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> health.healthForPath("txbox").getStatus().equals(Status.UP));
     await().atMost(Duration.ofSeconds(30)).until(() -> handled("late") == 1);
+  }
+
+  @Test
+  void theTraceOfTheWritingTransactionIsSeenByTheHandlerThroughThePublishSpan() throws Exception {
+    Span write = openTelemetry.getTracer("test").spanBuilder("place order").startSpan();
+    try (Scope ignored = write.makeCurrent()) {
+      orders.place("order-traced");
+    } finally {
+      write.end();
+    }
+    String traceId = write.getSpanContext().getTraceId();
+    await().atMost(Duration.ofSeconds(30)).until(() -> handled("order-traced") == 1);
+
+    assertThat(jdbc.queryForObject("SELECT trace_id FROM " + db.schema() + ".handled WHERE order_id = 'order-traced'",
+        String.class)).isEqualTo(traceId);
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      List<SpanData> trace = spans.getFinishedSpanItems().stream()
+          .filter(s -> s.getTraceId().equals(traceId)).toList();
+      SpanData publish = trace.stream().filter(s -> s.getKind() == SpanKind.PRODUCER).findFirst().orElseThrow();
+      SpanData process = trace.stream().filter(s -> s.getKind() == SpanKind.CONSUMER).findFirst().orElseThrow();
+      assertThat(publish.getParentSpanId()).isEqualTo(write.getSpanContext().getSpanId());
+      assertThat(publish.getName()).isEqualTo(TOPIC + " publish");
+      assertThat(process.getParentSpanId()).isEqualTo(publish.getSpanId());
+      assertThat(process.getAttributes().asMap().toString()).contains("messaging.consumer.group.name=inventory");
+    });
+  }
+
+  @Test
+  void anEventWrittenOutsideATraceGetsNoTraceHeaders() throws Exception {
+    orders.place("order-untraced");
+    await().atMost(Duration.ofSeconds(30)).until(() -> handled("order-untraced") == 1);
+    assertThat(jdbc.queryForObject("SELECT headers::text FROM " + db.schema() + ".txbox_outbox WHERE key = 'order-untraced'",
+        String.class)).doesNotContain("traceparent");
   }
 
   private double counter(String name) {

@@ -15,6 +15,9 @@ import org.springframework.util.ClassUtils;
 /** The publisher and subscribers of the broker the application uses. */
 public interface BrokerClients {
 
+  /** The broker's name for traces: {@code kafka}, {@code nats} or {@code rabbitmq}. */
+  String system();
+
   /** The relay's publisher. */
   Publisher publisher();
 

@@ -22,6 +22,11 @@ final class KafkaClients implements BrokerClients {
   }
 
   @Override
+  public String system() {
+    return "kafka";
+  }
+
+  @Override
   public Publisher publisher() {
     KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
     each(properties.kafka().producer(), b::property);

@@ -17,6 +17,11 @@ final class NatsClients implements BrokerClients {
   }
 
   @Override
+  public String system() {
+    return "nats";
+  }
+
+  @Override
   public Publisher publisher() {
     return Settings.build("txbox.nats", () -> NatsPublisher.builder()
         .servers(properties.nats().servers())

@@ -17,6 +17,11 @@ final class RabbitClients implements BrokerClients {
   }
 
   @Override
+  public String system() {
+    return "rabbitmq";
+  }
+
+  @Override
   public Publisher publisher() {
     return Settings.build("txbox.rabbitmq", () -> RabbitPublisher.builder()
         .uri(properties.rabbitmq().uri())

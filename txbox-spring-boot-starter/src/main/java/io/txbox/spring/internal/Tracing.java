@@ -1,0 +1,40 @@
+package io.txbox.spring.internal;
+
+import io.txbox.spi.OutgoingHeaders;
+import io.txbox.spi.Publisher;
+import io.txbox.spring.MessageHandler;
+
+/**
+ * Where txbox meets the application's tracing: none, or {@link OpenTelemetryTracing} when the
+ * OpenTelemetry API is present. Kept free of OpenTelemetry types so that the starter loads
+ * without them.
+ */
+public interface Tracing {
+
+  /** No tracing: nothing added, nothing wrapped. */
+  Tracing NONE = new Tracing() {
+    @Override
+    public OutgoingHeaders outgoingHeaders() {
+      return OutgoingHeaders.NONE;
+    }
+
+    @Override
+    public Publisher publisher(Publisher delegate, String system) {
+      return delegate;
+    }
+
+    @Override
+    public MessageHandler handler(String consumer, MessageHandler handler) {
+      return handler;
+    }
+  };
+
+  /** The writing thread's trace context and baggage, for the outbox to add to each event. */
+  OutgoingHeaders outgoingHeaders();
+
+  /** {@code delegate}, with a producer span for each traced event, ended at its acknowledgement. */
+  Publisher publisher(Publisher delegate, String system);
+
+  /** {@code handler}, inside a consumer span that is the child of the event's publish span. */
+  MessageHandler handler(String consumer, MessageHandler handler);
+}
