@@ -1,0 +1,138 @@
+package io.txbox.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.txbox.Janitor;
+import io.txbox.Relay;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.kafka.KafkaSubscriber;
+import io.txbox.micrometer.BacklogMeters;
+import io.txbox.nats.NatsPublisher;
+import io.txbox.rabbitmq.RabbitPublisher;
+import io.txbox.testkit.TestDatabase;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
+import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** How the starter reads its settings and refuses bad ones, in contexts against PostgreSQL. */
+class StarterConfigurationTest {
+  private TestDatabase db;
+  private ApplicationContextRunner runner;
+
+  @BeforeEach
+  void createSchema() {
+    db = TestDatabase.create();
+    runner = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+            DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+            TxboxAutoConfiguration.class))
+        .withPropertyValues("spring.datasource.url=" + TestDatabase.jdbcUrl(), "txbox.schema=" + db.schema());
+  }
+
+  @AfterEach
+  void dropSchema() {
+    db.close();
+  }
+
+  @Test
+  void everyDefaultIsTheDefaultOfTheBuilderItFeeds() {
+    TxboxProperties p = new Binder(new MapConfigurationPropertySource())
+        .bindOrCreate("txbox", TxboxProperties.class);
+    assertThat(p.schema()).isEqualTo(PostgresOutboxStore.DEFAULT_SCHEMA);
+    assertThat(p.tablePrefix()).isEqualTo(PostgresOutboxStore.DEFAULT_TABLE_PREFIX);
+    assertThat(p.buckets()).isEqualTo(PostgresOutboxStore.DEFAULT_BUCKETS);
+    assertThat(p.relay().subscription()).isEqualTo(Relay.DEFAULT_SUBSCRIPTION);
+    assertThat(p.relay().batchSize()).isEqualTo(Relay.DEFAULT_BATCH_SIZE);
+    assertThat(p.relay().idleInterval()).isEqualTo(Relay.DEFAULT_IDLE_INTERVAL);
+    assertThat(p.relay().heartbeatInterval()).isEqualTo(Relay.DEFAULT_HEARTBEAT_INTERVAL);
+    assertThat(p.relay().leaseDuration()).isEqualTo(Relay.DEFAULT_LEASE_DURATION);
+    assertThat(p.relay().drainTimeout()).isEqualTo(Relay.DEFAULT_DRAIN_TIMEOUT);
+    assertThat(p.relay().stallWarning()).isEqualTo(Relay.DEFAULT_STALL_WARNING);
+    assertThat(p.janitor().outboxRetention()).isEqualTo(Janitor.DEFAULT_OUTBOX_RETENTION);
+    assertThat(p.janitor().inboxRetention()).isEqualTo(Janitor.DEFAULT_INBOX_RETENTION);
+    assertThat(p.janitor().batchSize()).isEqualTo(Janitor.DEFAULT_BATCH_SIZE);
+    assertThat(p.janitor().maxBatches()).isEqualTo(Janitor.DEFAULT_MAX_BATCHES);
+    assertThat(p.janitor().interval()).isEqualTo(Janitor.DEFAULT_INTERVAL);
+    assertThat(p.inbox().drainTimeout()).isEqualTo(KafkaSubscriber.DEFAULT_DRAIN_TIMEOUT);
+    assertThat(p.metrics().backlogRefresh()).isEqualTo(Duration.ofSeconds(BacklogMeters.DEFAULT_REFRESH_SECONDS));
+    assertThat(p.metrics().backlogLimitPerBucket()).isEqualTo(BacklogMeters.DEFAULT_LIMIT_PER_BUCKET);
+    assertThat(p.nats().ackTimeout()).isEqualTo(NatsPublisher.DEFAULT_ACK_TIMEOUT);
+    assertThat(p.rabbitmq().confirmTimeout()).isEqualTo(RabbitPublisher.DEFAULT_CONFIRM_TIMEOUT);
+    assertThat(p.migrate()).isTrue();
+    assertThat(p.tracing().enabled()).isTrue();
+  }
+
+  @Test
+  void aRefusedSettingStopsStartUpAndNamesTheProperty() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.relay.batch-size=0").run(context ->
+        assertThat(context).getFailure()
+            .hasStackTraceContaining("txbox setting refused, change txbox.relay.batch-size: batchSize must be")
+            .hasStackTraceContaining("was 0"));
+  }
+
+  @Test
+  void withSeveralBrokerModulesPresentTheBrokerMustBeNamed() {
+    runner.run(context -> assertThat(context).getFailure()
+        .rootCause().hasMessageContaining("set txbox.broker"));
+  }
+
+  @Test
+  void migrationTurnedOffLeavesTheTablesToFlywayOrLiquibase() {
+    runner.withPropertyValues("txbox.migrate=false", "txbox.relay.enabled=false", "txbox.janitor.enabled=false")
+        .run(context -> {
+          assertThat(context).hasNotFailed().hasSingleBean(io.txbox.Outbox.class);
+          assertThat(tableExists("txbox_outbox")).isFalse();
+        });
+    runner.withPropertyValues("txbox.relay.enabled=false", "txbox.janitor.enabled=false")
+        .run(context -> assertThat(tableExists("txbox_outbox")).isTrue());
+  }
+
+  @Test
+  void twoListenersWithOneConsumerNameAreRefused() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.relay.enabled=false")
+        .withUserConfiguration(TwoInventories.class)
+        .run(context -> assertThat(context).getFailure()
+            .rootCause().hasMessageContaining("share the consumer name 'inventory'"));
+  }
+
+  @Test
+  void aListenerThatReadsFromNothingIsRefused() {
+    assertThatThrownBy(() -> InboxListener.consumer("inventory").handler((m, k) -> {}))
+        .hasMessageContaining("reads from nothing").hasMessageContaining("from(...)");
+    assertThatThrownBy(() -> InboxListener.consumer("in ventory").from("orders").handler((m, k) -> {}))
+        .hasMessageContaining("consumer must be 1 to 100 characters");
+  }
+
+  private boolean tableExists(String table) {
+    try (var c = db.dataSource().getConnection();
+        var rs = c.getMetaData().getTables(null, db.schema(), table, null)) {
+      return rs.next();
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class TwoInventories {
+    @Bean
+    InboxListener first() {
+      return InboxListener.consumer("inventory").from("orders").handler((m, k) -> {});
+    }
+
+    @Bean
+    InboxListener second() {
+      return InboxListener.consumer("inventory").from("returns").handler((m, k) -> {});
+    }
+  }
+}
