@@ -37,6 +37,12 @@ public interface Subscriber extends AutoCloseable {
   /** Messages skipped because they could not be read as messages (a malformed txbox header). */
   long rejected();
 
+  /**
+   * Attempts that failed (the handler threw, the database failed) and were retried; with
+   * {@link #processed()}, the retry-to-success ratio.
+   */
+  long failures();
+
   /** Finishes the message in hand, acknowledges what was handled and disconnects. */
   @Override
   void close();

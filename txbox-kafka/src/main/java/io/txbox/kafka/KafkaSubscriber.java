@@ -83,6 +83,7 @@ public final class KafkaSubscriber implements Subscriber {
   private final int concurrency;
   private final AtomicLong processed = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong failedAttempts = new AtomicLong();
   private final AtomicLong rejected = new AtomicLong();
   private final List<Member> members = new ArrayList<>();
   private volatile boolean running = true;
@@ -143,6 +144,11 @@ public final class KafkaSubscriber implements Subscriber {
   @Override
   public long duplicates() {
     return duplicates.get();
+  }
+
+  @Override
+  public long failures() {
+    return failedAttempts.get();
   }
 
   /** Records skipped because they could not be read as messages (a malformed txbox header). */
@@ -268,6 +274,7 @@ public final class KafkaSubscriber implements Subscriber {
       } catch (UnreadableMessageException e) {
         return skip(partition, record, e);
       } catch (Exception e) {
+        failedAttempts.incrementAndGet();
         int attempts = failures.merge(partition, 1, Integer::sum);
         Duration delay = retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
         log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",

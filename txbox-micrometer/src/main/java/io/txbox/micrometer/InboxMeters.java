@@ -22,13 +22,16 @@ import java.util.function.ToLongFunction;
  *       <td>redeliveries the inbox recognised; the handler did not run again</td></tr>
  *   <tr><td>{@code txbox.inbox.rejected}</td><td>counter</td>
  *       <td>messages skipped because they could not be read as txbox messages</td></tr>
+ *   <tr><td>{@code txbox.inbox.failures}</td><td>counter</td>
+ *       <td>attempts that failed and were retried</td></tr>
  *   <tr><td>{@code txbox.inbox.queue.processed}</td><td>counter</td>
  *       <td>queued messages the queue's workers processed</td></tr>
  *   <tr><td>{@code txbox.inbox.queue.dead.letters}</td><td>counter</td>
  *       <td>queued messages the workers gave up on</td></tr>
  * </table>
  *
- * <p>The duplicate hit rate is {@code duplicates / (processed + duplicates)}.
+ * <p>The duplicate hit rate is {@code duplicates / (processed + duplicates)}; the retry-to-success
+ * ratio is {@code failures / processed}.
  *
  * <pre>{@code
  * InboxMeters.of("inventory", subscriber).bindTo(registry);
@@ -82,6 +85,7 @@ public final class InboxMeters implements MeterBinder {
       counter(registry, "txbox.inbox.processed", "Messages handled and committed", source, o -> count(o, Subscriber::processed));
       counter(registry, "txbox.inbox.duplicates", "Redeliveries the inbox recognised", source, o -> count(o, Subscriber::duplicates));
       counter(registry, "txbox.inbox.rejected", "Messages that could not be read", source, o -> count(o, Subscriber::rejected));
+      counter(registry, "txbox.inbox.failures", "Attempts that failed and were retried", source, o -> count(o, Subscriber::failures));
     }
     if (queue != null) {
       counter(registry, "txbox.inbox.queue.processed", "Queued messages processed", queue, InboxQueue::processed);

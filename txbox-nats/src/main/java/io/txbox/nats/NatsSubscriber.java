@@ -105,6 +105,7 @@ public final class NatsSubscriber implements Subscriber {
   private final NatsConnections connections;
   private final AtomicLong processed = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong failedAttempts = new AtomicLong();
   private final AtomicLong rejected = new AtomicLong();
   private ExecutorService handlers;
   private Thread fetcher;
@@ -231,6 +232,11 @@ public final class NatsSubscriber implements Subscriber {
   }
 
   @Override
+  public long failures() {
+    return failedAttempts.get();
+  }
+
+  @Override
   public long rejected() {
     return rejected.get();
   }
@@ -337,6 +343,7 @@ public final class NatsSubscriber implements Subscriber {
         skip(nats, e);
         return;
       } catch (Exception e) {
+        failedAttempts.incrementAndGet();
         Duration delay = settings.retryPolicy().delayAfter(attempts, ThreadLocalRandom.current());
         log.warn("subscriber {}: message {} (stream sequence {}) failed (attempt {}), retrying in {} ms: {}",
             consumerName, message.id(), nats.metaData().streamSequence(), attempts, delay.toMillis(), e.toString());

@@ -82,6 +82,7 @@ public final class RabbitSubscriber implements Subscriber {
   private final RabbitConnections connections;
   private final AtomicLong processed = new AtomicLong();
   private final AtomicLong duplicates = new AtomicLong();
+  private final AtomicLong failedAttempts = new AtomicLong();
   private final AtomicLong rejected = new AtomicLong();
   private final List<ExecutorService> workers = new ArrayList<>();
   private final CountDownLatch stopped = new CountDownLatch(1);
@@ -208,6 +209,7 @@ public final class RabbitSubscriber implements Subscriber {
         reject(ch, tag, e);
         return;
       } catch (Exception e) {
+        failedAttempts.incrementAndGet();
         Duration delay = settings.retryPolicy().delayAfter(attempts, ThreadLocalRandom.current());
         log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
             consumerName, message.id(), attempts, delay.toMillis(), e.toString());
@@ -253,6 +255,11 @@ public final class RabbitSubscriber implements Subscriber {
   @Override
   public long duplicates() {
     return duplicates.get();
+  }
+
+  @Override
+  public long failures() {
+    return failedAttempts.get();
   }
 
   @Override

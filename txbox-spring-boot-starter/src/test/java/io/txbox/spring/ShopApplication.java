@@ -5,6 +5,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
@@ -17,11 +18,19 @@ import org.springframework.transaction.annotation.Transactional;
 public class ShopApplication {
 
   @Bean
-  InboxListener inventory(JdbcTemplate jdbc, @Value("${shop.schema}") String schema, @Value("${shop.topic}") String topic) {
-    return InboxListener.consumer("inventory").from(topic).handler((message, idempotencyKey) ->
-        jdbc.update("INSERT INTO " + schema + ".handled (order_id, message_id, trace_id) VALUES (?, ?, ?)",
-            message.key(), message.id(), Span.current().getSpanContext().getTraceId()));
+  InboxListener inventory(JdbcTemplate jdbc, @Value("${shop.schema}") String schema,
+      @Value("${shop.source:${shop.topic}}") String source) {
+    return InboxListener.consumer("inventory").from(source).handler((message, idempotencyKey) -> {
+      jdbc.update("INSERT INTO " + schema + ".handled (order_id, message_id, trace_id) VALUES (?, ?, ?)",
+          message.key(), message.id(), Span.current().getSpanContext().getTraceId());
+      if ("flaky".equals(message.key()) && FLAKY_FAILURES.incrementAndGet() <= 2) {
+        throw new IllegalStateException("injected failure after the insert"); // which must roll back
+      }
+    });
   }
+
+  /** Failed attempts at the order keyed {@code flaky}: its first two fail. */
+  static final AtomicInteger FLAKY_FAILURES = new AtomicInteger();
 
   /** Writes an order and its event in one Spring transaction. */
   @Service

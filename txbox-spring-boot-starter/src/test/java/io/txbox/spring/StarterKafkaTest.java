@@ -127,6 +127,15 @@ class StarterKafkaTest {
   }
 
   @Test
+  void aFailingHandlersWritesRollBackWithItsInboxRecordAndItsRetriesAreCounted() throws Exception {
+    double failures = counter("txbox.inbox.failures");
+    orders.place("flaky");
+    await().atMost(Duration.ofSeconds(30)).until(() -> ShopApplication.FLAKY_FAILURES.get() >= 3);
+    await().atMost(Duration.ofSeconds(30)).until(() -> handled("flaky") == 1);
+    assertThat(counter("txbox.inbox.failures") - failures).isEqualTo(2);
+  }
+
+  @Test
   void sendOutsideATransactionIsRefusedAndSaysHowToOpenOne() {
     Message message = Message.builder().type("T").destination(TOPIC).payload(new byte[0]).build();
     assertThatThrownBy(() -> outbox.send(message))

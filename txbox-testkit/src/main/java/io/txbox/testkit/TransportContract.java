@@ -309,10 +309,11 @@ public abstract class TransportContract {
       recordSideEffect(consumer).handle(tx, m, key);
     };
 
-    start(subscriber(sharedBroker(), destination, inbox, consumer, failsThreeTimes));
+    Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, failsThreeTimes));
 
     awaitHandled(consumer, sent.size());
     assertThat(attempts).hasValue(4);
+    assertThat(subscriber.failures()).as("failed attempts counted").isEqualTo(3);
     assertThat(handledIds(consumer)).hasSize(sent.size());
     assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
   }
