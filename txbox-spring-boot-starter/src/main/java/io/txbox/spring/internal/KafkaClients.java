@@ -30,7 +30,7 @@ final class KafkaClients implements BrokerClients {
   public Publisher publisher() {
     KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
     each(properties.kafka().producer(), b::property);
-    return Settings.build("txbox.kafka.producer", b::build);
+    return Settings.build("txbox.kafka", b::build);
   }
 
   @Override
@@ -41,7 +41,7 @@ final class KafkaClients implements BrokerClients {
         .concurrency(listener.concurrency())
         .drainTimeout(properties.inbox().drainTimeout());
     each(properties.kafka().consumer(), b::property);
-    return Settings.build("txbox.kafka.consumer", b::build);
+    return Settings.build("txbox.kafka", b::build);
   }
 
   private static void each(Map<String, String> settings, java.util.function.BiConsumer<String, String> set) {
