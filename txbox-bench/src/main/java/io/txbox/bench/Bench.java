@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
  * the local PostgreSQL and a Kafka broker they start, each beside its reference in the same run.
  */
 @Command(name = "txbox-bench", mixinStandardHelpOptions = true,
-    subcommands = {WriteOverhead.class, RelayThroughput.class, Latency.class, InboxOverhead.class})
+    subcommands = {WriteOverhead.class, RelayThroughput.class, Latency.class, InboxOverhead.class,
+        BacklogQuery.class})
 public final class Bench {
   private Bench() {}
 

@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  *   <caption>Meters</caption>
  *   <tr><th>Name</th><th>Type</th><th>What it shows</th></tr>
  *   <tr><td>{@code txbox.outbox.pending}</td><td>gauge</td>
- *       <td>committed events not yet relayed, counted up to {@code limitPerBucket} per bucket</td></tr>
+ *       <td>committed events not yet relayed, counted up to {@code limitPerBucket} per bucket: a
+ *           floor, once a bucket holds more</td></tr>
  *   <tr><td>{@code txbox.outbox.oldest.pending.age}</td><td>time gauge</td>
  *       <td>how long the oldest of them has waited: the figure to alert on</td></tr>
  * </table>
@@ -44,7 +45,7 @@ public final class BacklogMeters implements MeterBinder {
   /** Default time a reading is kept before the database is asked again. */
   public static final int DEFAULT_REFRESH_SECONDS = 10;
   /** Default most rows counted per bucket. */
-  public static final int DEFAULT_LIMIT_PER_BUCKET = 100_000;
+  public static final int DEFAULT_LIMIT_PER_BUCKET = 1_000;
 
   private final OutboxStore store;
   private final List<String> subscriptions;
@@ -133,7 +134,7 @@ public final class BacklogMeters implements MeterBinder {
       return this;
     }
 
-    /** Most rows counted per bucket, the bound on the query's cost. Default 100,000. */
+    /** Most rows counted per bucket, the bound on the query's cost. Default 1,000. */
     public Builder limitPerBucket(int limitPerBucket) {
       this.limitPerBucket = limitPerBucket;
       return this;

@@ -128,7 +128,7 @@ public record TxboxProperties(
    */
   public record Metrics(
       @DefaultValue("10s") Duration backlogRefresh,
-      @DefaultValue("100000") int backlogLimitPerBucket) {}
+      @DefaultValue("1000") int backlogLimitPerBucket) {}
 
   /**
    * OpenTelemetry tracing, when the OpenTelemetry API is on the class path (as with the Java agent).
