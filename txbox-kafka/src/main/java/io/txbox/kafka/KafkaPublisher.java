@@ -6,6 +6,7 @@ import io.txbox.kafka.internal.TopicCheck;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -84,6 +85,7 @@ public final class KafkaPublisher implements Publisher {
 
   private final Map<String, Object> config;
   private final Function<Message, String> topicRouter;
+  private final SendScope sendScope;
   private final TopicCheck topics;
   private final Duration flushLimit;
   private final ExecutorService flusher;
@@ -92,6 +94,7 @@ public final class KafkaPublisher implements Publisher {
   private KafkaPublisher(Builder b) {
     this.config = Map.copyOf(b.config);
     this.topicRouter = b.topicRouter;
+    this.sendScope = b.sendScope;
     this.topics = new TopicCheck(this::newAdmin);
     long deliveryTimeout = Long.parseLong(config.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG).toString());
     this.flushLimit = Duration.ofMillis(deliveryTimeout).plus(FLUSH_MARGIN);
@@ -153,7 +156,10 @@ public final class KafkaPublisher implements Publisher {
   private Exception send(Producer<byte[], byte[]> p, String topic, Message m, int index,
       List<Future<RecordMetadata>> sends) {
     try {
-      Future<RecordMetadata> future = p.send(record(topic, m));
+      Future<RecordMetadata> future;
+      try (SendScope.Entered ignored = sendScope.enter(m)) {
+        future = p.send(record(topic, m));
+      }
       if (!future.isDone()) {
         sends.set(index, future);
         return null;
@@ -281,6 +287,7 @@ public final class KafkaPublisher implements Publisher {
   public static final class Builder {
     private final Map<String, Object> config = new LinkedHashMap<>();
     private Function<Message, String> topicRouter = Message::destination;
+    private SendScope sendScope = SendScope.NONE;
 
     private Builder() {
       config.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -311,6 +318,15 @@ public final class KafkaPublisher implements Publisher {
     }
 
     /** Checks the settings and builds the publisher; the producer connects on first use. */
+    /**
+     * Entered around handing each message to the Kafka producer, for tracing instrumentation of the
+     * client to join the message's trace. Default none.
+     */
+    public Builder sendScope(SendScope sendScope) {
+      this.sendScope = Objects.requireNonNull(sendScope, "sendScope must not be null");
+      return this;
+    }
+
     public KafkaPublisher build() {
       Object servers = config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
       if (servers == null || servers.toString().isBlank()) {

@@ -13,6 +13,7 @@ import io.txbox.nats.internal.NatsMessages;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,12 +70,14 @@ public final class NatsPublisher implements Publisher {
 
   private final NatsConnections connections;
   private final Function<Message, String> subjectRouter;
+  private final SendScope sendScope;
   private final Duration ackTimeout;
   private final Set<String> storedSubjects = new HashSet<>();
 
   private NatsPublisher(Builder b) {
     this.connections = NatsConnections.forPublishing(b.servers, "txbox-relay");
     this.subjectRouter = b.subjectRouter;
+    this.sendScope = b.sendScope;
     this.ackTimeout = b.ackTimeout;
   }
 
@@ -170,7 +173,7 @@ public final class NatsPublisher implements Publisher {
         return;
       }
       Message m = batch.get(i);
-      try {
+      try (SendScope.Entered ignored = sendScope.enter(m)) {
         acks.set(i, js.publishAsync(subjects[i], checkedHeaders(connection, m), m.payload(),
             PublishOptions.builder().messageId(m.id().toString()).build()));
       } catch (PermanentPublishException e) {
@@ -294,6 +297,7 @@ public final class NatsPublisher implements Publisher {
   public static final class Builder {
     private String servers;
     private Function<Message, String> subjectRouter = Message::destination;
+    private SendScope sendScope = SendScope.NONE;
     private Duration ackTimeout = DEFAULT_ACK_TIMEOUT;
 
     private Builder() {}
@@ -320,6 +324,15 @@ public final class NatsPublisher implements Publisher {
     }
 
     /** Checks the settings and builds the publisher; it connects on first use. */
+    /**
+     * Entered around handing each message to the NATS client, for tracing instrumentation of the
+     * client to join the message's trace. Default none.
+     */
+    public Builder sendScope(SendScope sendScope) {
+      this.sendScope = Objects.requireNonNull(sendScope, "sendScope must not be null");
+      return this;
+    }
+
     public NatsPublisher build() {
       NatsConnections.checkServers(servers);
       if (ackTimeout == null || ackTimeout.compareTo(Duration.ofMillis(1)) < 0 || ackTimeout.compareTo(MAX_ACK_TIMEOUT) > 0) {

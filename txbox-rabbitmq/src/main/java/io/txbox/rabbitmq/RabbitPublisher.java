@@ -12,6 +12,7 @@ import io.txbox.rabbitmq.internal.RabbitMessages;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
@@ -62,6 +63,7 @@ public final class RabbitPublisher implements Publisher {
 
   private final RabbitConnections connections;
   private final Function<Message, RabbitRoute> router;
+  private final SendScope sendScope;
   private final Duration confirmTimeout;
   private final int maxMessageSize;
   private final Set<String> knownExchanges = new HashSet<>();
@@ -71,6 +73,7 @@ public final class RabbitPublisher implements Publisher {
   private RabbitPublisher(Builder b, ConnectionFactory factory) {
     this.connections = new RabbitConnections(factory, "txbox-relay");
     this.router = b.router;
+    this.sendScope = b.sendScope;
     this.confirmTimeout = b.confirmTimeout;
     this.maxMessageSize = b.maxMessageSize;
   }
@@ -111,7 +114,9 @@ public final class RabbitPublisher implements Publisher {
       if (failed == null) {
         try {
           batchConfirms.sent(ch.getNextPublishSeqNo(), i, m.id().toString());
-          ch.basicPublish(route.exchange(), route.routingKey(), true, RabbitMessages.properties(m), m.payload());
+          try (SendScope.Entered ignored = sendScope.enter(m)) {
+            ch.basicPublish(route.exchange(), route.routingKey(), true, RabbitMessages.properties(m), m.payload());
+          }
           continue;
         } catch (IOException | RuntimeException e) { // a broken channel: the rest of the batch waits too
           failed = e;
@@ -199,6 +204,7 @@ public final class RabbitPublisher implements Publisher {
     private Function<Message, RabbitRoute> router =
         m -> new RabbitRoute(m.destination(), m.key() != null ? m.key() : m.type());
     private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
+    private SendScope sendScope = SendScope.NONE;
     private int maxMessageSize = DEFAULT_MAX_MESSAGE_SIZE;
 
     private Builder() {}
@@ -231,6 +237,15 @@ public final class RabbitPublisher implements Publisher {
     }
 
     /** Checks the settings and builds the publisher; it connects on first use. */
+    /**
+     * Entered around handing each message to the RabbitMQ channel, for tracing instrumentation of the
+     * client to join the message's trace. Default none.
+     */
+    public Builder sendScope(SendScope sendScope) {
+      this.sendScope = Objects.requireNonNull(sendScope, "sendScope must not be null");
+      return this;
+    }
+
     public RabbitPublisher build() {
       ConnectionFactory factory = RabbitConnections.factory(uri);
       if (confirmTimeout == null || confirmTimeout.compareTo(Duration.ofMillis(1)) < 0

@@ -135,7 +135,8 @@ public class TxboxAutoConfiguration {
     TxboxProperties.Relay r = properties.relay();
     return new ContextBound<>("txbox relay", () -> {
       BrokerClients broker = BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
-      Publisher publisher = tracing.getIfAvailable(() -> Tracing.NONE).publisher(broker.publisher(), broker.system());
+      Tracing traces = tracing.getIfAvailable(() -> Tracing.NONE);
+      Publisher publisher = traces.publisher(broker.publisher(traces.sendScope()), broker.system());
       Relay.Builder b = Relay.builder(store, publisher)
           .subscription(r.subscription())
           .batchSize(r.batchSize())

@@ -15,7 +15,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -52,8 +51,10 @@ class SpringOrderServiceTest {
     properties.add("txbox.kafka.bootstrap-servers", () -> KafkaBroker.shared().bootstrapServers());
   }
 
-  /** Drops the schema after the relay and the listener stopped. */
-  @TestConfiguration
+  /**
+   * Drops the schema after the relay and the listener stopped. Imported, not annotated, so that
+   * the service started by other tests' child JVMs does not scan it.
+   */
   static class DropSchemaOnClose {
     @Bean(destroyMethod = "close")
     TestDatabase shopDatabase() {

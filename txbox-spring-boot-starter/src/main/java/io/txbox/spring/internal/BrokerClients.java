@@ -2,6 +2,7 @@ package io.txbox.spring.internal;
 
 import io.txbox.spi.Intake;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.InboxListener;
 import io.txbox.spring.TxboxProperties;
@@ -18,8 +19,8 @@ public interface BrokerClients {
   /** The broker's name for traces: {@code kafka}, {@code nats} or {@code rabbitmq}. */
   String system();
 
-  /** The relay's publisher. */
-  Publisher publisher();
+  /** The relay's publisher, entering {@code sendScope} around each message it hands its client. */
+  Publisher publisher(SendScope sendScope);
 
   /** A subscriber (not started) feeding {@code listener}'s sources into {@code intake}. */
   Subscriber subscriber(InboxListener listener, Intake intake);

@@ -4,6 +4,7 @@ import io.txbox.kafka.KafkaPublisher;
 import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.spi.Intake;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.InboxListener;
 import io.txbox.spring.TxboxProperties;
@@ -27,8 +28,8 @@ final class KafkaClients implements BrokerClients {
   }
 
   @Override
-  public Publisher publisher() {
-    KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
+  public Publisher publisher(SendScope sendScope) {
+    KafkaPublisher.Builder b = KafkaPublisher.builder().bootstrapServers(bootstrapServers).sendScope(sendScope);
     each(properties.kafka().producer(), b::property);
     return Settings.build("txbox.kafka", b::build);
   }

@@ -4,6 +4,7 @@ import io.txbox.nats.NatsPublisher;
 import io.txbox.nats.NatsSubscriber;
 import io.txbox.spi.Intake;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.InboxListener;
 import io.txbox.spring.TxboxProperties;
@@ -22,8 +23,9 @@ final class NatsClients implements BrokerClients {
   }
 
   @Override
-  public Publisher publisher() {
+  public Publisher publisher(SendScope sendScope) {
     return Settings.build("txbox.nats", () -> NatsPublisher.builder()
+        .sendScope(sendScope)
         .servers(properties.nats().servers())
         .ackTimeout(properties.nats().ackTimeout())
         .build());

@@ -15,6 +15,7 @@ import io.txbox.Message;
 import io.txbox.spi.OutgoingHeaders;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import io.txbox.spring.MessageHandler;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -82,6 +83,18 @@ public final class OpenTelemetryTracing implements Tracing {
       public void close() {
         delegate.close();
       }
+    };
+  }
+
+  @Override
+  public SendScope sendScope() {
+    return message -> {
+      Context context = propagator().extract(Context.root(), message, HEADERS);
+      if (!Span.fromContext(context).getSpanContext().isValid()) {
+        return SendScope.NONE.enter(message);
+      }
+      Scope scope = context.makeCurrent();
+      return scope::close;
     };
   }
 

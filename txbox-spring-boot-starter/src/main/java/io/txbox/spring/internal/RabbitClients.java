@@ -4,6 +4,7 @@ import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.rabbitmq.RabbitSubscriber;
 import io.txbox.spi.Intake;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.InboxListener;
 import io.txbox.spring.TxboxProperties;
@@ -22,8 +23,9 @@ final class RabbitClients implements BrokerClients {
   }
 
   @Override
-  public Publisher publisher() {
+  public Publisher publisher(SendScope sendScope) {
     return Settings.build("txbox.rabbitmq", () -> RabbitPublisher.builder()
+        .sendScope(sendScope)
         .uri(properties.rabbitmq().uri())
         .confirmTimeout(properties.rabbitmq().confirmTimeout())
         .build());

@@ -2,6 +2,7 @@ package io.txbox.spring.internal;
 
 import io.txbox.spi.OutgoingHeaders;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
 import io.txbox.spring.MessageHandler;
 
 /**
@@ -24,6 +25,11 @@ public interface Tracing {
     }
 
     @Override
+    public SendScope sendScope() {
+      return SendScope.NONE;
+    }
+
+    @Override
     public MessageHandler handler(String consumer, MessageHandler handler) {
       return handler;
     }
@@ -34,6 +40,12 @@ public interface Tracing {
 
   /** {@code delegate}, with a producer span for each traced event, ended at its acknowledgement. */
   Publisher publisher(Publisher delegate, String system);
+
+  /**
+   * The trace context of each message made current while the broker client sends it, so that the
+   * client's own instrumentation (the Java agent's) continues the message's trace.
+   */
+  SendScope sendScope();
 
   /** {@code handler}, inside a consumer span that is the child of the event's publish span. */
   MessageHandler handler(String consumer, MessageHandler handler);
