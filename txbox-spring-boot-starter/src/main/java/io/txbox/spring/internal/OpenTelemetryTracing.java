@@ -145,7 +145,19 @@ public final class OpenTelemetryTracing implements Tracing {
       traced.add(message.withHeaders(headers));
       anyTraced = true;
     }
-    PublishResult result = delegate.publish(anyTraced ? traced : batch);
+    PublishResult result;
+    try {
+      result = delegate.publish(anyTraced ? traced : batch);
+    } catch (RuntimeException e) { // against the contract, but no span may be left open
+      result = PublishResult.allFailed(batch.size(), e);
+      endSpans(spans, result);
+      throw e;
+    }
+    endSpans(spans, result);
+    return result;
+  }
+
+  private static void endSpans(List<Span> spans, PublishResult result) {
     for (int i = 0; i < spans.size(); i++) {
       Span span = spans.get(i);
       if (span != null) {
@@ -156,7 +168,6 @@ public final class OpenTelemetryTracing implements Tracing {
         span.end();
       }
     }
-    return result;
   }
 
   private TextMapPropagator propagator() {
