@@ -106,6 +106,14 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     return new PostgresMigration(dataSource, tables, buckets).run();
   }
 
+  /**
+   * What {@link #migrate()} runs, as SQL for Flyway, Liquibase or a DBA, with this store's schema,
+   * table prefix and bucket count filled in. Reads no database.
+   */
+  public List<MigrationScript> migrationScripts() {
+    return new PostgresMigration(dataSource, tables, buckets).scripts();
+  }
+
   /** The qualified name of the outbox table, for writers that insert with plain SQL. */
   public String outboxTable() {
     return tables.outbox();

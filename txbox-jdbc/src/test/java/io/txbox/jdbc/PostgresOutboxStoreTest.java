@@ -68,6 +68,29 @@ class PostgresOutboxStoreTest {
   }
 
   @Test
+  void migrationScriptsRunByHandAsFlywayWouldLeaveNothingForMigrateToDo() throws SQLException {
+    PostgresOutboxStore byHand = PostgresOutboxStore.builder(db.dataSource())
+        .schema(db.schema()).tablePrefix("flyway_").buckets(BUCKETS).build();
+    List<MigrationScript> scripts = byHand.migrationScripts();
+    assertThat(scripts).extracting(MigrationScript::version).containsExactly(1, 2, 3);
+    assertThat(scripts.get(0).sql()).contains("CREATE TABLE " + db.schema() + ".flyway_outbox")
+        .doesNotContain("{schema}", "{prefix}", "{buckets}");
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      for (MigrationScript script : scripts) {
+        s.execute(script.sql());
+      }
+    }
+    assertThat(byHand.migrate()).as("every version recorded as applied").isZero();
+    assertThat(byHand.openSubscription("s")).isEqualTo(BUCKETS);
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      Outbox.create(byHand).send(c, message("k", 1));
+      c.commit();
+    }
+    assertThat(byHand.backlog("s", 10)).hasValueSatisfying(b -> assertThat(b.pending()).isEqualTo(1));
+  }
+
+  @Test
   void migrationRefusesADifferentBucketCount() {
     PostgresOutboxStore other = PostgresOutboxStore.builder(db.dataSource())
         .schema(db.schema()).buckets(BUCKETS * 2).build();

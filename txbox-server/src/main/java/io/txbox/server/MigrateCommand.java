@@ -1,11 +1,15 @@
 package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.PostgresOutboxStore;
 import java.util.concurrent.Callable;
+import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code txbox migrate}: creates or upgrades the outbox tables. */
 @Command(name = "migrate", mixinStandardHelpOptions = true,
@@ -21,8 +25,24 @@ final class MigrateCommand implements Callable<Integer> {
   @Option(names = "--config", description = "Properties file with option values (batch-size=500).")
   String config;
 
+  @Option(names = "--print-sql", description = "Prints the SQL of every version, with the schema, table"
+      + " prefix and bucket count filled in, for Flyway, Liquibase or a DBA; touches no database.")
+  boolean printSql;
+
+  @Spec CommandSpec spec;
+
   @Override
   public Integer call() {
+    if (printSql) {
+      // The store reads no database to render its scripts: a data source that never connects.
+      PostgresOutboxStore store = PostgresOutboxStore.builder(new PGSimpleDataSource())
+          .schema(database.schema).tablePrefix(database.tablePrefix).buckets(buckets).build();
+      for (MigrationScript script : store.migrationScripts()) {
+        spec.commandLine().getOut().println("-- txbox " + script.name() + "\n" + script.sql());
+      }
+      spec.commandLine().getOut().flush();
+      return 0;
+    }
     try (HikariDataSource ds = database.pool()) {
       PostgresOutboxStore store = database.store(ds).buckets(buckets).build();
       database.checkConnection(ds);

@@ -45,6 +45,22 @@ class CommandLineTest {
   }
 
   @Test
+  void migratePrintsTheSqlForFlywayWithoutADatabase() {
+    String[] args = {"migrate", "--print-sql", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere",
+        "--schema", "shop", "--table-prefix", "tx_", "--buckets", "16"};
+    StringWriter out = new StringWriter();
+    CommandLine cli = TxboxCommand.commandLine(args, Map.of());
+    cli.setOut(new PrintWriter(out, true));
+    assertThat(cli.execute(args)).isZero();
+    assertThat(out.toString())
+        .contains("-- txbox V1__outbox.sql", "-- txbox V3__inbox_queue.sql")
+        .contains("CREATE TABLE shop.tx_outbox")
+        .contains("% 16)")
+        .contains("INSERT INTO shop.tx_schema_version (version, name) VALUES (3, 'V3__inbox_queue.sql')")
+        .doesNotContain("{schema}");
+  }
+
+  @Test
   void batchSizeZeroFailsBeforeConnectingAndNamesTheOption() {
     int code = run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere",
         "--kafka-bootstrap-servers", "127.0.0.1:1", "--batch-size", "0");

@@ -1,6 +1,7 @@
 package io.txbox.jdbc.internal;
 
 import io.txbox.TxboxException;
+import io.txbox.jdbc.MigrationScript;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -9,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -34,12 +36,33 @@ public final class PostgresMigration {
     this.buckets = buckets;
   }
 
-  /** Applies the missing versions; returns how many were applied. */
   /** How many schema versions exist. */
   public static int latestVersion() {
     return VERSIONS.size();
   }
 
+  /**
+   * Every version as SQL that creates what {@link #run()} creates and records the version as
+   * {@code run()} does, so that either may follow the other.
+   */
+  public List<MigrationScript> scripts() {
+    List<MigrationScript> scripts = new ArrayList<>();
+    for (int v = 1; v <= VERSIONS.size(); v++) {
+      String name = VERSIONS.get(v - 1);
+      StringBuilder sql = new StringBuilder();
+      if (v == 1) {
+        sql.append("CREATE SCHEMA IF NOT EXISTS ").append(tables.schema()).append(";\n")
+            .append(createVersionTable()).append(";\n\n");
+      }
+      sql.append(render(name)).append("\n")
+          .append("INSERT INTO ").append(tables.schemaVersion()).append(" (version, name) VALUES (")
+          .append(v).append(", '").append(name).append("');\n");
+      scripts.add(new MigrationScript(v, name, sql.toString()));
+    }
+    return scripts;
+  }
+
+  /** Applies the missing versions; returns how many were applied. */
   public int run() {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
@@ -66,9 +89,7 @@ public final class PostgresMigration {
       lock.execute();
     }
     try (Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE IF NOT EXISTS " + tables.schemaVersion()
-          + " (version integer PRIMARY KEY, name text NOT NULL,"
-          + " applied_at timestamptz NOT NULL DEFAULT now())");
+      s.execute(createVersionTable());
     }
     int current = currentVersion(c);
     if (current >= 1) {
@@ -97,8 +118,17 @@ public final class PostgresMigration {
     }
   }
 
+  private String createVersionTable() {
+    return "CREATE TABLE IF NOT EXISTS " + tables.schemaVersion()
+        + " (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())";
+  }
+
+  private String render(String resource) {
+    return tables.render(read(resource)).replace("{buckets}", Integer.toString(buckets));
+  }
+
   private void apply(Connection c, int version, String resource) throws SQLException {
-    String sql = tables.render(read(resource)).replace("{buckets}", Integer.toString(buckets));
+    String sql = render(resource);
     try (Statement s = c.createStatement()) {
       s.execute(sql);
     }
