@@ -20,6 +20,7 @@ import io.txbox.spring.internal.Tracing;
 import io.txbox.spring.internal.TransactionalIntake;
 import java.util.List;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -108,6 +109,20 @@ public class TxboxAutoConfiguration {
         .build();
   }
 
+  private static PlatformTransactionManager transactionManager(ListableBeanFactory beans, TxboxProperties properties) {
+    String name = properties.inbox().transactionManager();
+    if (name != null) {
+      return beans.getBean(name, PlatformTransactionManager.class);
+    }
+    String[] names = beans.getBeanNamesForType(PlatformTransactionManager.class);
+    if (names.length != 1) {
+      throw new IllegalStateException("txbox's InboxListeners need one transaction manager, and the"
+          + " application has " + (names.length == 0 ? "none" : String.join(", ", names)) + ": set"
+          + " txbox.inbox.transaction-manager to the bean name of the one that manages txbox's DataSource");
+    }
+    return beans.getBean(names[0], PlatformTransactionManager.class);
+  }
+
   /**
    * Trace context in the events' headers and spans for publish and handle, when the OpenTelemetry
    * API is present: the application's {@code OpenTelemetry} bean, or the global one (which the
@@ -179,9 +194,9 @@ public class TxboxAutoConfiguration {
   @ConditionalOnProperty(name = "txbox.inbox.enabled", matchIfMissing = true)
   public InboxListeners txboxInboxListeners(
       List<InboxListener> listeners, PostgresInboxStore store, DataSource dataSource,
-      PlatformTransactionManager transactionManager, TxboxProperties properties, Environment environment,
+      ListableBeanFactory beans, TxboxProperties properties, Environment environment,
       ObjectProvider<Tracing> tracing) {
-    TransactionTemplate transactions = new TransactionTemplate(transactionManager);
+    TransactionTemplate transactions = new TransactionTemplate(transactionManager(beans, properties));
     return new InboxListeners(listeners, listener -> {
       BrokerClients broker = BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
       MessageHandler handler = tracing.getIfAvailable(() -> Tracing.NONE).handler(listener.consumer(), listener.handler());

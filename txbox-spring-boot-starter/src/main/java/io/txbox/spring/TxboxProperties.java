@@ -107,10 +107,13 @@ public record TxboxProperties(
    *
    * @param enabled whether the listeners consume; off, the beans are ignored
    * @param drainTimeout how long shutdown waits for the messages in hand
+   * @param transactionManager the bean name of the transaction manager the listeners' transactions
+   *     run under, when the application has several; it must manage txbox's DataSource
    */
   public record Inbox(
       @DefaultValue("true") boolean enabled,
-      @DefaultValue("30s") Duration drainTimeout) {}
+      @DefaultValue("30s") Duration drainTimeout,
+      String transactionManager) {}
 
   /**
    * The health indicator {@code txbox}.

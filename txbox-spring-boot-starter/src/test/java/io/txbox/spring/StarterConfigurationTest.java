@@ -10,8 +10,10 @@ import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.nats.NatsPublisher;
 import io.txbox.rabbitmq.RabbitPublisher;
+import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,6 +26,8 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
 
 /** How the starter reads its settings and refuses bad ones, in contexts against PostgreSQL. */
 class StarterConfigurationTest {
@@ -107,6 +111,19 @@ class StarterConfigurationTest {
   }
 
   @Test
+  void withTwoTransactionManagersTheListenersNeedToBeToldWhichOne() {
+    ApplicationContextRunner twoManagers = runner
+        .withPropertyValues("txbox.broker=kafka", "txbox.relay.enabled=false", "txbox.janitor.enabled=false",
+            "txbox.kafka.bootstrap-servers=" + KafkaBroker.shared().bootstrapServers())
+        .withUserConfiguration(OneInventory.class, TwoTransactionManagers.class);
+    twoManagers.run(context -> assertThat(context).getFailure()
+        .rootCause().hasMessageContaining("set txbox.inbox.transaction-manager")
+        .hasMessageContaining("shopTransactions, reportTransactions"));
+    twoManagers.withPropertyValues("txbox.inbox.transaction-manager=shopTransactions")
+        .run(context -> assertThat(context).hasNotFailed());
+  }
+
+  @Test
   void aListenerThatReadsFromNothingIsRefused() {
     assertThatThrownBy(() -> InboxListener.consumer("inventory").handler((m, k) -> {}))
         .hasMessageContaining("reads from nothing").hasMessageContaining("from(...)");
@@ -120,6 +137,27 @@ class StarterConfigurationTest {
       return rs.next();
     } catch (java.sql.SQLException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OneInventory {
+    @Bean
+    InboxListener inventory() {
+      return InboxListener.consumer("inventory").from("orders-" + java.util.UUID.randomUUID()).handler((m, k) -> {});
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class TwoTransactionManagers {
+    @Bean
+    PlatformTransactionManager shopTransactions(DataSource dataSource) {
+      return new DataSourceTransactionManager(dataSource);
+    }
+
+    @Bean
+    PlatformTransactionManager reportTransactions(DataSource dataSource) {
+      return new DataSourceTransactionManager(dataSource);
     }
   }
 
