@@ -109,6 +109,11 @@ public class TxboxAutoConfiguration {
         .build();
   }
 
+  /** The broker's clients; Kafka's servers default to Spring's own Kafka setting. */
+  private static BrokerClients broker(TxboxProperties properties, Environment environment) {
+    return BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
+  }
+
   private static PlatformTransactionManager transactionManager(ListableBeanFactory beans, TxboxProperties properties) {
     String name = properties.inbox().transactionManager();
     if (name != null) {
@@ -149,7 +154,7 @@ public class TxboxAutoConfiguration {
       ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     TxboxProperties.Relay r = properties.relay();
     return new ContextBound<>("txbox relay", () -> {
-      BrokerClients broker = BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
+      BrokerClients broker = broker(properties, environment);
       Tracing traces = tracing.getIfAvailable(() -> Tracing.NONE);
       Publisher publisher = traces.publisher(broker.publisher(traces.sendScope()), broker.system());
       Relay.Builder b = Relay.builder(store, publisher)
@@ -198,7 +203,7 @@ public class TxboxAutoConfiguration {
       ObjectProvider<Tracing> tracing) {
     TransactionTemplate transactions = new TransactionTemplate(transactionManager(beans, properties));
     return new InboxListeners(listeners, listener -> {
-      BrokerClients broker = BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
+      BrokerClients broker = broker(properties, environment);
       MessageHandler handler = tracing.getIfAvailable(() -> Tracing.NONE).handler(listener.consumer(), listener.handler());
       Subscriber subscriber = broker.subscriber(listener, new TransactionalIntake(
           listener.consumer(), handler, store, dataSource, transactions));

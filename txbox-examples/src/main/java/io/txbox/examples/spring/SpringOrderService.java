@@ -9,6 +9,7 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.PropertySource;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -38,13 +39,15 @@ public class SpringOrderService {
   @Bean
   ApplicationRunner shopTables(JdbcTemplate jdbc, @Value("${shop.schema}") String schema,
       @Value("${shop.products}") int products) {
-    return args -> jdbc.execute((java.sql.Connection c) -> {
+    return args -> {
       Boolean exists = jdbc.queryForObject("SELECT to_regclass(?) IS NOT NULL", Boolean.class, schema + ".orders");
       if (!Boolean.TRUE.equals(exists)) {
-        ShopSchema.create(c, schema, products);
+        jdbc.execute((ConnectionCallback<Void>) c -> {
+          ShopSchema.create(c, schema, products);
+          return null;
+        });
       }
-      return null;
-    });
+    };
   }
 
   /** Reserves stock for each order, once, in the transaction that records the event. */

@@ -30,11 +30,6 @@ public final class ContextBound<T extends AutoCloseable> implements SmartLifecyc
     return Optional.ofNullable(running);
   }
 
-  /** What the service is. */
-  public String name() {
-    return name;
-  }
-
   @Override
   public synchronized void start() {
     if (running == null) {

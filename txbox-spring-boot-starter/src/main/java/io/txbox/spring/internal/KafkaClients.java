@@ -9,6 +9,7 @@ import io.txbox.spi.Subscriber;
 import io.txbox.spring.InboxListener;
 import io.txbox.spring.TxboxProperties;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /** Kafka clients from {@code txbox.kafka.*}. */
 final class KafkaClients implements BrokerClients {
@@ -45,7 +46,7 @@ final class KafkaClients implements BrokerClients {
     return Settings.build("txbox.kafka", b::build);
   }
 
-  private static void each(Map<String, String> settings, java.util.function.BiConsumer<String, String> set) {
+  private static void each(Map<String, String> settings, BiConsumer<String, String> set) {
     if (settings != null) {
       settings.forEach(set);
     }

@@ -1,5 +1,6 @@
 package io.txbox.spring.internal;
 
+import java.util.Locale;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -29,6 +30,6 @@ public final class Settings {
     if (!m.find()) {
       return prefix + ".*";
     }
-    return prefix + "." + m.group(1).replaceAll("([A-Z])", "-$1").toLowerCase(java.util.Locale.ROOT);
+    return prefix + "." + m.group(1).replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT);
   }
 }
