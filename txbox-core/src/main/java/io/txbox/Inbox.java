@@ -1,6 +1,7 @@
 package io.txbox;
 
 import io.txbox.spi.InboxStore;
+import io.txbox.spi.Rollback;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -76,10 +77,10 @@ public final class Inbox {
         tx.commit();
         return Receipt.PROCESSED;
       } catch (SQLException | RuntimeException e) {
-        tx.rollback();
+        Rollback.after(tx, e);
         throw e;
       } catch (Exception e) {
-        tx.rollback();
+        Rollback.after(tx, e);
         throw new HandlerException(consumer, message, e);
       }
     }

@@ -2,6 +2,7 @@ package io.txbox;
 
 import io.txbox.internal.QueueWorkers;
 import io.txbox.spi.InboxQueueStore;
+import io.txbox.spi.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -95,7 +96,7 @@ public final class InboxQueue implements AutoCloseable {
         workers.signal();
         return result;
       } catch (SQLException | RuntimeException e) {
-        tx.rollback();
+        Rollback.after(tx, e);
         throw e;
       }
     }

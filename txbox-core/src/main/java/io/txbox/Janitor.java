@@ -1,6 +1,7 @@
 package io.txbox;
 
 import io.txbox.spi.JanitorStore;
+import io.txbox.spi.LoopGuard;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalInt;
@@ -108,20 +109,17 @@ public final class Janitor implements AutoCloseable {
       return t;
     });
     long millis = interval.toMillis();
-    scheduler.scheduleWithFixedDelay(this::runLogged, millis, millis, TimeUnit.MILLISECONDS);
+    LoopGuard guard = new LoopGuard("txbox janitor");
+    scheduler.scheduleWithFixedDelay(guard.guard(this::runLogged), millis, millis, TimeUnit.MILLISECONDS);
     return this;
   }
 
+  /** One scheduled run; the guard logs a failure and the next interval tries again. */
   private void runLogged() {
-    try {
-      Cleanup done = runOnce();
-      if (done.outboxEvents() + done.inboxRecords() > 0) {
-        log.info("janitor removed {} relayed outbox events and {} inbox records", done.outboxEvents(),
-            done.inboxRecords());
-      }
-    } catch (RuntimeException e) {
-      // A failed run is retried at the next interval; the schedule must survive it.
-      log.warn("janitor run failed, next in {} s: {}", interval.toSeconds(), e.toString());
+    Cleanup done = runOnce();
+    if (done.outboxEvents() + done.inboxRecords() > 0) {
+      log.info("janitor removed {} relayed outbox events and {} inbox records", done.outboxEvents(),
+          done.inboxRecords());
     }
   }
 

@@ -13,8 +13,8 @@ import java.util.UUID;
 /**
  * One event written to the outbox and relayed to a broker.
  *
- * <p>Build one with {@link #builder()}; the builder fills in a UUIDv7 {@code id} (the id consumers
- * dedupe on) and the creation time:
+ * <p>Build one with {@link #builder()}; each {@code build()} fills in a fresh UUIDv7 {@code id} (the
+ * id consumers dedupe on) and the creation time, unless they were set:
  *
  * <pre>{@code
  * Message placed = Message.builder()
@@ -143,7 +143,7 @@ public record Message(
 
   /** Builds a {@link Message}. {@code type}, {@code destination} and {@code payload} are required. */
   public static final class Builder {
-    private UUID id = UuidV7.next();
+    private UUID id;
     private String type;
     private int version = 1;
     private String key;
@@ -151,12 +151,15 @@ public record Message(
     private byte[] payload;
     private String contentType = DEFAULT_CONTENT_TYPE;
     private final Map<String, String> headers = new LinkedHashMap<>();
-    private Instant createdAt = Instant.now();
+    private Instant createdAt;
     private Duration delay = Duration.ZERO;
 
     private Builder() {}
 
-    /** Overrides the generated UUIDv7 id, for example to keep an id from an upstream system. */
+    /**
+     * Overrides the generated UUIDv7 id, for example to keep an id from an upstream system. Every
+     * message built afterwards has this id: consumers drop all but the first as duplicates.
+     */
     public Builder id(UUID id) {
       this.id = id;
       return this;
@@ -214,7 +217,7 @@ public record Message(
       return this;
     }
 
-    /** Overrides the creation time. Default now. */
+    /** Overrides the creation time. Default: the time of {@link #build()}. */
     public Builder createdAt(Instant createdAt) {
       this.createdAt = createdAt;
       return this;
@@ -232,11 +235,15 @@ public record Message(
       return this;
     }
 
-    /** Checks the fields and builds the message. */
+    /**
+     * Checks the fields and builds the message. A builder can build several messages: each gets
+     * its own id and creation time, unless {@link #id} or {@link #createdAt} were set.
+     */
     public Message build() {
-      Instant availableAt = delay.isZero() ? null : createdAt.plus(delay);
-      return new Message(
-          id, type, version, key, destination, payload, contentType, headers, createdAt, availableAt);
+      Instant created = createdAt != null ? createdAt : Instant.now();
+      Instant availableAt = delay.isZero() ? null : created.plus(delay);
+      return new Message(id != null ? id : UuidV7.next(), type, version, key, destination, payload,
+          contentType, headers, created, availableAt);
     }
   }
 }

@@ -189,7 +189,12 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** Lease on each bucket; a dead instance's buckets move after it. Default 10 s. */
+    /**
+     * Lease on each bucket; a dead instance's buckets move after it. Default 10 s. The relay sends
+     * and checkpoints a bucket only within four fifths of the lease after its last successful
+     * renewal (on the monotonic clock), so a frozen or cut-off relay stops before another
+     * instance can take the bucket.
+     */
     public Builder leaseDuration(Duration leaseDuration) {
       this.leaseDuration = leaseDuration;
       return this;

@@ -28,6 +28,16 @@ class MessageTest {
   }
 
   @Test
+  void aBuilderUsedTwiceBuildsTwoMessagesWithTheirOwnIds() {
+    Message.Builder builder = Message.builder().type("T").destination("d").payload(new byte[0]);
+    Message first = builder.build();
+    Message second = builder.build();
+    assertThat(second.id()).isNotEqualTo(first.id());
+    assertThat(Message.builder().type("T").destination("d").payload(new byte[0]).id(first.id()).build().id())
+        .as("an id set by the caller is kept").isEqualTo(first.id());
+  }
+
+  @Test
   void thePayloadIsCopiedInAndOut() {
     byte[] payload = {1, 2, 3};
     Message m = Message.builder().type("T").destination("d").payload(payload).build();

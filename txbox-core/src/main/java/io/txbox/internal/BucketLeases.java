@@ -8,6 +8,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,44 +27,50 @@ final class BucketLeases implements Runnable {
   private final OwnedBuckets buckets;
   private final int bucketCount;
   private final Clock clock;
+  private final LongSupplier nanoTime;
+  private volatile boolean claiming = true;
   private Instant nextStallWarning = Instant.MIN;
 
   BucketLeases(
       RelaySettings settings, OutboxStore store, Metrics metrics, OwnedBuckets buckets, int bucketCount,
-      Clock clock) {
+      Clock clock, LongSupplier nanoTime) {
     this.settings = settings;
     this.store = store;
     this.metrics = metrics;
     this.buckets = buckets;
     this.bucketCount = bucketCount;
     this.clock = clock;
+    this.nanoTime = nanoTime;
   }
 
   @Override
   public void run() {
-    try {
-      beat();
-      warnIfHorizonHeldBack();
-    } catch (RuntimeException e) {
-      // A missed heartbeat is survivable; a dead heartbeat thread is not.
-      log.warn("subscription {}: heartbeat failed, will try again in {} ms: {}",
-          settings.subscription(), settings.heartbeatInterval().toMillis(), e.toString());
-    }
+    beat();
+    warnIfHorizonHeldBack();
+  }
+
+  /** From now on only renews what is held: a relay shutting down must not take new buckets. */
+  void stopClaiming() {
+    claiming = false;
   }
 
   void beat() {
     String subscription = settings.subscription();
+    // Taken before the statement is sent: the database sets the lease from a later "now", so the
+    // local deadline counted from here never outlasts the lease that other instances see.
+    long sentAt = nanoTime.getAsLong();
     Membership membership = store.heartbeat(subscription, settings.instanceId(), settings.leaseDuration());
-    Set<Integer> lost = buckets.retainOnly(membership.ownedBuckets());
+    Set<Integer> lost = buckets.renew(membership.ownedBuckets(), sentAt);
     if (!lost.isEmpty()) {
       log.warn("subscription {}: leases on buckets {} expired and were taken over", subscription, lost);
     }
     buckets.setFairShare(fairShare(membership.liveInstances()));
     int missing = buckets.missing();
-    if (missing > 0) {
+    if (claiming && missing > 0) {
+      long claimSentAt = nanoTime.getAsLong();
       var claimed = store.claimBuckets(subscription, settings.instanceId(), missing, settings.leaseDuration());
       if (!claimed.isEmpty()) {
-        buckets.add(claimed);
+        buckets.add(claimed, claimSentAt);
         log.info("subscription {}: instance {} took buckets {}", subscription, settings.instanceId(),
             claimed.stream().map(b -> b.bucket()).toList());
       }

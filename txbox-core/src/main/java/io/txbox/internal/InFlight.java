@@ -8,12 +8,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 
 /**
- * A batch handed to the publisher and not yet settled: what was sent per bucket, which buckets a
- * delayed event stopped, and the broker's answer to come.
+ * A batch handed to the publisher and not yet settled: what was sent per bucket lease, which
+ * buckets a delayed event stopped, and the broker's answer to come.
  */
 record InFlight(
-    Map<Integer, List<RoundOutcome.Sent>> sent,
-    Map<Integer, Instant> heldUntil,
+    Map<OwnedBuckets.Lease, List<RoundOutcome.Sent>> sent,
+    Map<OwnedBuckets.Lease, Instant> heldUntil,
     int size,
     Instant readAt,
     Future<PublishResult> result) {

@@ -4,7 +4,9 @@ import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.RetryPolicy;
 import io.txbox.spi.InboxQueueStore;
+import io.txbox.spi.LoopGuard;
 import io.txbox.spi.QueuedMessage;
+import io.txbox.spi.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -90,16 +92,16 @@ public final class QueueWorkers {
   }
 
   private void work() {
+    LoopGuard guard = new LoopGuard("txbox inbox queue " + settings.consumer() + " worker");
     while (running) {
-      boolean tookOne;
-      try {
-        tookOne = takeOne();
-      } catch (SQLException | RuntimeException e) {
-        log.warn("inbox queue {}: could not take a message, trying again in {} ms: {}", settings.consumer(),
-            settings.pollInterval().toMillis(), e.toString());
-        tookOne = false;
+      // A failure (the database gone, an Error from a handler) is logged by the guard and counts
+      // as nothing taken: the worker waits a poll interval and tries again.
+      boolean[] tookOne = {false};
+      guard.attempt(() -> tookOne[0] = takeOne());
+      if (Thread.currentThread().isInterrupted()) {
+        return;
       }
-      if (!tookOne) {
+      if (!tookOne[0]) {
         try {
           wakeUp.await(settings.pollInterval());
         } catch (InterruptedException e) {
@@ -124,7 +126,7 @@ public final class QueueWorkers {
         tx.commit();
         return true;
       } catch (SQLException | RuntimeException e) {
-        tx.rollback();
+        Rollback.after(tx, e);
         throw e;
       }
     }

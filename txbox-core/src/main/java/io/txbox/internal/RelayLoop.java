@@ -1,10 +1,9 @@
 package io.txbox.internal;
 
 import io.txbox.Message;
+import io.txbox.internal.OwnedBuckets.Lease;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
-import io.txbox.spi.BucketState;
-import io.txbox.spi.Checkpoint;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.PublishResult;
@@ -23,6 +22,8 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +31,10 @@ import org.slf4j.LoggerFactory;
  * The relay's work loop: read a batch over the owned buckets, publish it, wait for every ack,
  * then checkpoint. Re-reads at once while batches come back full; otherwise sleeps, doubling the
  * pause up to the idle interval, until the store signals new events.
+ *
+ * <p>Every step that acts for a bucket (read, hand to the publisher, send, checkpoint) first checks
+ * that this instance still holds the bucket's lease within its proven deadline, so a relay that
+ * was frozen or cut off never sends or saves for a bucket another instance may have taken.
  */
 final class RelayLoop implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(RelayLoop.class);
@@ -48,7 +53,6 @@ final class RelayLoop implements Runnable {
   private final Clock clock;
   private final RoundPlan plan;
   private final Map<Integer, Integer> backoffLevels = new HashMap<>();
-  private final Map<Integer, Checkpoint> readCursors = new HashMap<>();
   private final ExecutorService publishing;
   private InFlight inFlight;
   private boolean lastRoundFoundEvents;
@@ -113,7 +117,8 @@ final class RelayLoop implements Runnable {
         Thread.currentThread().interrupt();
         return;
       } catch (RuntimeException | Error e) {
-        // One bad round (database restarting, a bug in a publisher) must never end the loop.
+        // One bad round (database restarting, a bug in a publisher, an OutOfMemoryError that
+        // freed its memory as it unwound) must never end the loop.
         log.warn("relay round failed for subscription {}, retrying in {} ms: {}",
             settings.subscription(), errorPause.toMillis(), e.toString(), e);
         errorPause = min(errorPause.multipliedBy(4), MAX_ERROR_PAUSE);
@@ -155,25 +160,33 @@ final class RelayLoop implements Runnable {
     }
     giveBackExcess();
     Instant now = clock.instant();
-    List<BucketState> due = buckets.due(now);
-    Map<Integer, List<StoredMessage>> byBucket = new LinkedHashMap<>();
+    List<Lease> due = buckets.due(now);
+    Map<Lease, List<StoredMessage>> byLease = new LinkedHashMap<>();
     boolean full = false;
     lastRoundFoundEvents = false;
     if (!due.isEmpty()) {
-      List<BucketRead> reads = plan.reads(due).stream().map(this::fromCursor).toList();
-      byBucket = groupByBucket(store.read(settings.subscription(), reads));
+      Map<Integer, Lease> leases = due.stream().collect(Collectors.toMap(Lease::bucket, Function.identity()));
+      List<BucketRead> reads = plan.reads(due.stream().map(Lease::state).toList()).stream()
+          .map(r -> new BucketRead(r.bucket(), leases.get(r.bucket()).readFrom(), r.limit()))
+          .toList();
+      Map<Integer, List<StoredMessage>> byBucket = groupByBucket(store.read(settings.subscription(), reads));
       lastRoundFoundEvents = !byBucket.isEmpty();
       plan.rememberBusy(byBucket.keySet());
-      Map<Integer, List<StoredMessage>> read = byBucket;
-      full = reads.stream().anyMatch(r -> read.getOrDefault(r.bucket(), List.of()).size() >= r.limit());
+      full = reads.stream().anyMatch(r -> byBucket.getOrDefault(r.bucket(), List.of()).size() >= r.limit());
+      byBucket.forEach((bucket, rows) -> {
+        Lease lease = leases.get(bucket);
+        if (lease != null) { // a store returning a bucket it was not asked for is ignored
+          byLease.put(lease, rows);
+        }
+      });
     }
     if (inFlight == null) {
-      submit(byBucket, now);
+      submit(byLease, now);
     } else {
       RoundOutcome previous = settle(inFlight);
       inFlight = null;
-      byBucket.keySet().removeIf(previous::stopped);
-      submit(byBucket, now); // published while the previous checkpoints are saved
+      byLease.keySet().removeIf(lease -> previous.stopped(lease.bucket()));
+      submit(byLease, now); // published while the previous checkpoints are saved
       save(previous);
     }
     return full || inFlight != null;
@@ -189,35 +202,42 @@ final class RelayLoop implements Runnable {
     return recentlyBusy ? min(BUSY_PAUSE, settings.idleInterval()) : settings.idleInterval();
   }
 
-  /** Reads a bucket after what is already in flight for it, if anything is. */
-  private BucketRead fromCursor(BucketRead read) {
-    Checkpoint cursor = readCursors.get(read.bucket());
-    return cursor == null ? read : new BucketRead(read.bucket(), cursor, read.limit());
-  }
-
-  /** Hands the events to the publisher thread; a delayed event stops its bucket there. */
-  private void submit(Map<Integer, List<StoredMessage>> byBucket, Instant now) {
+  /**
+   * Hands the events to the publisher thread; a delayed event stops its bucket there. An
+   * unreadable row is not sent: settling dead-letters it in its place in the bucket.
+   */
+  private void submit(Map<Lease, List<StoredMessage>> byLease, Instant now) {
     List<Message> batch = new ArrayList<>();
-    Map<Integer, List<RoundOutcome.Sent>> sent = new LinkedHashMap<>();
-    Map<Integer, Instant> heldUntil = new HashMap<>();
-    byBucket.forEach((bucket, events) -> {
-      List<RoundOutcome.Sent> bucketSent = new ArrayList<>();
-      for (StoredMessage row : events) {
+    List<Lease> senders = new ArrayList<>();
+    Map<Lease, List<RoundOutcome.Sent>> sent = new LinkedHashMap<>();
+    Map<Lease, Instant> heldUntil = new HashMap<>();
+    byLease.forEach((lease, rows) -> {
+      if (!buckets.holds(lease)) {
+        return; // lost, or past its proven deadline, since the read
+      }
+      List<RoundOutcome.Sent> leaseSent = new ArrayList<>();
+      for (StoredMessage row : rows) {
+        if (!row.isReadable()) {
+          leaseSent.add(new RoundOutcome.Sent(row, -1));
+          continue;
+        }
         Instant availableAt = row.message().availableAt();
         if (availableAt != null && availableAt.isAfter(now)) {
-          heldUntil.put(bucket, availableAt); // order is kept: later events wait for it
+          heldUntil.put(lease, availableAt); // order is kept: later events wait for it
           break;
         }
-        bucketSent.add(new RoundOutcome.Sent(row, batch.size()));
+        leaseSent.add(new RoundOutcome.Sent(row, batch.size()));
         batch.add(row.message());
+        senders.add(lease);
       }
-      sent.put(bucket, bucketSent);
-      if (!bucketSent.isEmpty()) {
-        readCursors.put(bucket, bucketSent.get(bucketSent.size() - 1).row().checkpoint());
+      sent.put(lease, leaseSent);
+      if (!leaseSent.isEmpty()) {
+        lease.readUpTo(leaseSent.get(leaseSent.size() - 1).row().checkpoint());
       }
     });
     if (!sent.isEmpty()) {
-      inFlight = new InFlight(sent, heldUntil, batch.size(), now, publishing.submit(() -> publish(batch)));
+      inFlight = new InFlight(sent, heldUntil, batch.size(), now,
+          publishing.submit(() -> publish(batch, senders)));
     }
   }
 
@@ -236,15 +256,16 @@ final class RelayLoop implements Runnable {
     boolean brokerUp = result.acknowledged() > 0;
     RoundOutcome outcome = new RoundOutcome(
         settings.subscription(), settings.retryPolicy(), ThreadLocalRandom.current(), backoffLevels);
-    batch.sent().forEach((bucket, bucketSent) -> {
-      BucketState state = buckets.get(bucket);
-      if (state == null) {
-        readCursors.remove(bucket); // lost or given back meanwhile: its new owner sends again
+    batch.sent().forEach((lease, leaseSent) -> {
+      if (!buckets.holds(lease)) {
+        // Lost, given back, or past its proven deadline: nothing may be saved for it. If the
+        // lease is renewed later, the bucket is read again from its checkpoint.
+        lease.rewind();
         return;
       }
-      outcome.settle(state, bucketSent, result, batch.heldUntil().get(bucket), brokerUp, batch.readAt());
-      if (outcome.stopped(bucket)) {
-        readCursors.remove(bucket);
+      outcome.settle(lease, leaseSent, result, batch.heldUntil().get(lease), brokerUp, batch.readAt());
+      if (outcome.stopped(lease.bucket())) {
+        lease.rewind();
       }
     });
     return outcome;
@@ -256,10 +277,50 @@ final class RelayLoop implements Runnable {
       inFlight.await();
       inFlight = null;
     }
-    readCursors.clear();
+    buckets.rewindAll();
   }
 
-  private PublishResult publish(List<Message> batch) {
+  /**
+   * Runs on the publisher thread. Leases are checked once more right before the send, since the
+   * batch may have waited behind the previous one: events of a bucket no longer held are not
+   * sent, and fail in the result (settling skips that bucket anyway).
+   */
+  private PublishResult publish(List<Message> batch, List<Lease> senders) {
+    if (batch.isEmpty()) {
+      return PublishResult.allAcknowledged(0);
+    }
+    Map<Lease, Boolean> held = new HashMap<>();
+    List<Message> sendable = new ArrayList<>(batch.size());
+    List<Integer> indexes = new ArrayList<>(batch.size());
+    for (int i = 0; i < batch.size(); i++) {
+      if (held.computeIfAbsent(senders.get(i), buckets::holds)) {
+        sendable.add(batch.get(i));
+        indexes.add(i);
+      }
+    }
+    if (sendable.size() == batch.size()) {
+      return send(batch);
+    }
+    log.warn("subscription {}: {} event(s) not sent: their buckets' leases ended before the send",
+        settings.subscription(), batch.size() - sendable.size());
+    PublishResult partial = send(sendable);
+    Map<Integer, Exception> failures = new HashMap<>();
+    Exception notHeld = new IllegalStateException("not sent: the bucket's lease ended before the send");
+    for (int i = 0; i < batch.size(); i++) {
+      failures.put(i, notHeld);
+    }
+    for (int j = 0; j < indexes.size(); j++) {
+      Exception error = partial.failure(j);
+      if (error == null) {
+        failures.remove(indexes.get(j));
+      } else {
+        failures.put(indexes.get(j), error);
+      }
+    }
+    return PublishResult.of(batch.size(), failures);
+  }
+
+  private PublishResult send(List<Message> batch) {
     if (batch.isEmpty()) {
       return PublishResult.allAcknowledged(0);
     }
@@ -270,7 +331,16 @@ final class RelayLoop implements Runnable {
     }
   }
 
+  /**
+   * Saves the checkpoints of the buckets still held within their deadline; the store saves only
+   * where this instance's lease is still unexpired in the database too.
+   */
   private void save(RoundOutcome outcome) {
+    Set<Integer> expired = outcome.retainHeld(buckets::holds);
+    if (!expired.isEmpty()) {
+      log.warn("subscription {}: buckets {} passed their lease deadline before their checkpoints were"
+          + " saved; they are read again from their checkpoints", settings.subscription(), expired);
+    }
     Set<Integer> lost = store.saveProgress(
         settings.subscription(), settings.instanceId(), outcome.progress, outcome.deadLetters);
     if (!lost.isEmpty()) {
@@ -278,17 +348,18 @@ final class RelayLoop implements Runnable {
           + " sends their events again", settings.subscription(), lost);
       buckets.remove(lost);
     }
-    for (BucketProgress p : outcome.progress) {
-      if (!lost.contains(p.bucket())) {
-        buckets.update(new BucketState(p.bucket(), p.checkpoint(), p.attempts(), p.nextAttemptAt()));
-      }
-    }
+    outcome.saved(lost).forEach(buckets::update);
     outcome.retries.forEach(r -> metrics.retrying(settings.subscription(), r.message(), r.attempts(), r.error()));
     warnOfRetries(outcome.retries);
     outcome.deadLetters.forEach(d -> {
-      log.warn("subscription {}: dead-lettered {} (type {}, key {}) after {} attempt(s): {}",
-          d.subscription(), d.message().id(), d.message().type(), d.message().key(), d.attempts(),
-          d.error());
+      if (d.message() == null) {
+        log.warn("subscription {}: dead-lettered the row at {} of bucket {}: {}",
+            d.subscription(), d.position(), d.bucket(), d.error());
+      } else {
+        log.warn("subscription {}: dead-lettered {} (type {}, key {}) after {} attempt(s): {}",
+            d.subscription(), d.message().id(), d.message().type(), d.message().key(), d.attempts(),
+            d.error());
+      }
       metrics.deadLettered(d);
     });
     if (!outcome.acknowledged.isEmpty()) {

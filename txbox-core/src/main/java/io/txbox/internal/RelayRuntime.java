@@ -1,6 +1,7 @@
 package io.txbox.internal;
 
 import io.txbox.TxboxException;
+import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
@@ -19,7 +20,7 @@ public final class RelayRuntime {
   private final RelaySettings settings;
   private final OutboxStore store;
   private final Publisher publisher;
-  private final OwnedBuckets buckets = new OwnedBuckets();
+  private final OwnedBuckets buckets;
   private final WakeUp wakeUp = new WakeUp();
   private final RelayLoop loop;
   private final BucketLeases leases;
@@ -33,13 +34,15 @@ public final class RelayRuntime {
     this.publisher = publisher;
     int bucketCount = store.openSubscription(settings.subscription());
     Clock clock = Clock.systemUTC();
+    this.buckets = new OwnedBuckets(System::nanoTime, settings.leaseValidity().toNanos());
     this.loop = new RelayLoop(settings, store, publisher, metrics, buckets, wakeUp, clock);
-    this.leases = new BucketLeases(settings, store, metrics, buckets, bucketCount, clock);
+    this.leases = new BucketLeases(settings, store, metrics, buckets, bucketCount, clock, System::nanoTime);
     leases.beat(); // fail fast on a store that cannot hold leases, before any thread starts
     this.heartbeat = Executors.newSingleThreadScheduledExecutor(
         r -> daemon(r, "txbox-heartbeat-" + settings.subscription()));
     long interval = settings.heartbeatInterval().toMillis();
-    heartbeat.scheduleWithFixedDelay(leases, interval, interval, TimeUnit.MILLISECONDS);
+    LoopGuard guard = new LoopGuard("txbox heartbeat of subscription " + settings.subscription());
+    heartbeat.scheduleWithFixedDelay(guard.guard(leases::run), interval, interval, TimeUnit.MILLISECONDS);
     this.listener = store.listen(wakeUp::signal);
     this.loopThread = new Thread(loop, "txbox-relay-" + settings.subscription());
     loopThread.start();
@@ -63,14 +66,18 @@ public final class RelayRuntime {
 
   /**
    * Lets the current round finish (publish, acks, checkpoint), then gives the buckets back so that
-   * other instances take over at once. A round still running after the drain timeout keeps its
-   * leases, which then expire: giving them back early would let two instances send at once.
+   * other instances take over at once. The heartbeat stops last: it keeps the leases proven while
+   * the round drains, and claims nothing new meanwhile. A round still running after the drain
+   * timeout keeps its leases, which then expire; past its buckets' deadlines it can neither send
+   * nor save, and giving the buckets back early would let two instances send at once.
    */
   public void stop() {
+    leases.stopClaiming();
     loop.stop();
-    heartbeat.shutdownNow();
     closeQuietly(listener);
     boolean drained = join();
+    heartbeat.shutdown();
+    awaitHeartbeat();
     if (drained) {
       try {
         store.leave(settings.subscription(), settings.instanceId());
@@ -83,6 +90,18 @@ public final class RelayRuntime {
           + " instead of being given back", settings.subscription(), settings.drainTimeout());
     }
     publisher.close();
+  }
+
+  /** A beat in progress may renew; it must be over before the buckets are given back. */
+  private void awaitHeartbeat() {
+    try {
+      if (!heartbeat.awaitTermination(settings.leaseDuration().toMillis(), TimeUnit.MILLISECONDS)) {
+        heartbeat.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      heartbeat.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
   }
 
   private boolean join() {

@@ -13,4 +13,14 @@ public record RelaySettings(
     Duration leaseDuration,
     Duration drainTimeout,
     Duration stallWarning,
-    RetryPolicy retryPolicy) {}
+    RetryPolicy retryPolicy) {
+
+  /**
+   * How long after a lease was claimed or renewed (counted from when the statement was sent) the
+   * relay still acts for the bucket: the lease less a fifth, a margin for clock rates and for the
+   * time a send takes once started.
+   */
+  public Duration leaseValidity() {
+    return leaseDuration.minus(leaseDuration.dividedBy(5));
+  }
+}

@@ -10,8 +10,13 @@ import io.txbox.spi.PublishResult;
 import io.txbox.spi.StoredMessage;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Predicate;
 import java.util.random.RandomGenerator;
 
 /**
@@ -31,6 +36,7 @@ final class RoundOutcome {
   private final RetryPolicy policy;
   private final RandomGenerator random;
   private final Map<Integer, Integer> backoffLevels;
+  private final Map<Integer, OwnedBuckets.Lease> leases = new HashMap<>();
 
   RoundOutcome(
       String subscription, RetryPolicy policy, RandomGenerator random, Map<Integer, Integer> backoffLevels) {
@@ -38,6 +44,49 @@ final class RoundOutcome {
     this.policy = policy;
     this.random = random;
     this.backoffLevels = backoffLevels;
+  }
+
+  /** Settles the bucket of {@code lease}, from its current state. */
+  void settle(
+      OwnedBuckets.Lease lease,
+      List<Sent> sent,
+      PublishResult result,
+      Instant heldUntil,
+      boolean brokerUp,
+      Instant now) {
+    leases.put(lease.bucket(), lease);
+    settle(lease.state(), sent, result, heldUntil, brokerUp, now);
+  }
+
+  /**
+   * Drops the progress and dead letters of buckets whose lease fails {@code held}: nothing may be
+   * saved for them.
+   *
+   * @return the buckets dropped
+   */
+  Set<Integer> retainHeld(Predicate<OwnedBuckets.Lease> held) {
+    Set<Integer> dropped = new TreeSet<>();
+    leases.forEach((bucket, lease) -> {
+      if (!held.test(lease)) {
+        dropped.add(bucket);
+        lease.rewind();
+      }
+    });
+    progress.removeIf(p -> dropped.contains(p.bucket()));
+    deadLetters.removeIf(d -> dropped.contains(d.bucket()));
+    return dropped;
+  }
+
+  /** The new state of each settled lease whose progress the store saved, i.e. not in {@code lost}. */
+  Map<OwnedBuckets.Lease, BucketState> saved(Set<Integer> lost) {
+    Map<OwnedBuckets.Lease, BucketState> saved = new LinkedHashMap<>();
+    for (BucketProgress p : progress) {
+      OwnedBuckets.Lease lease = leases.get(p.bucket());
+      if (lease != null && !lost.contains(p.bucket())) {
+        saved.put(lease, new BucketState(p.bucket(), p.checkpoint(), p.attempts(), p.nextAttemptAt()));
+      }
+    }
+    return saved;
   }
 
   /**
@@ -58,6 +107,13 @@ final class RoundOutcome {
     Checkpoint checkpoint = state.checkpoint();
     int attempts = state.attempts();
     for (Sent s : sent) {
+      if (!s.row().isReadable()) { // never sent: it can only ever fail, so it must not hold the key up
+        deadLetters.add(new DeadLetter(subscription, state.bucket(), s.row().checkpoint(), null,
+            "unreadable row: " + s.row().unreadable(), 1));
+        checkpoint = s.row().checkpoint();
+        attempts = 0;
+        continue;
+      }
       Exception error = result.failure(s.index());
       if (error == null) {
         checkpoint = s.row().checkpoint();
@@ -101,6 +157,6 @@ final class RoundOutcome {
     return text.length() > 2000 ? text.substring(0, 2000) : text;
   }
 
-  /** An event sent this round, with its index in the published batch. */
+  /** An event sent this round, with its index in the published batch; -1 for an unreadable row, not sent. */
   record Sent(StoredMessage row, int index) {}
 }

@@ -159,4 +159,20 @@ class PostgresInboxTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was 'in ventory'");
   }
+
+  @Test
+  void aRollbackThatFailsTooKeepsTheHandlersOwnErrorAndRecordsNothing() throws SQLException {
+    InboxHandler killsItsConnection = (tx, message, key) -> {
+      try (Statement s = tx.createStatement()) {
+        s.execute("SELECT pg_terminate_backend(pg_backend_pid())");
+      }
+    };
+    Message m = message();
+    assertThatThrownBy(() -> inbox.receive("c", m, killsItsConnection))
+        .as("the handler's error, not the rollback's")
+        .isInstanceOf(SQLException.class)
+        .hasMessageContaining("terminat")
+        .satisfies(e -> assertThat(e.getSuppressed()).isNotEmpty());
+    assertThat(count("txbox_inbox")).isZero();
+  }
 }

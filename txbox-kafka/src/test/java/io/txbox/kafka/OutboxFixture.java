@@ -96,6 +96,13 @@ final class OutboxFixture implements AutoCloseable {
     }
   }
 
+  void execute(String sql) throws SQLException {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement(sql.replace("{schema}", db.schema()))) {
+      p.execute();
+    }
+  }
+
   int count(String sql) throws SQLException {
     try (Connection c = db.dataSource().getConnection();
         PreparedStatement p = c.prepareStatement(sql.replace("{schema}", db.schema()));

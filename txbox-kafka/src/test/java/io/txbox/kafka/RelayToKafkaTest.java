@@ -2,6 +2,7 @@ package io.txbox.kafka;
 
 import static io.txbox.kafka.OutboxFixture.event;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.Message;
@@ -120,6 +121,65 @@ class RelayToKafkaTest {
     try (Relay next = fixture.relay(kafka.bootstrapServers()).build().start()) {
       List<TopicReader.Received> got = OutboxFixture.readAll(kafka.bootstrapServers(), topic, 300);
       assertThat(TopicReader.firstDeliveriesByKey(got)).isEqualTo(fixture.expectedByKey(topic));
+    }
+  }
+
+  @Test
+  void rowsThatBreakTheMessageRulesAreDeadLetteredOneByOneAndEveryOtherEventFlows() throws Exception {
+    fixture.commit(event(topic, "bad", 0));
+    // Rows from before the database checked them (schema version 4), as a plain-SQL writer left them.
+    fixture.execute("ALTER TABLE {schema}.txbox_outbox DROP CONSTRAINT txbox_outbox_type_valid,"
+        + " DROP CONSTRAINT txbox_outbox_version_valid, DROP CONSTRAINT txbox_outbox_key_valid,"
+        + " DROP CONSTRAINT txbox_outbox_headers_valid");
+    String insert = "INSERT INTO {schema}.txbox_outbox (key, type, version, destination, payload, headers)"
+        + " VALUES (%s, %s, %s, '" + topic + "', '\\x00', %s)";
+    fixture.execute(insert.formatted("'bad'", "''", "1", "'{}'"));
+    fixture.execute(insert.formatted("'bad'", "'T'", "0", "'{}'"));
+    fixture.execute(insert.formatted("repeat('k', 300)", "'T'", "1", "'{}'"));
+    fixture.execute(insert.formatted("'bad'", "'T'", "1", "'[1,2]'"));
+    fixture.execute(insert.formatted("'bad'", "'T'", "1", "'null'"));
+    fixture.commit(event(topic, "bad", 6));
+    fixture.commitMany(topic, 200, 20);
+    try (Relay relay = fixture.relay(kafka.bootstrapServers()).build().start()) {
+      List<TopicReader.Received> got = OutboxFixture.readAll(kafka.bootstrapServers(), topic, 202);
+      assertThat(TopicReader.distinctIds(got)).hasSize(202);
+      assertThat(TopicReader.firstDeliveriesByKey(got).get("bad")).hasSize(2);
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+          fixture.count("SELECT count(*) FROM {schema}.txbox_dead_letter")).isEqualTo(5));
+      assertThat(fixture.count("SELECT count(*) FROM {schema}.txbox_dead_letter WHERE error LIKE"
+          + " 'unreadable row: event %' AND (error LIKE '%type must not be null or blank%'"
+          + " OR error LIKE '%version must be >= 1, was 0%' OR error LIKE '%key must be at most 255%'"
+          + " OR error LIKE '%headers are not a JSON object%')")).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void theDatabaseRefusesARowThatBreaksTheMessageRulesNamingTheRule() {
+    assertThatThrownBy(() -> fixture.execute("INSERT INTO {schema}.txbox_outbox (type, destination, payload)"
+        + " VALUES (' ', 'd', '\\x00')"))
+        .hasMessageContaining("txbox_outbox_type_valid");
+    assertThatThrownBy(() -> fixture.execute("INSERT INTO {schema}.txbox_outbox (type, destination, payload,"
+        + " headers) VALUES ('T', 'd', '\\x00', '[1]')"))
+        .hasMessageContaining("txbox_outbox_headers_valid");
+  }
+
+  @Test
+  void bucketsMovingBetweenRelaysAndBackReSendNothing() throws Exception {
+    try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic);
+        Relay first = fixture.relay(kafka.bootstrapServers()).instanceId("a").build().start()) {
+      fixture.commitMany(topic, 300, 30);
+      reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 300, Duration.ofSeconds(60));
+      try (Relay second = fixture.relay(kafka.bootstrapServers()).instanceId("b").build().start()) {
+        await().atMost(Duration.ofSeconds(20)).until(() -> second.ownedBuckets().size() == 8);
+        fixture.commitMany(topic, 300, 30);
+        reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 600, Duration.ofSeconds(60));
+      } // gives its buckets back: the first relay takes them again
+      await().atMost(Duration.ofSeconds(20)).until(() -> first.ownedBuckets().size() == 16);
+      fixture.commitMany(topic, 300, 30);
+      reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 900, Duration.ofSeconds(60));
+      List<TopicReader.Received> got = reader.readUntil(r -> false, Duration.ofSeconds(2)); // stragglers
+      assertThat(TopicReader.distinctIds(got)).hasSize(900);
+      assertThat(got).as("a clean rebalance re-sends nothing").hasSize(900);
     }
   }
 }

@@ -2,6 +2,7 @@ package io.txbox.jdbc.internal;
 
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
+import io.txbox.spi.Rollback;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -24,7 +25,8 @@ public final class PostgresMigration {
   private static final Logger log = LoggerFactory.getLogger(PostgresMigration.class);
 
   /** The versions in order; each is a resource {@code postgres/V<n>__<name>.sql}. */
-  private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql", "V3__inbox_queue.sql");
+  private static final List<String> VERSIONS = List.of(
+      "V1__outbox.sql", "V2__inbox.sql", "V3__inbox_queue.sql", "V4__outbox_checks.sql");
 
   private final DataSource dataSource;
   private final PostgresTables tables;
@@ -71,7 +73,7 @@ public final class PostgresMigration {
         c.commit();
         return applied;
       } catch (SQLException | RuntimeException e) {
-        c.rollback();
+        Rollback.after(c, e);
         throw e;
       }
     } catch (SQLException e) {

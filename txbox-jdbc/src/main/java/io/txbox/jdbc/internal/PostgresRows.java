@@ -59,10 +59,19 @@ public final class PostgresRows {
     p.setArray(4, c.createArrayOf("int4", limits));
   }
 
-  /** Maps a row of the batch read, by column position (see PostgresSql.read). */
+  /**
+   * Maps a row of the batch read, by column position (see PostgresSql.read). A row that breaks
+   * the message rules (written with plain SQL before the table checked them, say) comes back
+   * unreadable, with the rule it breaks, so that the relay dead-letters it and goes on.
+   */
   public static StoredMessage storedMessage(ResultSet rs) throws SQLException {
+    int bucket = rs.getInt(1);
     Checkpoint checkpoint = new Checkpoint(rs.getLong(2), rs.getLong(3));
-    return new StoredMessage(rs.getInt(1), checkpoint, message(rs, 4));
+    try {
+      return new StoredMessage(bucket, checkpoint, message(rs, 4));
+    } catch (RuntimeException e) {
+      return StoredMessage.unreadable(bucket, checkpoint, "event " + rs.getString(4) + ": " + e.getMessage());
+    }
   }
 
   /**

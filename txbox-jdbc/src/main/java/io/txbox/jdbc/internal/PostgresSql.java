@@ -73,7 +73,10 @@ public record PostgresSql(
             + " updated_at = now()"
             + " FROM unnest(?::int[], ?::text[], ?::bigint[], ?::int[], ?::text[], ?::text[])"
             + "   AS p(bucket, tx, pos, attempts, next_at, err)"
+            // The lease must still run in the database too: a relay whose lease expired saves
+            // nothing, even before another instance claimed the bucket.
             + " WHERE s.subscription = ? AND s.bucket = p.bucket AND s.owner = ?"
+            + "   AND s.lease_until > now()"
             + " RETURNING s.bucket"),
         t.render("INSERT INTO {dead_letter} (subscription, position, tx_id, id, bucket, key, type,"
             + " version, destination, payload, content_type, headers, created_at, error, attempts)"

@@ -1,6 +1,7 @@
 package io.txbox.jdbc.internal;
 
 import io.txbox.TxboxException;
+import io.txbox.spi.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
@@ -28,7 +29,7 @@ public final class Transactions {
         c.commit();
         return result;
       } catch (SQLException | RuntimeException e) {
-        c.rollback();
+        Rollback.after(c, e);
         throw e;
       }
     } catch (SQLException e) {

@@ -1,0 +1,139 @@
+package io.txbox.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.Message;
+import io.txbox.RetryPolicy;
+import io.txbox.spi.Checkpoint;
+import io.txbox.spi.Metrics;
+import io.txbox.spi.PublishResult;
+import io.txbox.spi.Publisher;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The relay loop's rules, round by round, on a store in memory and a settable monotonic clock. */
+class RelayLoopTest {
+  private static final Duration LEASE = Duration.ofSeconds(10);
+  private final LogInMemory store = new LogInMemory(1);
+  private final AtomicLong nanos = new AtomicLong(5_000_000_000L);
+  private final List<Message> published = new ArrayList<>();
+  private final RelaySettings settings = new RelaySettings("s", "a", 100, Duration.ofMillis(1),
+      Duration.ofSeconds(2), LEASE, Duration.ZERO, Duration.ofSeconds(1), RetryPolicy.defaults());
+  private final OwnedBuckets buckets = new OwnedBuckets(nanos::get, settings.leaseValidity().toNanos());
+  private final RelayLoop loop = new RelayLoop(settings, store, new Recording(), Metrics.NONE, buckets,
+      new WakeUp(), Clock.systemUTC());
+  private final BucketLeases leases =
+      new BucketLeases(settings, store, Metrics.NONE, buckets, 1, Clock.systemUTC(), nanos::get);
+
+  private final class Recording implements Publisher {
+    @Override
+    public synchronized PublishResult publish(List<Message> batch) {
+      published.addAll(batch);
+      return PublishResult.allAcknowledged(batch.size());
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  @AfterEach
+  void stopLoop() {
+    loop.stop();
+    loop.run(); // shuts the publisher thread down
+  }
+
+  private static Message event(String name) {
+    return Message.builder().type(name).destination("d").key("k").payload(new byte[0]).build();
+  }
+
+  private List<String> publishedTypes() {
+    synchronized (published) {
+      return published.stream().map(Message::type).toList();
+    }
+  }
+
+  /** Rounds until nothing is in flight: the first round sends, the next one saves. */
+  private void settleRounds() throws InterruptedException {
+    for (int i = 0; i < 10 && loop.round(); i++) {
+      // a full batch or a batch in flight: go on
+    }
+  }
+
+  @Test
+  void aBucketTakenBackStartsAtItsCheckpointNotWhereThisInstanceHadReadBefore() throws Exception {
+    leases.beat();
+    store.add(0, event("e1"));
+    store.add(0, event("e2"));
+    settleRounds();
+    assertThat(publishedTypes()).containsExactly("e1", "e2");
+
+    buckets.setFairShare(0);
+    loop.round(); // gives the bucket back between rounds
+    assertThat(store.owner(0)).isNull();
+
+    // Another instance relays e3 and e4 meanwhile, then leaves.
+    store.claimBuckets("s", "b", 1, LEASE);
+    store.add(0, event("e3"));
+    Checkpoint e4 = store.add(0, event("e4"));
+    store.saveProgress("s", "b", List.of(new io.txbox.spi.BucketProgress(0, e4, 0, null, null)), List.of());
+    store.leave("s", "b");
+
+    buckets.setFairShare(1);
+    leases.beat(); // takes the bucket again at its checkpoint, e4
+    store.add(0, event("e5"));
+    settleRounds();
+    assertThat(publishedTypes()).containsExactly("e1", "e2", "e5");
+  }
+
+  @Test
+  void aRelayPastItsLeaseDeadlineNeitherPublishesNorSavesUntilTheLeaseIsRenewed() throws Exception {
+    leases.beat();
+    store.add(0, event("e1"));
+    nanos.addAndGet(settings.leaseValidity().toNanos()); // frozen, or the heartbeat failing: no renewal
+    settleRounds();
+    assertThat(publishedTypes()).isEmpty();
+    assertThat(store.checkpoint(0)).isEqualTo(Checkpoint.START);
+
+    leases.beat(); // the database lease had not run out yet (its clock did not move): renewed
+    settleRounds();
+    assertThat(publishedTypes()).containsExactly("e1");
+    assertThat(store.checkpoint(0)).isNotEqualTo(Checkpoint.START);
+  }
+
+  @Test
+  void eventsAcknowledgedAfterTheDeadlineAreNotCheckpointedAndAreReadAgainOnceRenewed() throws Exception {
+    leases.beat();
+    Checkpoint e1 = store.add(0, event("e1"));
+    loop.round(); // e1 handed to the publisher
+    await().atMost(Duration.ofSeconds(5)).until(() -> publishedTypes().size() == 1);
+    nanos.addAndGet(settings.leaseValidity().toNanos());
+    loop.round(); // settles past the deadline: nothing may be saved
+    assertThat(store.checkpoint(0)).isEqualTo(Checkpoint.START);
+
+    leases.beat();
+    settleRounds();
+    assertThat(publishedTypes()).containsExactly("e1", "e1"); // at least once: sent again, never skipped
+    assertThat(store.checkpoint(0)).isEqualTo(e1);
+  }
+
+  @Test
+  void anUnreadableRowIsDeadLetteredInItsPlaceAndItsBucketGoesOn() throws Exception {
+    leases.beat();
+    store.add(0, event("e1"));
+    store.addUnreadable(0, "type must not be null or blank");
+    Checkpoint e2 = store.add(0, event("e2"));
+    settleRounds();
+    assertThat(publishedTypes()).containsExactly("e1", "e2");
+    assertThat(store.deadLetters).singleElement().satisfies(d -> {
+      assertThat(d.message()).isNull();
+      assertThat(d.error()).contains("type must not be null or blank");
+    });
+    assertThat(store.checkpoint(0)).isEqualTo(e2);
+  }
+}

@@ -1,0 +1,32 @@
+package io.txbox.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class SecretsTest {
+
+  @Test
+  void passwordsInJdbcUrlsAreMaskedAndTheRestIsKept() {
+    assertThat(Secrets.mask("jdbc:postgresql://db:5432/app?user=app&password=s3cr3t&ssl=true"))
+        .isEqualTo("jdbc:postgresql://db:5432/app?user=app&password=***&ssl=true");
+    assertThat(Secrets.mask("jdbc:postgresql://db/app?sslpassword=k3y;user=app"))
+        .isEqualTo("jdbc:postgresql://db/app?sslpassword=***;user=app");
+  }
+
+  @Test
+  void userInfoPasswordsAndTokensInBrokerUrisAreMasked() {
+    assertThat(Secrets.mask("amqp://app:s3cr3t@rabbit:5672/vhost")).isEqualTo("amqp://app:***@rabbit:5672/vhost");
+    assertThat(Secrets.mask("nats://app:s3cr3t@n1:4222,nats://t0k3n@n2:4222"))
+        .isEqualTo("nats://app:***@n1:4222,nats://***@n2:4222");
+    assertThat(Secrets.mask("nats://n1:4222")).isEqualTo("nats://n1:4222");
+  }
+
+  @Test
+  void secretClientPropertiesAreMasked() {
+    assertThat(Secrets.mask("ssl.truststore.password=s3cr3t")).isEqualTo("ssl.truststore.password=***");
+    assertThat(Secrets.mask("sasl.jaas.config=PlainLoginModule required username=\"app\" password=\"s3 cr3t\";"))
+        .isEqualTo("sasl.jaas.config=PlainLoginModule required username=\"app\" password=\"***\";");
+    assertThat(Secrets.mask("acks=all")).isEqualTo("acks=all");
+  }
+}
