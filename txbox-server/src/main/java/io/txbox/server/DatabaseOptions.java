@@ -3,6 +3,7 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.Secrets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import picocli.CommandLine.Option;
@@ -53,8 +54,8 @@ final class DatabaseOptions {
       c.isValid(5);
     } catch (SQLException | RuntimeException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
-      throw new TxboxException("cannot connect to the database at " + jdbcUrl
-          + " (--jdbc-url, TXBOX_JDBC_URL): " + cause.getMessage(), e);
+      throw new TxboxException("cannot connect to the database at " + Secrets.mask(jdbcUrl)
+          + " (--jdbc-url, TXBOX_JDBC_URL): " + Secrets.mask(cause.getMessage()), e);
     }
   }
 

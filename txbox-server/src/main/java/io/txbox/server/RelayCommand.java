@@ -8,6 +8,7 @@ import io.txbox.kafka.KafkaPublisher;
 import io.txbox.nats.NatsPublisher;
 import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.Secrets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -141,7 +142,7 @@ final class RelayCommand implements Callable<Integer> {
       stopped.countDown();
     }, "txbox-shutdown"));
     log.info("relay {} started: subscription {}, {} {}, database {}", relay.instanceId(), subscription,
-        broker, brokerAddress(), database.jdbcUrl);
+        broker, Secrets.mask(brokerAddress()), Secrets.mask(database.jdbcUrl));
     stopped.await();
     return 0;
   }
@@ -151,8 +152,13 @@ final class RelayCommand implements Callable<Integer> {
       case kafka -> {
         require(bootstrapServers, "--kafka-bootstrap-servers (TXBOX_KAFKA_BOOTSTRAP_SERVERS)");
         KafkaPublisher.Builder kafka = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
-        kafkaProperties.forEach(kafka::property);
-        yield kafka.build();
+        try {
+          kafkaProperties.forEach(kafka::property);
+          yield kafka.build();
+        } catch (IllegalArgumentException e) { // a producer property is no option of its own
+          throw new IllegalArgumentException(
+              "invalid --kafka-property (TXBOX_KAFKA_PROPERTY): " + Secrets.mask(e.getMessage()), e);
+        }
       }
       case nats -> {
         require(natsServers, "--nats-servers (TXBOX_NATS_SERVERS)");
@@ -181,12 +187,12 @@ final class RelayCommand implements Callable<Integer> {
     };
   }
 
-  /** Where the events go, for the log; a RabbitMQ URI without its password. */
+  /** Where the events go, for the log once its secrets are masked. */
   private String brokerAddress() {
     return switch (broker) {
       case kafka -> bootstrapServers;
       case nats -> natsServers;
-      case rabbitmq -> rabbitUri.replaceAll(":[^:@/]*@", ":***@");
+      case rabbitmq -> rabbitUri;
     };
   }
 

@@ -17,6 +17,9 @@ final class SettingNames {
     if (message == null) {
       return "invalid setting";
     }
+    if (message.startsWith("invalid --")) { // already names its option
+      return message;
+    }
     Matcher m = SETTING.matcher(message);
     if (!m.find()) {
       return message;

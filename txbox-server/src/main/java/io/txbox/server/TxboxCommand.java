@@ -1,14 +1,16 @@
 package io.txbox.server;
 
 import io.txbox.TxboxException;
+import io.txbox.spi.Secrets;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
 
 /** The {@code txbox} command and its subcommands. */
 @Command(
@@ -33,8 +35,18 @@ final class TxboxCommand {
   /** A command line reading defaults from {@code environment} instead of the process's. */
   static CommandLine commandLine(String[] args, Map<String, String> environment) {
     CommandLine cli = new CommandLine(new TxboxCommand());
-    Properties file = configFile(args, environment);
+    String path = configPath(args, environment);
+    Properties file = configFile(path);
     cli.setDefaultValueProvider(new EnvironmentDefaults(environment, file));
+    List<String> unknown = new UnknownSettings(cli).find(file, path, environment);
+    cli.setExecutionStrategy(parsed -> {
+      if (!unknown.isEmpty() && !parsed.isUsageHelpRequested() && !parsed.isVersionHelpRequested()) {
+        String command = parsed.subcommand() == null ? "txbox" : parsed.subcommand().commandSpec().name();
+        unknown.forEach(problem -> parsed.commandSpec().commandLine().getErr().println(command + ": " + problem));
+        return 2;
+      }
+      return new CommandLine.RunLast().execute(parsed);
+    });
     cli.setExecutionExceptionHandler((e, line, parsed) -> {
       line.getErr().println(line.getCommandName() + ": " + describe(e));
       return e instanceof IllegalArgumentException ? 2 : 1;
@@ -44,16 +56,16 @@ final class TxboxCommand {
 
   private static String describe(Exception e) {
     if (e instanceof IllegalArgumentException) {
-      return SettingNames.explain(e.getMessage());
+      return Secrets.mask(SettingNames.explain(e.getMessage()));
     }
     if (e instanceof TxboxException) {
-      return e.getMessage();
+      return Secrets.mask(e.getMessage());
     }
-    return e.toString();
+    return Secrets.mask(e.toString());
   }
 
-  /** The file named by {@code --config FILE}, {@code --config=FILE} or TXBOX_CONFIG. */
-  private static Properties configFile(String[] args, Map<String, String> environment) {
+  /** The file named by {@code --config FILE}, {@code --config=FILE} or TXBOX_CONFIG, or null. */
+  private static String configPath(String[] args, Map<String, String> environment) {
     String path = environment.get("TXBOX_CONFIG");
     for (int i = 0; i < args.length; i++) {
       if (args[i].equals("--config") && i + 1 < args.length) {
@@ -62,12 +74,17 @@ final class TxboxCommand {
         path = args[i].substring("--config=".length());
       }
     }
+    return path;
+  }
+
+  private static Properties configFile(String path) {
     Properties properties = new Properties();
     if (path != null) {
       try (InputStream in = Files.newInputStream(Path.of(path))) {
         properties.load(in);
-      } catch (IOException e) {
-        throw new IllegalArgumentException("--config (TXBOX_CONFIG): cannot read " + path + ": " + e);
+      } catch (IOException | IllegalArgumentException e) { // IllegalArgumentException: a malformed unicode escape
+        throw new IllegalArgumentException("--config (TXBOX_CONFIG): cannot read " + path + ": " + e.getMessage()
+            + "; fix the file or name another one", e);
       }
     }
     return properties;

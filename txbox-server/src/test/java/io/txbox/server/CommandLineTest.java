@@ -1,6 +1,7 @@
 package io.txbox.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.testkit.TestDatabase;
 import java.io.PrintWriter;
@@ -139,5 +140,56 @@ class CommandLineTest {
     int code = run("relay", "--kafka-bootstrap-servers", "127.0.0.1:1", "--lease-duration", "5 parsecs");
     assertThat(code).isEqualTo(2);
     assertThat(err.toString()).contains("--lease-duration").contains("use a number with ms, s, m or h");
+  }
+
+  @Test
+  void unknownKeysInTheConfigFileStopMigrateAndRelayNamingEachWithTheClosestOption(@TempDir Path dir)
+      throws Exception {
+    Path file = dir.resolve("txbox.properties");
+    Files.writeString(file, "batch-szie=0\nbukets=0\nkafka-bootstrap-servers=127.0.0.1:1\n");
+    assertThat(run("migrate", "--config", file.toString(), "--jdbc-url", TestDatabase.jdbcUrl(),
+        "--schema", db.schema())).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("migrate: unknown setting 'batch-szie' in " + file + " (--config): did you mean 'batch-size'")
+        .contains("migrate: unknown setting 'bukets' in " + file + " (--config): did you mean 'buckets'");
+    assertThat(run("relay", "--config", file.toString())).isEqualTo(2);
+    assertThat(err.toString()).contains("relay: unknown setting 'batch-szie'");
+    try (var c = db.dataSource().getConnection();
+        var rs = c.getMetaData().getTables(null, db.schema(), "txbox_outbox", null)) {
+      assertThat(rs.next()).as("migrate created nothing").isFalse();
+    }
+  }
+
+  @Test
+  void unknownTxboxEnvironmentVariablesStopTheCommandNamingEach() {
+    Map<String, String> env = Map.of("TXBOX_BATCH_SIZ", "10", "TXBOX_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1",
+        "TXBOX_TEST_JDBC_URL", "jdbc:postgresql://x/y", "PATH", "/bin");
+    assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x")).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("relay: unknown environment variable TXBOX_BATCH_SIZ: did you mean 'batch-size' (TXBOX_BATCH_SIZE)?")
+        .doesNotContain("TXBOX_KAFKA_BOOTSTRAP_SERVERS").doesNotContain("TXBOX_TEST_JDBC_URL");
+  }
+
+  @Test
+  void aBadProducerPropertyIsToldAsKafkaProperty() {
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--kafka-bootstrap-servers",
+        "127.0.0.1:1", "--kafka-property", "acks=1")).isEqualTo(2);
+    assertThat(err.toString()).contains("relay: invalid --kafka-property (TXBOX_KAFKA_PROPERTY): ")
+        .doesNotContain("--acks");
+  }
+
+  @Test
+  void aConfigFileThatCannotBeParsedIsNamedWithTheOption(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("broken.properties");
+    Files.writeString(file, "jdbc-url=\\uZZZZ\n");
+    assertThatThrownBy(() -> TxboxCommand.commandLine(new String[] {"relay", "--config", file.toString()}, Map.of()))
+        .hasMessageContaining("--config (TXBOX_CONFIG): cannot read " + file);
+  }
+
+  @Test
+  void passwordsInTheJdbcUrlNeverReachTheErrorOutput() {
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere?user=app&password=s3cr3t-pw",
+        "--kafka-bootstrap-servers", "127.0.0.1:1")).isEqualTo(1);
+    assertThat(err.toString()).contains("password=***").doesNotContain("s3cr3t-pw");
   }
 }

@@ -5,6 +5,7 @@ import io.nats.client.ConnectionListener;
 import io.nats.client.ErrorListener;
 import io.nats.client.Nats;
 import io.nats.client.Options;
+import io.txbox.spi.Secrets;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -95,8 +96,8 @@ public final class NatsConnections implements AutoCloseable {
 
   private void logEvent(Connection conn, ConnectionListener.Events event) {
     switch (event) {
-      case DISCONNECTED -> log.warn("NATS {}: disconnected from {}, reconnecting", name, servers);
-      case RECONNECTED -> log.info("NATS {}: reconnected to {}", name, conn.getConnectedUrl());
+      case DISCONNECTED -> log.warn("NATS {}: disconnected from {}, reconnecting", name, Secrets.mask(servers));
+      case RECONNECTED -> log.info("NATS {}: reconnected to {}", name, Secrets.mask(conn.getConnectedUrl()));
       default -> log.debug("NATS {}: {}", name, event);
     }
   }

@@ -1,0 +1,90 @@
+package io.txbox.server;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.OptionSpec;
+
+/**
+ * Finds settings that no command reads: keys of the config file and {@code TXBOX_*} environment
+ * variables. A typo such as {@code batch-szie=0} would otherwise leave the relay running on a
+ * default the user meant to change. A key any txbox command reads is accepted, so one file can
+ * serve both {@code migrate} and {@code relay}.
+ */
+final class UnknownSettings {
+  /** Variables that txbox's test kit reads, not the commands; they may be set where txbox runs. */
+  private static final Set<String> TEST_KIT_VARIABLES =
+      Set.of("TXBOX_TEST_JDBC_URL", "TXBOX_RABBITMQ_SERVER", "TXBOX_NATS_SERVER");
+
+  private final Set<String> options = new TreeSet<>();
+
+  UnknownSettings(CommandLine root) {
+    collect(root);
+  }
+
+  private void collect(CommandLine command) {
+    for (OptionSpec option : command.getCommandSpec().options()) {
+      if (option.longestName().startsWith("--")) {
+        options.add(option.longestName().substring(2));
+      }
+    }
+    command.getSubcommands().values().forEach(this::collect);
+  }
+
+  /** One line per unknown setting, naming where it came from and the closest option, if any. */
+  List<String> find(Properties file, String filePath, Map<String, String> environment) {
+    List<String> problems = new ArrayList<>();
+    new TreeSet<>(file.stringPropertyNames()).forEach(key -> {
+      if (!options.contains(key)) {
+        problems.add("unknown setting '" + key + "' in " + filePath + " (--config)" + suggestion(key));
+      }
+    });
+    new TreeSet<>(environment.keySet()).forEach(variable -> {
+      if (variable.startsWith("TXBOX_") && !variable.equals("TXBOX_CONFIG")
+          && !TEST_KIT_VARIABLES.contains(variable) && !isOptionVariable(variable)) {
+        String asOption = variable.substring("TXBOX_".length()).toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        problems.add("unknown environment variable " + variable + suggestion(asOption));
+      }
+    });
+    return problems;
+  }
+
+  private boolean isOptionVariable(String variable) {
+    return options.stream().anyMatch(o -> EnvironmentDefaults.variable(o).equals(variable));
+  }
+
+  private String suggestion(String name) {
+    return options.stream()
+        .filter(o -> !o.equals("help") && !o.equals("version"))
+        .min(Comparator.comparingInt(o -> distance(name, o)))
+        .filter(o -> distance(name, o) <= Math.max(2, name.length() / 3))
+        .map(o -> ": did you mean '" + o + "' (" + EnvironmentDefaults.variable(o) + ")?")
+        .orElse(": no txbox command has such an option (see txbox <command> --help)");
+  }
+
+  /** Edit distance, with a swap of two neighbours counting as one edit. */
+  static int distance(String a, String b) {
+    int[][] d = new int[a.length() + 1][b.length() + 1];
+    for (int i = 0; i <= a.length(); i++) {
+      d[i][0] = i;
+    }
+    for (int j = 0; j <= b.length(); j++) {
+      d[0][j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+          d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.length()][b.length()];
+  }
+}
