@@ -99,15 +99,60 @@ class RelayFailoverTest {
     }
   }
 
-  /** Writes the events from one thread, one to three per transaction, over 50 keys. */
+  @Test
+  void aRelayFrozenPastItsLeaseSendsNothingOfTheBucketsTakenMeanwhileAndLogsNoSecret() throws Exception {
+    List<String> frozenArgs = new ArrayList<>(relayArgs(0));
+    frozenArgs.set(1, TestDatabase.jdbcUrl() + (TestDatabase.jdbcUrl().contains("?") ? "&" : "?")
+        + "password=s3cr3t-in-url");
+    frozenArgs.addAll(List.of("--kafka-property", "ssl.truststore.password=s3cr3t-property"));
+    try (RelayProcesses relays = new RelayProcesses();
+        TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      Process frozen = relays.start(dir, frozenArgs);
+      relays.start(dir, relayArgs(1));
+      await().atMost(Duration.ofSeconds(60)).until(() -> owners() == 2);
+      writeEvents(0, 1000);
+      reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 1000, Duration.ofSeconds(60));
+      signal("STOP", frozen);
+      try {
+        await().atMost(Duration.ofSeconds(30)).until(() -> count(
+            "SELECT count(*) FROM {schema}.txbox_subscription WHERE owner = 'relay-1' AND lease_until > now()")
+            == PostgresOutboxStore.DEFAULT_BUCKETS);
+        writeEvents(1000, 1000);
+        reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 2000, Duration.ofSeconds(60));
+      } finally {
+        signal("CONT", frozen);
+      }
+      writeEvents(2000, 1000); // while the resumed relay still believes it holds its old buckets
+      reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 3000, Duration.ofSeconds(60));
+      List<TopicReader.Received> got = reader.readUntil(r -> false, Duration.ofSeconds(3));
+      Map<String, Long> copies = got.stream()
+          .filter(r -> Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8)) >= 1000)
+          .collect(java.util.stream.Collectors.groupingBy(TopicReader.Received::id,
+              java.util.stream.Collectors.counting()));
+      assertThat(copies).hasSize(2000);
+      assertThat(copies.values()).as("no event written after the freeze was sent twice").containsOnly(1L);
+      assertThat(relays.log(0)).contains("password=***").doesNotContain("s3cr3t-in-url", "s3cr3t-property");
+    }
+  }
+
+  private static void signal(String signal, Process process) throws Exception {
+    new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start().waitFor();
+  }
+
   private void writeEvents() {
+    writeEvents(0, EVENTS);
+  }
+
+  /** Writes events {@code first} to {@code first + count - 1} from one thread, one to three per transaction, over 50 keys. */
+  private void writeEvents(int first, int count) {
     Outbox outbox = Outbox.create(store);
+    int end = first + count;
     try {
-      for (int i = 0; i < EVENTS; ) {
+      for (int i = first; i < end; ) {
         try (Connection c = db.dataSource().getConnection()) {
           c.setAutoCommit(false);
           int inTx = 1 + i % 3;
-          for (int j = 0; j < inTx && i < EVENTS; j++, i++) {
+          for (int j = 0; j < inTx && i < end; j++, i++) {
             outbox.send(c, Message.builder().type("Test").destination(topic).key("key-" + (i % 50))
                 .payload(Integer.toString(i).getBytes(StandardCharsets.UTF_8)).build());
           }
