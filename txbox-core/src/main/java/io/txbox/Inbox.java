@@ -1,11 +1,16 @@
 package io.txbox;
 
+import io.txbox.internal.LocalTransaction;
 import io.txbox.spi.InboxStore;
+import io.txbox.spi.InboxStore.Admission;
+import io.txbox.spi.Retries;
 import io.txbox.spi.Rollback;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -21,22 +26,32 @@ import javax.sql.DataSource;
  * Deduplication is per consumer: two consumers of one message each process it once.
  *
  * <pre>{@code
- * Inbox inbox = Inbox.create(dataSource, PostgresInboxStore.builder(dataSource).build());
+ * Inbox inbox = Inbox.create(dataSource, PostgresInboxStore.builder().build());
  * Receipt receipt = inbox.receive("inventory", message, (tx, m, key) -> reserveStock(tx, m));
- * consumer.acknowledge(record); // after receive returned, processed or duplicate
+ * consumer.acknowledge(record); // after receive returned, processed, duplicate or parked
  * }</pre>
+ *
+ * <p><b>Dead letters, sequenced per key.</b> A message the handler cannot process ({@link
+ * #deadLetter}, which subscribers call when their {@link RetryPolicy} gives up) is kept as dead,
+ * and its key is parked: every later message of the key is stored behind it ({@link
+ * Receipt#PARKED}), so the key keeps its order while other keys flow. After the fix, {@link
+ * #retry} processes the key's messages in order; {@link #discard} drops them.
  *
  * <p>Thread-safe; one instance serves every consumer of the application.
  */
 public final class Inbox {
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
+  /** Most parked messages {@link #parked} lists at once. */
+  public static final int MAX_PARKED_LISTED = 10_000;
 
   /** What {@link #receive} did with a message. */
   public enum Receipt {
     /** The handler ran and its transaction committed. */
     PROCESSED,
     /** The consumer had processed this message before; the handler did not run. */
-    DUPLICATE
+    DUPLICATE,
+    /** An earlier message of its key is dead: stored behind it; the handler did not run. */
+    PARKED
   }
 
   private final DataSource dataSource;
@@ -66,24 +81,133 @@ public final class Inbox {
     requireConsumer(consumer);
     Objects.requireNonNull(message, "message must not be null");
     Objects.requireNonNull(handler, "handler must not be null");
-    try (Connection tx = dataSource.getConnection()) {
-      tx.setAutoCommit(false);
+    try (Connection tx = begin()) {
       try {
-        if (!store.record(tx, consumer, message.id())) {
-          tx.rollback();
-          return Receipt.DUPLICATE;
+        Admission admission = store.admit(tx, consumer, message);
+        if (admission == Admission.NEW) {
+          handle(tx, consumer, message, handler);
         }
-        handler.handle(tx, message, idempotencyKey(consumer, message.id()));
         tx.commit();
-        return Receipt.PROCESSED;
+        return switch (admission) {
+          case NEW -> Receipt.PROCESSED;
+          case DUPLICATE -> Receipt.DUPLICATE;
+          case PARKED -> Receipt.PARKED;
+        };
       } catch (SQLException | RuntimeException e) {
         Rollback.after(tx, e);
         throw e;
-      } catch (Exception e) {
-        Rollback.after(tx, e);
-        throw new HandlerException(consumer, message, e);
       }
     }
+  }
+
+  /**
+   * Keeps {@code message} as dead for {@code consumer} after {@code attempts} failed attempts
+   * ending in {@code error}, and parks its key, in a transaction of its own. The caller then
+   * acknowledges the message to the broker.
+   *
+   * @return false when the consumer had the message already; nothing changed
+   * @throws SQLException when the database fails; nothing was stored, so do not acknowledge
+   */
+  public boolean deadLetter(String consumer, Message message, Throwable error, int attempts) throws SQLException {
+    requireConsumer(consumer);
+    Objects.requireNonNull(message, "message must not be null");
+    Objects.requireNonNull(error, "error must not be null");
+    return inTransaction(tx -> store.deadLetter(tx, consumer, message, Math.max(1, attempts), Retries.describe(error)));
+  }
+
+  /** Up to {@code limit} (at most {@value #MAX_PARKED_LISTED}) parked messages of {@code consumer}, by key, in order. */
+  public List<ParkedMessage> parked(String consumer, int limit) throws SQLException {
+    requireConsumer(consumer);
+    if (limit < 1 || limit > MAX_PARKED_LISTED) {
+      throw new IllegalArgumentException("limit must be between 1 and " + MAX_PARKED_LISTED + ", was " + limit);
+    }
+    return inTransaction(tx -> store.parked(tx, consumer, limit));
+  }
+
+  /**
+   * Processes the parked messages of {@code queueKey} with {@code handler}, in order, each in a
+   * transaction of its own; the key is free again once none is left. Messages arriving meanwhile
+   * queue up behind and are processed too. Stops at the first failure, which is recorded on the
+   * message (it stays dead, the key stays parked) and thrown.
+   *
+   * @param queueKey the message key, or {@link ParkedMessage#queueKey()} for a message without one
+   * @return how many messages were processed
+   * @throws HandlerException when the handler failed on a parked message
+   */
+  public int retry(String consumer, String queueKey, InboxHandler handler) throws SQLException {
+    requireConsumer(consumer);
+    Objects.requireNonNull(queueKey, "queueKey must not be null");
+    Objects.requireNonNull(handler, "handler must not be null");
+    int processed = 0;
+    while (retryNext(consumer, queueKey, handler)) {
+      processed++;
+    }
+    return processed;
+  }
+
+  /**
+   * Drops the parked messages of {@code queueKey} and frees the key. They stay recorded, so a
+   * redelivery of one is a duplicate.
+   *
+   * @return how many messages were dropped
+   */
+  public int discard(String consumer, String queueKey) throws SQLException {
+    requireConsumer(consumer);
+    Objects.requireNonNull(queueKey, "queueKey must not be null");
+    return inTransaction(tx -> store.discardParked(tx, consumer, queueKey));
+  }
+
+  /** Processes the key's next parked message; false when none is left. */
+  private boolean retryNext(String consumer, String queueKey, InboxHandler handler) throws SQLException {
+    ParkedMessage next;
+    try (Connection tx = begin()) {
+      try {
+        Optional<ParkedMessage> parked = store.nextParked(tx, consumer, queueKey);
+        if (parked.isEmpty()) {
+          tx.commit();
+          return false;
+        }
+        next = parked.get();
+        handle(tx, consumer, next.message(), handler);
+        store.processedParked(tx, consumer, next.message().id());
+        tx.commit();
+        return true;
+      } catch (HandlerException e) {
+        Rollback.after(tx, e);
+        UUID id = e.messageId();
+        inTransaction(t -> {
+          store.failedParked(t, consumer, id, Retries.describe(e.getCause()));
+          return null;
+        });
+        throw e;
+      } catch (SQLException | RuntimeException e) {
+        Rollback.after(tx, e);
+        throw e;
+      }
+    }
+  }
+
+  private static void handle(Connection tx, String consumer, Message message, InboxHandler handler) {
+    try {
+      handler.handle(tx, message, idempotencyKey(consumer, message.id()));
+    } catch (Exception e) {
+      throw new HandlerException(consumer, message, e);
+    }
+  }
+
+  private Connection begin() throws SQLException {
+    Connection tx = dataSource.getConnection();
+    try {
+      tx.setAutoCommit(false);
+      return tx;
+    } catch (SQLException | RuntimeException e) {
+      tx.close();
+      throw e;
+    }
+  }
+
+  private <T> T inTransaction(LocalTransaction.Work<T> work) throws SQLException {
+    return LocalTransaction.run(dataSource, work);
   }
 
   /**
@@ -103,7 +227,7 @@ public final class Inbox {
 
   /**
    * A handler failed; its transaction was rolled back and nothing was recorded, so the message is
-   * processed again when the broker redelivers it.
+   * processed again when the broker redelivers it. The cause is the handler's own exception.
    *
    * <pre>{@code
    * try {
@@ -115,10 +239,18 @@ public final class Inbox {
    */
   public static final class HandlerException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    private final UUID messageId;
 
-    HandlerException(String consumer, Message message, Exception cause) {
+    /** The handler of {@code consumer} failed on {@code message} with {@code cause}. */
+    public HandlerException(String consumer, Message message, Throwable cause) {
       super("consumer " + consumer + " failed on message " + message.id() + " (" + message.type() + "): "
           + cause.getMessage(), cause);
+      this.messageId = message.id();
+    }
+
+    /** The message the handler failed on. */
+    public UUID messageId() {
+      return messageId;
     }
   }
 }

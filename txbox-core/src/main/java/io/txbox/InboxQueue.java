@@ -1,11 +1,14 @@
 package io.txbox;
 
+import io.txbox.internal.LocalTransaction;
 import io.txbox.internal.QueueWorkers;
 import io.txbox.spi.InboxQueueStore;
+import io.txbox.spi.InboxStore;
 import io.txbox.spi.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -33,8 +36,11 @@ import javax.sql.DataSource;
  * whenever it arrives. Messages without a key are not ordered.
  *
  * <p><b>Failures.</b> A handler that throws is rolled back and retried with the {@link
- * RetryPolicy}'s backoff; after its last attempt the message is kept as dead (status
- * {@code dead} in the store) and its key moves on. Messages of other keys flow meanwhile.
+ * RetryPolicy}'s backoff; meanwhile workers take other keys that are ready. After its last
+ * attempt (or at once for a permanent error) the message is kept as dead and its key is parked:
+ * the key's later messages wait behind it, in order, until {@link #retry} queues them again or
+ * {@link #discard} drops them ({@link WhenExhausted#DEAD_LETTER}, the default). With {@link
+ * WhenExhausted#BLOCK} the message is retried until it succeeds. Messages of other keys flow.
  */
 public final class InboxQueue implements AutoCloseable {
   /** The header that carries a message's number within its key. */
@@ -57,7 +63,9 @@ public final class InboxQueue implements AutoCloseable {
     /** Stored; a worker will process it. */
     QUEUED,
     /** The consumer had received it before; not stored again. */
-    DUPLICATE
+    DUPLICATE,
+    /** Stored behind a dead message of its key; it is processed when the key is retried. */
+    PARKED
   }
 
   private final DataSource dataSource;
@@ -72,7 +80,8 @@ public final class InboxQueue implements AutoCloseable {
     this.consumer = b.consumer;
     this.drainTimeout = b.drainTimeout;
     this.workers = new QueueWorkers(b.dataSource, b.store, b.handler,
-        new QueueWorkers.Settings(b.consumer, b.workers, b.gapTimeout, b.pollInterval, b.retryPolicy));
+        new QueueWorkers.Settings(b.consumer, b.workers, b.gapTimeout, b.pollInterval, b.retryPolicy,
+            b.whenExhausted));
   }
 
   /** A builder for the queue of {@code consumer}, processing with {@code handler}. */
@@ -108,9 +117,48 @@ public final class InboxQueue implements AutoCloseable {
    */
   public Enqueued enqueue(Connection transaction, Message message) throws SQLException {
     Objects.requireNonNull(message, "message must not be null");
-    String queueKey = message.key() != null ? message.key() : "txbox-unkeyed:" + message.id();
-    boolean stored = store.enqueue(transaction, consumer, message, queueKey, sequence(message));
-    return stored ? Enqueued.QUEUED : Enqueued.DUPLICATE;
+    return switch (store.enqueue(transaction, consumer, message, InboxStore.queueKey(message), sequence(message))) {
+      case NEW -> Enqueued.QUEUED;
+      case DUPLICATE -> Enqueued.DUPLICATE;
+      case PARKED -> Enqueued.PARKED;
+    };
+  }
+
+  /** Up to {@code limit} (at most {@value Inbox#MAX_PARKED_LISTED}) parked messages, by key, in order. */
+  public List<ParkedMessage> parked(int limit) throws SQLException {
+    if (limit < 1 || limit > Inbox.MAX_PARKED_LISTED) {
+      throw new IllegalArgumentException("limit must be between 1 and " + Inbox.MAX_PARKED_LISTED + ", was " + limit);
+    }
+    return inTransaction(tx -> store.parked(tx, consumer, limit));
+  }
+
+  /**
+   * Queues the parked messages of {@code queueKey} again, in order and with fresh attempts, and
+   * frees the key; the workers process them.
+   *
+   * @param queueKey the message key, or {@link ParkedMessage#queueKey()} for a message without one
+   * @return how many messages were queued again
+   */
+  public int retry(String queueKey) throws SQLException {
+    Objects.requireNonNull(queueKey, "queueKey must not be null");
+    int queued = inTransaction(tx -> store.requeueParked(tx, consumer, queueKey));
+    workers.signal();
+    return queued;
+  }
+
+  /**
+   * Drops the parked messages of {@code queueKey} and frees the key. They stay recorded, so a
+   * redelivery of one is a duplicate.
+   *
+   * @return how many messages were dropped
+   */
+  public int discard(String queueKey) throws SQLException {
+    Objects.requireNonNull(queueKey, "queueKey must not be null");
+    return inTransaction(tx -> store.discardParked(tx, consumer, queueKey));
+  }
+
+  private <T> T inTransaction(LocalTransaction.Work<T> work) throws SQLException {
+    return LocalTransaction.run(dataSource, work);
   }
 
   /** The consumer this queue receives and processes for. */
@@ -123,7 +171,7 @@ public final class InboxQueue implements AutoCloseable {
     return workers.processed();
   }
 
-  /** Messages that failed their last attempt here. */
+  /** Messages that failed their last attempt here and were kept as dead. */
   public long deadLettered() {
     return workers.deadLettered();
   }
@@ -162,6 +210,7 @@ public final class InboxQueue implements AutoCloseable {
     private Duration pollInterval = DEFAULT_POLL_INTERVAL;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
 
     private Builder(DataSource dataSource, InboxQueueStore store, String consumer, InboxHandler handler) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
@@ -197,6 +246,12 @@ public final class InboxQueue implements AutoCloseable {
     /** Backoff and attempts before a message is dead. Default {@link RetryPolicy#defaults()}. */
     public Builder retryPolicy(RetryPolicy retryPolicy) {
       this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
+      return this;
+    }
+
+    /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
+    public Builder whenExhausted(WhenExhausted whenExhausted) {
+      this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
       return this;
     }
 

@@ -3,9 +3,11 @@ package io.txbox.internal;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import io.txbox.spi.InboxQueueStore;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.QueuedMessage;
+import io.txbox.spi.Retries;
 import io.txbox.spi.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -29,11 +31,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class QueueWorkers {
   private static final Logger log = LoggerFactory.getLogger(QueueWorkers.class);
-  private static final int MAX_ERROR_LENGTH = 2000;
 
   /** What the workers need; validated by the InboxQueue builder. */
   public record Settings(String consumer, int workers, Duration gapTimeout, Duration pollInterval,
-      RetryPolicy retryPolicy) {}
+      RetryPolicy retryPolicy, WhenExhausted whenExhausted) {}
 
   private final DataSource dataSource;
   private final InboxQueueStore store;
@@ -147,12 +148,13 @@ public final class QueueWorkers {
 
   private void recordFailure(Connection tx, QueuedMessage m, Exception e) throws SQLException {
     int failed = m.failedAttempts() + 1;
-    String error = describe(e);
-    if (settings.retryPolicy().givesUp(e, failed)) {
+    String error = Retries.describe(e);
+    if (settings.whenExhausted() == WhenExhausted.DEAD_LETTER && settings.retryPolicy().givesUp(e, failed)) {
       store.deadLetter(tx, settings.consumer(), m, error);
       deadLettered.incrementAndGet();
-      log.error("inbox queue {}: message {} ({}) dead after {} attempts; key {} moves on: {}", settings.consumer(),
-          m.message().id(), m.message().type(), failed, m.queueKey(), error);
+      log.error("inbox queue {}: message {} ({}) dead after {} attempts; key {} is parked, its later messages"
+          + " wait behind it until it is retried or discarded: {}", settings.consumer(), m.message().id(),
+          m.message().type(), failed, m.queueKey(), error);
     } else {
       Duration delay = settings.retryPolicy().delayAfter(failed, ThreadLocalRandom.current());
       store.retryLater(tx, settings.consumer(), m, Instant.now().plus(delay), error);
@@ -174,8 +176,4 @@ public final class QueueWorkers {
     }
   }
 
-  private static String describe(Exception e) {
-    String s = e.toString();
-    return s.length() <= MAX_ERROR_LENGTH ? s : s.substring(0, MAX_ERROR_LENGTH);
-  }
 }

@@ -1,10 +1,12 @@
 package io.txbox.spi;
 
 import io.txbox.Message;
+import io.txbox.ParkedMessage;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -21,11 +23,14 @@ import java.util.Optional;
 public interface InboxQueueStore {
 
   /**
-   * Records {@code message} for {@code consumer} and keeps it until it is processed.
+   * Records {@code message} for {@code consumer} and keeps it until it is processed: queued
+   * ({@link InboxStore.Admission#NEW}), or, while its key is parked behind a dead message, parked
+   * behind it ({@link InboxStore.Admission#PARKED}).
    *
-   * @return false when the consumer has received this message before: a duplicate, not stored
+   * @return {@link InboxStore.Admission#DUPLICATE} when the consumer has received this message
+   *     before; it is not stored again
    */
-  boolean enqueue(Connection transaction, String consumer, Message message, String queueKey, Long sequence)
+  InboxStore.Admission enqueue(Connection transaction, String consumer, Message message, String queueKey, Long sequence)
       throws SQLException;
 
   /**
@@ -45,7 +50,29 @@ public interface InboxQueueStore {
   void retryLater(Connection transaction, String consumer, QueuedMessage message, Instant retryAt, String error)
       throws SQLException;
 
-  /** The claimed message failed for good: it is kept as dead, and its key moves past it. */
+  /**
+   * The claimed message failed for good: it is kept as dead and parks its key; the key's queued
+   * messages, and those that arrive later, are parked behind it.
+   */
   void deadLetter(Connection transaction, String consumer, QueuedMessage message, String error)
       throws SQLException;
+
+  /** Up to {@code limit} parked messages of {@code consumer}: by key, each key's in order. */
+  List<ParkedMessage> parked(Connection transaction, String consumer, int limit) throws SQLException;
+
+  /**
+   * Queues the parked messages of {@code queueKey} again, in their order and with fresh attempts,
+   * and frees the key.
+   *
+   * @return how many messages were queued again
+   */
+  int requeueParked(Connection transaction, String consumer, String queueKey) throws SQLException;
+
+  /**
+   * Drops every parked message of {@code queueKey} (each stays recorded, so redeliveries are
+   * duplicates), moves the key past them and frees it.
+   *
+   * @return how many messages were dropped
+   */
+  int discardParked(Connection transaction, String consumer, String queueKey) throws SQLException;
 }

@@ -14,9 +14,12 @@ import java.util.Objects;
  *
  * <pre>{@code
  * Intake intake = Intake.inbox(inbox, "inventory", handler);
- * if (intake.take(message)) processed++; else duplicates++;
- * broker.acknowledge(delivery);   // after take returned, either way
+ * Inbox.Receipt receipt = intake.take(message);
+ * broker.acknowledge(delivery);   // after take returned, whatever the receipt
  * }</pre>
+ *
+ * <p>A subscriber that gives up on a message ({@link Retries}) hands it to {@link #deadLetter}
+ * and acknowledges it once that returned true.
  */
 public interface Intake {
 
@@ -24,13 +27,28 @@ public interface Intake {
   String consumer();
 
   /**
-   * Takes {@code message} in a transaction of its own: true when it was new, false when the
-   * consumer had it already (a redelivery, acknowledged all the same).
+   * Takes {@code message} in a transaction of its own: {@link Inbox.Receipt#PROCESSED} when it
+   * was new (queued, for a queue), {@link Inbox.Receipt#DUPLICATE} when the consumer had it
+   * already, {@link Inbox.Receipt#PARKED} when it was stored behind a dead message of its key.
+   * The caller acknowledges it in every case.
    *
    * @throws UnreadableMessageException when no retry can take it (skip or reject it)
-   * @throws Exception when it failed and may succeed on a retry
+   * @throws Inbox.HandlerException when the handler failed; this counts toward giving up on it
+   * @throws Exception when something else failed (the database), which is retried without limit
    */
-  boolean take(Message message) throws Exception;
+  Inbox.Receipt take(Message message) throws Exception;
+
+  /**
+   * Keeps {@code message}, which failed {@code attempts} times and last with {@code error}, as
+   * dead and parks its key, in a transaction of its own.
+   *
+   * @return true when it was stored (or was already), so the caller acknowledges it; false when
+   *     this intake does not dead-letter, and the caller goes on retrying
+   * @throws Exception when storing failed; the caller retries later
+   */
+  default boolean deadLetter(Message message, Throwable error, int attempts) throws Exception {
+    return false;
+  }
 
   /** Messages processed at once by {@code handler}, deduplicated in {@code inbox}. */
   static Intake inbox(Inbox inbox, String consumer, InboxHandler handler) {
@@ -43,8 +61,14 @@ public interface Intake {
       }
 
       @Override
-      public boolean take(Message message) throws Exception {
-        return inbox.receive(consumer, message, handler) == Inbox.Receipt.PROCESSED;
+      public Inbox.Receipt take(Message message) throws Exception {
+        return inbox.receive(consumer, message, handler);
+      }
+
+      @Override
+      public boolean deadLetter(Message message, Throwable error, int attempts) throws Exception {
+        inbox.deadLetter(consumer, message, error, attempts);
+        return true; // false from the inbox: it was dead or processed already, nothing to keep
       }
     };
   }
@@ -59,9 +83,13 @@ public interface Intake {
       }
 
       @Override
-      public boolean take(Message message) throws Exception {
+      public Inbox.Receipt take(Message message) throws Exception {
         try {
-          return queue.enqueue(message) == InboxQueue.Enqueued.QUEUED;
+          return switch (queue.enqueue(message)) {
+            case QUEUED -> Inbox.Receipt.PROCESSED;
+            case DUPLICATE -> Inbox.Receipt.DUPLICATE;
+            case PARKED -> Inbox.Receipt.PARKED;
+          };
         } catch (IllegalArgumentException e) {
           throw new UnreadableMessageException(e); // a malformed txbox-sequence header
         }

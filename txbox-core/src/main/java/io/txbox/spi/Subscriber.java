@@ -11,6 +11,10 @@ package io.txbox.spi;
  *       redelivers it and the inbox absorbs it as a duplicate;
  *   <li>a message whose handler fails is retried with backoff and not skipped, and the messages
  *       of its key wait behind it;
+ *   <li>once the {@link io.txbox.RetryPolicy} gives up on a message, it is dead-lettered in the
+ *       inbox and its key parked: later messages of the key are stored behind it, in order, and
+ *       other keys flow ({@link io.txbox.WhenExhausted#DEAD_LETTER}, the default); or it blocks
+ *       its key, retried until a fixed handler takes it ({@link io.txbox.WhenExhausted#BLOCK});
  *   <li>{@link #close()} finishes the message in hand, acknowledges what was handled and stops.
  * </ul>
  *
@@ -33,6 +37,12 @@ public interface Subscriber extends AutoCloseable {
 
   /** Redelivered messages the inbox recognised, which the handler did not see again. */
   long duplicates();
+
+  /** Messages stored behind a dead message of their key, acknowledged without being handled. */
+  long parked();
+
+  /** Messages given up on after their retries: kept as dead in the inbox, their keys parked. */
+  long deadLettered();
 
   /** Messages skipped because they could not be read as messages (a malformed txbox header). */
   long rejected();

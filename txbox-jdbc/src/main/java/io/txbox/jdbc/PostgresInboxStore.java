@@ -1,6 +1,9 @@
 package io.txbox.jdbc;
 
 import io.txbox.Message;
+import io.txbox.ParkedMessage;
+import io.txbox.jdbc.internal.InboxParking;
+import io.txbox.jdbc.internal.InboxParking.Body;
 import io.txbox.jdbc.internal.PostgresRows;
 import io.txbox.jdbc.internal.PostgresTables;
 import io.txbox.spi.InboxQueueStore;
@@ -13,6 +16,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -43,8 +47,8 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
       + " OR q.received_at <= clock_timestamp() - ? * interval '1 millisecond')";
 
   private final String record;
-  private final String enqueueRecord;
-  private final String enqueueBody;
+  private final String recordUnlessParked;
+  private final InboxParking parking;
   private final String lockReadyKey;
   private final String head;
   private final String forget;
@@ -57,24 +61,27 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
   private PostgresInboxStore(PostgresTables tables) {
     this.record = tables.render("INSERT INTO {inbox} (consumer, message_id, processed_at)"
         + " VALUES (?, ?, now()) ON CONFLICT (consumer, message_id) DO NOTHING");
-    this.enqueueRecord = tables.render("INSERT INTO {inbox} (consumer, message_id, status, attempts)"
-        + " VALUES (?, ?, 'queued', 0) ON CONFLICT (consumer, message_id) DO NOTHING");
-    this.enqueueBody = tables.render("INSERT INTO {inbox_queue} (consumer, message_id, queue_key, sequence, key,"
-        + " type, version, destination, payload, content_type, headers, created_at)"
-        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, jsonb_object(?::text[], ?::text[]), ?)"
-        + " ON CONFLICT (consumer, message_id) DO NOTHING");
+    // One statement on the usual path: recorded unless the key is parked. Taking the parked key
+    // FOR SHARE makes a retry that frees it wait until this message is recorded or parked.
+    this.recordUnlessParked = tables.render("WITH parked AS (SELECT 1 FROM {inbox_parked_key}"
+        + " WHERE consumer = ? AND queue_key = ? FOR SHARE)"
+        + " INSERT INTO {inbox} (consumer, message_id, processed_at) SELECT ?, ?, now()"
+        + " WHERE NOT EXISTS (SELECT 1 FROM parked) ON CONFLICT (consumer, message_id) DO NOTHING");
+    this.parking = new InboxParking(tables);
     // The candidates are read first (OFFSET 0 keeps them a separate step), so that the lock is
-    // only tried on keys that have a message ready.
+    // only tried on keys whose head is ready. The head is each key's first queued message whether
+    // ready or not: a head waiting for its retry or for a missing sequence number holds its key
+    // back, and the workers go on to other keys instead of finding nothing.
     this.lockReadyKey = tables.render("SELECT r.queue_key FROM ("
         + " SELECT h.queue_key FROM ("
         + "  SELECT queue_key FROM {inbox_queue} WHERE consumer = ? AND status = 'queued'"
         + "  AND available_at <= clock_timestamp() GROUP BY queue_key ORDER BY min(position) LIMIT "
         + CLAIM_CANDIDATES + ") c"
-        + " CROSS JOIN LATERAL (SELECT q.queue_key FROM {inbox_queue} q"
+        + " CROSS JOIN LATERAL (SELECT q.queue_key, " + READY + " AS ready FROM {inbox_queue} q"
         + "  LEFT JOIN {inbox_key} k ON k.consumer = q.consumer AND k.key = q.queue_key"
-        + "  WHERE q.consumer = ? AND q.queue_key = c.queue_key AND q.status = 'queued' AND " + READY
+        + "  WHERE q.consumer = ? AND q.queue_key = c.queue_key AND q.status = 'queued'"
         + "  ORDER BY q.sequence, q.position LIMIT 1) h"
-        + " OFFSET 0) r"
+        + " WHERE h.ready OFFSET 0) r"
         + " WHERE pg_try_advisory_xact_lock(hashtext(?), hashtext(r.queue_key)) LIMIT 1");
     // available_at is NULL in the message: a delay was the sender's, and it is over.
     this.head = tables.render("SELECT q.message_id, q.key, q.type, q.version, q.destination, q.payload,"
@@ -107,28 +114,78 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
   }
 
   @Override
-  public boolean enqueue(Connection tx, String consumer, Message m, String queueKey, Long sequence)
+  public Admission admit(Connection tx, String consumer, Message m) throws SQLException {
+    String queueKey = InboxStore.queueKey(m);
+    try (PreparedStatement p = tx.prepareStatement(recordUnlessParked)) {
+      p.setString(1, consumer);
+      p.setString(2, queueKey);
+      p.setString(3, consumer);
+      p.setObject(4, m.id());
+      if (p.executeUpdate() == 1) {
+        return Admission.NEW;
+      }
+    }
+    if (!parking.isParked(tx, consumer, queueKey)) {
+      return Admission.DUPLICATE;
+    }
+    return parking.store(tx, consumer, m, new Body(queueKey, null, "parked", 0, null))
+        ? Admission.PARKED : Admission.DUPLICATE;
+  }
+
+  @Override
+  public boolean deadLetter(Connection tx, String consumer, Message m, int attempts, String error)
       throws SQLException {
-    if (!record(tx, enqueueRecord, consumer, m.id())) {
+    String queueKey = InboxStore.queueKey(m);
+    if (!parking.store(tx, consumer, m, new Body(queueKey, null, "dead", attempts, error))) {
       return false;
     }
-    try (PreparedStatement p = tx.prepareStatement(enqueueBody)) {
-      p.setString(1, consumer);
-      p.setObject(2, m.id());
-      p.setString(3, queueKey);
-      p.setObject(4, sequence);
-      p.setString(5, m.key());
-      p.setString(6, m.type());
-      p.setInt(7, m.version());
-      p.setString(8, m.destination());
-      p.setBytes(9, m.payload());
-      p.setString(10, m.contentType());
-      p.setArray(11, tx.createArrayOf("text", m.headers().keySet().toArray()));
-      p.setArray(12, tx.createArrayOf("text", m.headers().values().toArray()));
-      p.setObject(13, m.createdAt().atOffset(ZoneOffset.UTC));
-      p.executeUpdate();
-    }
+    parking.park(tx, consumer, queueKey);
     return true;
+  }
+
+  @Override
+  public List<ParkedMessage> parked(Connection tx, String consumer, int limit) throws SQLException {
+    return parking.list(tx, consumer, limit);
+  }
+
+  @Override
+  public Optional<ParkedMessage> nextParked(Connection tx, String consumer, String queueKey) throws SQLException {
+    return parking.next(tx, consumer, queueKey);
+  }
+
+  @Override
+  public void processedParked(Connection tx, String consumer, UUID messageId) throws SQLException {
+    parking.processed(tx, consumer, messageId);
+  }
+
+  @Override
+  public void failedParked(Connection tx, String consumer, UUID messageId, String error) throws SQLException {
+    parking.failedAgain(tx, consumer, messageId, error);
+  }
+
+  @Override
+  public int discardParked(Connection tx, String consumer, String queueKey) throws SQLException {
+    InboxParking.Discarded discarded = parking.discard(tx, consumer, queueKey);
+    if (discarded.lastSequence() != null) {
+      moveKey(tx, consumer, queueKey, discarded.lastSequence());
+    }
+    return discarded.count();
+  }
+
+  @Override
+  public int requeueParked(Connection tx, String consumer, String queueKey) throws SQLException {
+    return parking.requeue(tx, consumer, queueKey);
+  }
+
+  @Override
+  public Admission enqueue(Connection tx, String consumer, Message m, String queueKey, Long sequence)
+      throws SQLException {
+    boolean parked = parking.isParked(tx, consumer, queueKey);
+    Body body = new Body(queueKey, sequence, parked ? "parked" : "queued", 0, null);
+    if (!parking.store(tx, consumer, m, body)) {
+      return Admission.DUPLICATE;
+    }
+    return parked ? Admission.PARKED : Admission.NEW;
   }
 
   @Override
@@ -136,8 +193,8 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
     String key;
     try (PreparedStatement p = tx.prepareStatement(lockReadyKey)) {
       p.setString(1, consumer);
-      p.setString(2, consumer);
-      p.setLong(3, gapTimeout.toMillis());
+      p.setLong(2, gapTimeout.toMillis());
+      p.setString(3, consumer);
       p.setString(4, consumer);
       try (ResultSet rs = p.executeQuery()) {
         if (!rs.next()) {
@@ -169,7 +226,9 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
       p.setObject(3, m.message().id());
       p.executeUpdate();
     }
-    moveKey(tx, consumer, m);
+    if (m.sequence() != null) {
+      moveKey(tx, consumer, m.queueKey(), m.sequence());
+    }
   }
 
   @Override
@@ -199,17 +258,14 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
       p.setObject(4, m.message().id());
       p.executeUpdate();
     }
-    moveKey(tx, consumer, m);
+    parking.park(tx, consumer, m.queueKey());
   }
 
-  private void moveKey(Connection tx, String consumer, QueuedMessage m) throws SQLException {
-    if (m.sequence() == null) {
-      return;
-    }
+  private void moveKey(Connection tx, String consumer, String queueKey, long sequence) throws SQLException {
     try (PreparedStatement p = tx.prepareStatement(moveKey)) {
       p.setString(1, consumer);
-      p.setString(2, m.queueKey());
-      p.setLong(3, m.sequence());
+      p.setString(2, queueKey);
+      p.setLong(3, sequence);
       p.executeUpdate();
     }
   }

@@ -26,6 +26,7 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -154,10 +155,11 @@ class PostgresInboxQueueTest {
   }
 
   @Test
-  void aFailingMessageIsRetriedThenDeadAndItsKeyMovesOnWithoutItsSideEffects() throws Exception {
+  void aFailingMessageIsRetriedThenDeadAndParksItsKeyWhileOtherKeysFlow() throws Exception {
+    AtomicBoolean broken = new AtomicBoolean(true);
     InboxHandler failOnTwo = (tx, message, key) -> {
       apply().handle(tx, message, key);
-      if (message.headers().get(InboxQueue.SEQUENCE_HEADER).equals("2")) {
+      if (broken.get() && message.headers().get(InboxQueue.SEQUENCE_HEADER).equals("2")) {
         throw new IllegalStateException("no invoice for this order");
       }
     };
@@ -167,10 +169,12 @@ class PostgresInboxQueueTest {
     queue.enqueue(event("k", 1));
     queue.enqueue(two);
     queue.enqueue(event("k", 3));
+    queue.enqueue(event("j", 1));
 
     await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 2 && queue.deadLettered() == 1);
-    assertThat(handlerRuns).as("1, three attempts at 2, 3").hasValue(5);
-    assertThat(appliedByKey().get("k")).as("the failed attempts left nothing").containsExactly(1L, 3L);
+    assertThat(handlerRuns).as("k:1, three attempts at k:2, j:1").hasValue(5);
+    assertThat(appliedByKey().get("k")).as("the failed attempts left nothing").containsExactly(1L);
+    assertThat(appliedByKey().get("j")).containsExactly(1L);
     try (Connection c = db.dataSource().getConnection(); PreparedStatement p = c.prepareStatement(
         "SELECT q.status, q.attempts, q.last_error, i.status FROM " + db.schema() + ".txbox_inbox_queue q JOIN "
             + db.schema() + ".txbox_inbox i USING (consumer, message_id) WHERE q.message_id = ?")) {
@@ -184,6 +188,82 @@ class PostgresInboxQueueTest {
       }
     }
     assertThat(queue.enqueue(two)).as("a dead message is not queued again").isEqualTo(Enqueued.DUPLICATE);
+    assertThat(queue.enqueue(event("k", 4))).as("behind the dead one").isEqualTo(Enqueued.PARKED);
+    assertThat(queue.parked(100)).extracting(p -> p.message().headers().get(InboxQueue.SEQUENCE_HEADER))
+        .containsExactly("2", "3", "4");
+
+    broken.set(false);
+    assertThat(queue.retry("k")).isEqualTo(3);
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 5);
+    assertThat(appliedByKey().get("k")).containsExactly(1L, 2L, 3L, 4L);
+    assertThat(queue.parked(100)).isEmpty();
+    assertThat(queue.enqueue(event("k", 5))).isEqualTo(Enqueued.QUEUED);
+  }
+
+  @Test
+  void aDiscardedKeyMovesPastItsParkedMessagesAndTakesNewOnes() throws Exception {
+    InboxHandler failOnOne = (tx, message, key) -> {
+      if (message.headers().get(InboxQueue.SEQUENCE_HEADER).equals("1")) {
+        throw new IllegalArgumentException("permanent");
+      }
+      apply().handle(tx, message, key);
+    };
+    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", failOnOne)
+        .retryPolicy(RetryPolicy.builder().permanentWhen(e -> e instanceof IllegalArgumentException).build()));
+    Message one = event("k", 1);
+    queue.enqueue(one);
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.deadLettered() == 1);
+    queue.enqueue(event("k", 2));
+
+    assertThat(queue.discard("k")).isEqualTo(2);
+    queue.enqueue(event("k", 3));
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 1);
+    assertThat(appliedByKey().get("k")).as("3 follows the discarded 2 without a gap wait").containsExactly(3L);
+    assertThat(queue.enqueue(one)).isEqualTo(Enqueued.DUPLICATE);
+  }
+
+  @Test
+  void aKeyWaitingForItsRetryDoesNotHoldUpKeysThatAreReady() throws Exception {
+    // without sequence numbers: order is the order received, and nothing but the retry holds k back
+    InboxHandler failOnK1 = (tx, message, key) -> {
+      String n = new String(message.payload(), StandardCharsets.UTF_8);
+      if (n.equals("k1")) {
+        throw new IllegalStateException("not yet");
+      }
+      handlerRuns.incrementAndGet();
+    };
+    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", failOnK1).workers(1)
+        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMinutes(1)).maxDelay(Duration.ofMinutes(1))
+            .maxAttempts(1000).build()));
+    queue.enqueue(unsequenced("k", "k1"));
+    queue.enqueue(unsequenced("k", "k2"));
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> count("SELECT count(*) FROM " + db.schema() + ".txbox_inbox_queue WHERE attempts > 0") == 1);
+    queue.enqueue(unsequenced("j", "j1"));
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 1);
+    assertThat(handlerRuns).as("j1 only: k2 waits behind k1").hasValue(1);
+  }
+
+  private static Message unsequenced(String key, String body) {
+    return Message.builder().type("Invoiced").destination("invoices").key(key)
+        .payload(body.getBytes(StandardCharsets.UTF_8)).build();
+  }
+
+  @Test
+  void aRedeliveryOfADeadMessageWhoseRecordIsGoneLeavesNothingBehindThatNobodyProcesses() throws Exception {
+    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", (tx, message, key) -> {
+      throw new IllegalArgumentException("permanent");
+    }).retryPolicy(RetryPolicy.builder().permanentWhen(e -> e instanceof IllegalArgumentException).build()));
+    Message dead = event("k", 1);
+    queue.enqueue(dead);
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.deadLettered() == 1);
+    execute("DELETE FROM " + db.schema() + ".txbox_inbox"); // as a janitor of an earlier version did
+
+    assertThat(queue.enqueue(dead)).isEqualTo(Enqueued.DUPLICATE);
+    assertThat(count("SELECT count(*) FROM " + db.schema() + ".txbox_inbox")).isZero();
+    assertThat(queue.parked(10)).extracting(p -> p.message().id()).containsExactly(dead.id());
   }
 
   @Test

@@ -7,6 +7,7 @@ import io.txbox.Inbox;
 import io.txbox.Inbox.Receipt;
 import io.txbox.InboxHandler;
 import io.txbox.Message;
+import io.txbox.ParkedMessage;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -87,7 +88,8 @@ class PostgresInboxTest {
       throw new IllegalStateException("crash inside the handler");
     };
     assertThatThrownBy(() -> inbox.receive("inventory", m, crashesAfterItsWrite))
-        .isInstanceOf(IllegalStateException.class).hasMessage("crash inside the handler");
+        .isInstanceOf(Inbox.HandlerException.class)
+        .cause().isInstanceOf(IllegalStateException.class).hasMessage("crash inside the handler");
     assertThat(count("side_effect")).isZero();
     assertThat(count("txbox_inbox")).isZero();
 
@@ -145,7 +147,7 @@ class PostgresInboxTest {
     assertThatThrownBy(() -> inbox.receive("inventory", m, (tx, message, key) -> {
       keys.add(key);
       throw new IllegalStateException("first delivery fails");
-    })).isInstanceOf(IllegalStateException.class);
+    })).isInstanceOf(Inbox.HandlerException.class);
     inbox.receive("inventory", m, (tx, message, key) -> keys.add(key));
     inbox.receive("loyalty", m, (tx, message, key) -> keys.add(key));
     assertThat(keys).hasSize(3);
@@ -170,9 +172,166 @@ class PostgresInboxTest {
     Message m = message();
     assertThatThrownBy(() -> inbox.receive("c", m, killsItsConnection))
         .as("the handler's error, not the rollback's")
-        .isInstanceOf(SQLException.class)
+        .isInstanceOf(Inbox.HandlerException.class)
+        .hasCauseInstanceOf(SQLException.class)
         .hasMessageContaining("terminat")
         .satisfies(e -> assertThat(e.getSuppressed()).isNotEmpty());
     assertThat(count("txbox_inbox")).isZero();
+  }
+
+  private static Message message(String key, String body) {
+    return Message.builder().type("OrderPlaced").destination("orders").key(key)
+        .payload(body.getBytes(java.nio.charset.StandardCharsets.UTF_8)).build();
+  }
+
+  private static String body(Message m) {
+    return new String(m.payload(), java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void aDeadLetteredMessageParksItsKeyAndLaterMessagesWaitBehindItWhileOtherKeysFlow() throws SQLException {
+    Message poison = message("k", "k1");
+    Message later = message("k", "k2");
+    Message other = message("j", "j1");
+    assertThat(inbox.deadLetter("billing", poison, new IllegalStateException("no such product"), 3)).isTrue();
+
+    assertThat(inbox.receive("billing", later, writeSideEffect("billing"))).isEqualTo(Receipt.PARKED);
+    assertThat(inbox.receive("billing", other, writeSideEffect("billing"))).isEqualTo(Receipt.PROCESSED);
+    assertThat(inbox.receive("billing", later, writeSideEffect("billing")))
+        .as("a redelivery of a parked message").isEqualTo(Receipt.DUPLICATE);
+    assertThat(inbox.deadLetter("billing", poison, new IllegalStateException("again"), 4))
+        .as("dead-lettered twice").isFalse();
+    assertThat(handlerRuns).as("only the other key's message ran").hasValue(1);
+
+    List<ParkedMessage> parked = inbox.parked("billing", 100);
+    assertThat(parked).extracting(p -> body(p.message())).containsExactly("k1", "k2");
+    assertThat(parked.get(0).dead()).isTrue();
+    assertThat(parked.get(0).attempts()).isEqualTo(3);
+    assertThat(parked.get(0).lastError()).isEqualTo("java.lang.IllegalStateException: no such product");
+    assertThat(parked.get(1).dead()).isFalse();
+    assertThat(parked.get(0).message()).isEqualTo(poison);
+  }
+
+  @Test
+  void aRetriedKeyIsProcessedInOrderAndFlowsAgain() throws SQLException {
+    inbox.deadLetter("billing", message("k", "k1"), new IllegalStateException("bug"), 10);
+    inbox.receive("billing", message("k", "k2"), writeSideEffect("billing"));
+    inbox.receive("billing", message("k", "k3"), writeSideEffect("billing"));
+    List<String> handled = new ArrayList<>();
+
+    int processed = inbox.retry("billing", "k", (tx, m, key) -> handled.add(body(m)));
+
+    assertThat(processed).isEqualTo(3);
+    assertThat(handled).containsExactly("k1", "k2", "k3");
+    assertThat(inbox.parked("billing", 100)).isEmpty();
+    assertThat(inbox.receive("billing", message("k", "k4"), (tx, m, key) -> handled.add(body(m))))
+        .isEqualTo(Receipt.PROCESSED);
+    assertThat(handled).containsExactly("k1", "k2", "k3", "k4");
+  }
+
+  @Test
+  void aRetryThatFailsAgainKeepsTheKeyParkedWithTheNewErrorAndWhatWasDoneStaysDone() throws SQLException {
+    inbox.deadLetter("billing", message("k", "k1"), new IllegalStateException("bug"), 10);
+    inbox.receive("billing", message("k", "k2"), writeSideEffect("billing"));
+    inbox.receive("billing", message("k", "k3"), writeSideEffect("billing"));
+
+    assertThatThrownBy(() -> inbox.retry("billing", "k", (tx, m, key) -> {
+      if (body(m).equals("k2")) {
+        throw new IllegalArgumentException("still broken");
+      }
+    })).isInstanceOf(Inbox.HandlerException.class).hasMessageContaining("still broken");
+
+    List<ParkedMessage> parked = inbox.parked("billing", 100);
+    assertThat(parked).extracting(p -> body(p.message())).containsExactly("k2", "k3");
+    assertThat(parked.get(0).dead()).isTrue();
+    assertThat(parked.get(0).attempts()).isEqualTo(1);
+    assertThat(parked.get(0).lastError()).isEqualTo("java.lang.IllegalArgumentException: still broken");
+    assertThat(inbox.receive("billing", message("k", "k4"), writeSideEffect("billing"))).isEqualTo(Receipt.PARKED);
+  }
+
+  @Test
+  void aDiscardedKeyFlowsAgainAndItsMessagesStayDuplicates() throws SQLException {
+    Message poison = message("k", "k1");
+    Message behind = message("k", "k2");
+    inbox.deadLetter("billing", poison, new IllegalStateException("bug"), 10);
+    inbox.receive("billing", behind, writeSideEffect("billing"));
+
+    assertThat(inbox.discard("billing", "k")).isEqualTo(2);
+
+    assertThat(inbox.parked("billing", 100)).isEmpty();
+    assertThat(inbox.receive("billing", poison, writeSideEffect("billing"))).isEqualTo(Receipt.DUPLICATE);
+    assertThat(inbox.receive("billing", behind, writeSideEffect("billing"))).isEqualTo(Receipt.DUPLICATE);
+    assertThat(inbox.receive("billing", message("k", "k3"), writeSideEffect("billing"))).isEqualTo(Receipt.PROCESSED);
+  }
+
+  @Test
+  void aMessageWithoutAKeyIsDeadLetteredAloneUnderAKeyOfItsOwn() throws SQLException {
+    Message unkeyed = Message.builder().type("Ping").destination("orders").payload(new byte[] {1}).build();
+    inbox.deadLetter("billing", unkeyed, new IllegalStateException("bug"), 1);
+    assertThat(inbox.receive("billing", Message.builder().type("Ping").destination("orders").payload(new byte[] {2})
+        .build(), writeSideEffect("billing"))).isEqualTo(Receipt.PROCESSED);
+
+    String queueKey = inbox.parked("billing", 10).get(0).queueKey();
+    assertThat(queueKey).isEqualTo("txbox-unkeyed:" + unkeyed.id());
+    assertThat(inbox.retry("billing", queueKey, writeSideEffect("billing"))).isEqualTo(1);
+  }
+
+  @Test
+  void aMessageArrivingWhileItsKeyIsRetriedIsProcessedAfterTheParkedOnes() throws Exception {
+    inbox.deadLetter("billing", message("k", "k1"), new IllegalStateException("bug"), 10);
+    inbox.receive("billing", message("k", "k2"), writeSideEffect("billing"));
+    List<String> handled = java.util.Collections.synchronizedList(new ArrayList<>());
+    java.util.concurrent.CountDownLatch inFirst = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    InboxHandler record = (tx, m, key) -> handled.add(body(m));
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      Future<Integer> retry = pool.submit(() -> inbox.retry("billing", "k", (tx, m, key) -> {
+        if (body(m).equals("k1")) {
+          inFirst.countDown();
+          release.await();
+        }
+        handled.add(body(m));
+      }));
+      inFirst.await();
+      Future<Receipt> arriving = pool.submit(() -> inbox.receive("billing", message("k", "k3"), record));
+      org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+          .until(() -> waitingOnALock(db.schema() + ".txbox_inbox_parked_key"));
+      release.countDown();
+
+      assertThat(arriving.get()).as("parked behind the key's last messages").isEqualTo(Receipt.PARKED);
+      assertThat(retry.get()).isEqualTo(3);
+      assertThat(handled).containsExactly("k1", "k2", "k3");
+      assertThat(inbox.receive("billing", message("k", "k4"), record)).isEqualTo(Receipt.PROCESSED);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Whether a session is waiting for a lock in a statement that names {@code table}. */
+  private boolean waitingOnALock(String table) throws SQLException {
+    try (Connection c = db.dataSource().getConnection(); PreparedStatement p = c.prepareStatement(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND position(? in query) > 0")) {
+      p.setString(1, table);
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return rs.getInt(1) > 0;
+      }
+    }
+  }
+
+  @Test
+  void theJanitorKeepsTheRecordsOfParkedMessagesPastTheRetention() throws SQLException {
+    Message poison = message("k", "k1");
+    inbox.deadLetter("billing", poison, new IllegalStateException("bug"), 10);
+    inbox.receive("billing", message("k", "k2"), writeSideEffect("billing"));
+    try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement()) {
+      st.execute("UPDATE " + db.schema() + ".txbox_inbox SET received_at = now() - interval '30 days'");
+    }
+    io.txbox.Janitor.builder(PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build())
+        .inboxRetention(java.time.Duration.ofDays(1)).build().runOnce();
+
+    assertThat(count("txbox_inbox")).isEqualTo(2);
+    assertThat(inbox.receive("billing", poison, writeSideEffect("billing"))).isEqualTo(Receipt.DUPLICATE);
   }
 }

@@ -5,9 +5,12 @@ import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import io.txbox.kafka.internal.RecordMessages;
 import io.txbox.spi.Intake;
+import io.txbox.spi.Retries;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
 import java.time.Duration;
 import java.time.Instant;
@@ -18,8 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -54,7 +56,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The consumer name is the inbox consumer and, by default, the Kafka group id. Records of a
  * partition are handled one after another, in order; a record whose handler fails is retried with
- * the retry policy's backoff while its partition is paused, and the partition never skips it.
+ * the retry policy's backoff while its partition is paused. Once the policy gives up, the message
+ * is dead-lettered in the inbox and its key parked, and the partition goes on; with {@link
+ * WhenExhausted#BLOCK} the partition never skips it.
  * With {@link Builder#concurrency(int)} consumers, each on its own thread, partitions are handled
  * in parallel. In-flight work is bounded by {@code concurrency} times {@code max.poll.records}
  * (defaults {@value #DEFAULT_CONCURRENCY} and {@value #DEFAULT_MAX_POLL_RECORDS}).
@@ -78,13 +82,10 @@ public final class KafkaSubscriber implements Subscriber {
   private final String consumerName;
   private final List<String> topics;
   private final Map<String, Object> config;
-  private final RetryPolicy retryPolicy;
+  private final Retries retries;
   private final Duration drainTimeout;
   private final int concurrency;
-  private final AtomicLong processed = new AtomicLong();
-  private final AtomicLong duplicates = new AtomicLong();
-  private final AtomicLong failedAttempts = new AtomicLong();
-  private final AtomicLong rejected = new AtomicLong();
+  private final SubscriberCounters counters = new SubscriberCounters();
   private final List<Member> members = new ArrayList<>();
   private volatile boolean running = true;
 
@@ -93,7 +94,7 @@ public final class KafkaSubscriber implements Subscriber {
     this.consumerName = b.consumerName;
     this.topics = List.copyOf(b.topics);
     this.config = Map.copyOf(b.config);
-    this.retryPolicy = b.retryPolicy;
+    this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
     this.drainTimeout = b.drainTimeout;
     this.concurrency = b.concurrency;
   }
@@ -137,24 +138,34 @@ public final class KafkaSubscriber implements Subscriber {
   /** Messages handled and committed by this subscriber (queued, for a queue's subscriber). */
   @Override
   public long processed() {
-    return processed.get();
+    return counters.processed();
   }
 
   /** Redelivered messages the inbox recognised, which the handler did not see again. */
   @Override
   public long duplicates() {
-    return duplicates.get();
+    return counters.duplicates();
+  }
+
+  @Override
+  public long parked() {
+    return counters.parked();
+  }
+
+  @Override
+  public long deadLettered() {
+    return counters.deadLettered();
   }
 
   @Override
   public long failures() {
-    return failedAttempts.get();
+    return counters.failures();
   }
 
   /** Records skipped because they could not be read as messages (a malformed txbox header). */
   @Override
   public long rejected() {
-    return rejected.get();
+    return counters.rejected();
   }
 
   /** Finishes the records in hand, commits the handled offsets and leaves the group. */
@@ -195,7 +206,7 @@ public final class KafkaSubscriber implements Subscriber {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final Thread thread;
     private final Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
-    private final Map<TopicPartition, Integer> failures = new HashMap<>();
+    private final Map<TopicPartition, Retries.Attempts> failures = new HashMap<>();
     private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
 
     Member(int index) {
@@ -267,18 +278,23 @@ public final class KafkaSubscriber implements Subscriber {
         return skip(partition, record, e);
       }
       try {
-        (intake.take(message) ? processed : duplicates).incrementAndGet();
-        done.put(partition, new OffsetAndMetadata(record.offset() + 1));
-        failures.remove(partition);
+        counters.countReceived(intake.take(message));
+        done(partition, record);
         return true;
       } catch (UnreadableMessageException e) {
         return skip(partition, record, e);
       } catch (Exception e) {
-        failedAttempts.incrementAndGet();
-        int attempts = failures.merge(partition, 1, Integer::sum);
-        Duration delay = retryPolicy.delayAfter(attempts, ThreadLocalRandom.current());
+        counters.countFailure();
+        Retries.Attempts attempts = failures.compute(partition, (p, a) -> a != null && a.isFor(message) ? a : retries.of(message));
+        Optional<Duration> wait = attempts.failed(e);
+        if (wait.isEmpty()) {
+          counters.countDeadLetter();
+          done(partition, record);
+          return true;
+        }
+        Duration delay = wait.get();
         log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), partition, record.offset(), attempts, delay.toMillis(), e.toString());
+            consumerName, message.id(), partition, record.offset(), attempts.failed(), delay.toMillis(), e.toString());
         consumer.seek(partition, record.offset());
         consumer.pause(List.of(partition));
         pausedUntil.put(partition, Instant.now().plus(delay));
@@ -286,12 +302,17 @@ public final class KafkaSubscriber implements Subscriber {
       }
     }
 
+    private void done(TopicPartition partition, ConsumerRecord<byte[], byte[]> record) {
+      done.put(partition, new OffsetAndMetadata(record.offset() + 1));
+      failures.remove(partition);
+    }
+
     /**
      * No retry can make a malformed record readable; holding its partition forever would stop
      * every later record behind it.
      */
     private boolean skip(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, RuntimeException e) {
-      rejected.incrementAndGet();
+      counters.countRejection();
       log.error("subscriber {}: skipped the unreadable record at {}@{}: {}", consumerName, partition,
           record.offset(), e.getMessage());
       done.put(partition, new OffsetAndMetadata(record.offset() + 1));
@@ -345,6 +366,7 @@ public final class KafkaSubscriber implements Subscriber {
     private List<String> topics = List.of();
     private final Map<String, Object> config = new LinkedHashMap<>();
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private int concurrency = DEFAULT_CONCURRENCY;
 
@@ -379,9 +401,18 @@ public final class KafkaSubscriber implements Subscriber {
       return this;
     }
 
-    /** Backoff between attempts at a failing record. Default {@link RetryPolicy#defaults()}. */
+    /**
+     * Backoff between attempts at a failing record, how many attempts, and which errors are
+     * permanent. Default {@link RetryPolicy#defaults()}.
+     */
     public Builder retryPolicy(RetryPolicy retryPolicy) {
       this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
+      return this;
+    }
+
+    /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
+    public Builder whenExhausted(WhenExhausted whenExhausted) {
+      this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
       return this;
     }
 

@@ -3,6 +3,7 @@ package io.txbox.kafka;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.InboxStore;
@@ -50,13 +51,15 @@ class KafkaContractTest extends TransportContract {
   }
 
   @Override
-  protected Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer, InboxHandler handler) {
+  protected Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer, InboxHandler handler,
+      RetryPolicy retryPolicy, WhenExhausted whenExhausted) {
     return KafkaSubscriber.builder(inbox, consumer, handler)
         .bootstrapServers(broker)
         .topics(destination)
         .property("session.timeout.ms", "6000") // a killed member leaves the group quickly
         .property("heartbeat.interval.ms", "1000")
-        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(200)).build())
+        .retryPolicy(retryPolicy)
+        .whenExhausted(whenExhausted)
         .build();
   }
 

@@ -24,10 +24,14 @@ import java.util.function.ToLongFunction;
  *       <td>messages skipped because they could not be read as txbox messages</td></tr>
  *   <tr><td>{@code txbox.inbox.failures}</td><td>counter</td>
  *       <td>attempts that failed and were retried</td></tr>
+ *   <tr><td>{@code txbox.inbox.dead.letters}</td><td>counter</td>
+ *       <td>messages given up on after their retries: kept as dead, their keys parked</td></tr>
+ *   <tr><td>{@code txbox.inbox.parked}</td><td>counter</td>
+ *       <td>messages stored behind a dead message of their key, not handled yet</td></tr>
  *   <tr><td>{@code txbox.inbox.queue.processed}</td><td>counter</td>
  *       <td>queued messages the queue's workers processed</td></tr>
  *   <tr><td>{@code txbox.inbox.queue.dead.letters}</td><td>counter</td>
- *       <td>queued messages the workers gave up on</td></tr>
+ *       <td>queued messages the workers gave up on (kept as dead, their keys parked)</td></tr>
  * </table>
  *
  * <p>The duplicate hit rate is {@code duplicates / (processed + duplicates)}; the retry-to-success
@@ -86,6 +90,10 @@ public final class InboxMeters implements MeterBinder {
       counter(registry, "txbox.inbox.duplicates", "Redeliveries the inbox recognised", source, o -> count(o, Subscriber::duplicates));
       counter(registry, "txbox.inbox.rejected", "Messages that could not be read", source, o -> count(o, Subscriber::rejected));
       counter(registry, "txbox.inbox.failures", "Attempts that failed and were retried", source, o -> count(o, Subscriber::failures));
+      counter(registry, "txbox.inbox.dead.letters", "Messages given up on and kept as dead", source,
+          o -> count(o, Subscriber::deadLettered));
+      counter(registry, "txbox.inbox.parked", "Messages stored behind a dead message of their key", source,
+          o -> count(o, Subscriber::parked));
     }
     if (queue != null) {
       counter(registry, "txbox.inbox.queue.processed", "Queued messages processed", queue, InboxQueue::processed);

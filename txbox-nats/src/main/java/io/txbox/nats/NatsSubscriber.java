@@ -15,10 +15,13 @@ import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.nats.internal.NatsMessages;
 import io.txbox.spi.Intake;
+import io.txbox.spi.Retries;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
 import java.io.IOException;
 import java.time.Duration;
@@ -27,11 +30,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,9 +59,11 @@ import org.slf4j.LoggerFactory;
  * most {@link Builder#fetchSize} (the bound on work in hand) and handled in stream order; with
  * {@link Builder#concurrency} above 1, the messages of one batch with different keys (the {@code
  * txbox-key} header) are handled in parallel and those of one key one after another. A message
- * whose handler fails is retried with the retry policy's backoff and never skipped; while it
- * waits, the subscriber tells the server it is still in progress so that {@code AckWait} does not
- * expire, and the next batch waits for it.
+ * whose handler fails is retried with the retry policy's backoff; while it waits, the subscriber
+ * tells the server it is still in progress so that {@code AckWait} does not expire, and the next
+ * batch waits for it. Once the policy gives up, the message is dead-lettered in the inbox and its
+ * key parked (later messages of the key are stored behind it), or, with {@link
+ * WhenExhausted#BLOCK}, retried until a fixed handler takes it.
  *
  * <p>Order per key holds for one subscriber per durable consumer, also across crashes: a durable
  * left with unacknowledged messages is created again from its acknowledgement floor on {@link
@@ -103,10 +107,8 @@ public final class NatsSubscriber implements Subscriber {
   private final String consumerName;
   private final Settings settings;
   private final NatsConnections connections;
-  private final AtomicLong processed = new AtomicLong();
-  private final AtomicLong duplicates = new AtomicLong();
-  private final AtomicLong failedAttempts = new AtomicLong();
-  private final AtomicLong rejected = new AtomicLong();
+  private final Retries retries;
+  private final SubscriberCounters counters = new SubscriberCounters();
   private ExecutorService handlers;
   private Thread fetcher;
   private volatile boolean running = true;
@@ -115,7 +117,8 @@ public final class NatsSubscriber implements Subscriber {
     this.intake = b.intake;
     this.consumerName = b.consumerName;
     this.settings = new Settings(b.servers, b.stream, b.durable, b.subjects, b.fetchSize, b.ackWait, b.maxDeliver,
-        b.concurrency, b.retryPolicy, b.drainTimeout);
+        b.concurrency, b.drainTimeout);
+    this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
     this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
   }
 
@@ -223,22 +226,32 @@ public final class NatsSubscriber implements Subscriber {
 
   @Override
   public long processed() {
-    return processed.get();
+    return counters.processed();
   }
 
   @Override
   public long duplicates() {
-    return duplicates.get();
+    return counters.duplicates();
   }
 
   @Override
   public long failures() {
-    return failedAttempts.get();
+    return counters.failures();
+  }
+
+  @Override
+  public long parked() {
+    return counters.parked();
+  }
+
+  @Override
+  public long deadLettered() {
+    return counters.deadLettered();
   }
 
   @Override
   public long rejected() {
-    return rejected.get();
+    return counters.rejected();
   }
 
   /** Finishes the messages in hand, hands the unstarted ones of the batch back and disconnects. */
@@ -334,20 +347,27 @@ public final class NatsSubscriber implements Subscriber {
       skip(nats, e);
       return;
     }
-    for (int attempts = 1; ; attempts++) {
+    Retries.Attempts attempts = retries.of(message);
+    while (true) {
       try {
-        (intake.take(message) ? processed : duplicates).incrementAndGet();
+        counters.countReceived(intake.take(message));
         nats.ack();
         return;
       } catch (UnreadableMessageException e) {
         skip(nats, e);
         return;
       } catch (Exception e) {
-        failedAttempts.incrementAndGet();
-        Duration delay = settings.retryPolicy().delayAfter(attempts, ThreadLocalRandom.current());
+        counters.countFailure();
+        Optional<Duration> wait = attempts.failed(e);
+        if (wait.isEmpty()) {
+          counters.countDeadLetter();
+          nats.ack();
+          return;
+        }
         log.warn("subscriber {}: message {} (stream sequence {}) failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), nats.metaData().streamSequence(), attempts, delay.toMillis(), e.toString());
-        if (!waitInProgress(nats, delay)) {
+            consumerName, message.id(), nats.metaData().streamSequence(), attempts.failed(),
+            wait.get().toMillis(), e.toString());
+        if (!waitInProgress(nats, wait.get())) {
           nats.nak(); // closing: hand it back rather than wait for AckWait
           return;
         }
@@ -367,7 +387,7 @@ public final class NatsSubscriber implements Subscriber {
   }
 
   private void skip(io.nats.client.Message nats, RuntimeException e) {
-    rejected.incrementAndGet();
+    counters.countRejection();
     log.error("subscriber {}: skipped the unreadable message at stream sequence {}: {}", consumerName,
         nats.metaData().streamSequence(), e.getMessage());
     nats.term();
@@ -384,7 +404,7 @@ public final class NatsSubscriber implements Subscriber {
 
   /** The checked settings, copied out of the builder, which may go on changing. */
   private record Settings(String servers, String stream, String durable, List<String> subjects, int fetchSize,
-      Duration ackWait, int maxDeliver, int concurrency, RetryPolicy retryPolicy, Duration drainTimeout) {}
+      Duration ackWait, int maxDeliver, int concurrency, Duration drainTimeout) {}
 
   /** Builds a {@link NatsSubscriber}; {@link #build()} checks the settings. */
   public static final class Builder {
@@ -399,6 +419,7 @@ public final class NatsSubscriber implements Subscriber {
     private int maxDeliver = DEFAULT_MAX_DELIVER;
     private int concurrency = DEFAULT_CONCURRENCY;
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
 
     private Builder(Intake intake) {
@@ -471,6 +492,12 @@ public final class NatsSubscriber implements Subscriber {
     /** Backoff between attempts at a failing message. Default {@link RetryPolicy#defaults()}. */
     public Builder retryPolicy(RetryPolicy retryPolicy) {
       this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
+      return this;
+    }
+
+    /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
+    public Builder whenExhausted(WhenExhausted whenExhausted) {
+      this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
       return this;
     }
 

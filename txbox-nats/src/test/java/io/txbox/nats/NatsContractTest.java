@@ -7,6 +7,7 @@ import io.nats.client.api.StreamConfiguration;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.InboxStore;
@@ -54,12 +55,14 @@ class NatsContractTest extends TransportContract {
   }
 
   @Override
-  protected Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer, InboxHandler handler) {
+  protected Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer, InboxHandler handler,
+      RetryPolicy retryPolicy, WhenExhausted whenExhausted) {
     return NatsSubscriber.builder(inbox, consumer, handler)
         .servers(broker)
         .stream(stream(destination))
         .ackWait(Duration.ofSeconds(2)) // a crashed subscriber's message comes back quickly
-        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(200)).build())
+        .retryPolicy(retryPolicy)
+        .whenExhausted(whenExhausted)
         .build();
   }
 

@@ -9,23 +9,25 @@ import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import io.txbox.rabbitmq.internal.RabbitConnections;
 import io.txbox.rabbitmq.internal.RabbitMessages;
 import io.txbox.spi.Intake;
+import io.txbox.spi.Retries;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,8 +52,10 @@ import org.slf4j.LoggerFactory;
  * are unacknowledged at a time, the bound on work in hand. Deliveries are handled in queue order;
  * with {@link Builder#concurrency} above 1, deliveries of different keys (the {@code txbox-key}
  * header) are handled on different threads, those of one key one after another. A delivery whose
- * handler fails is retried in hand with the retry policy's backoff and never skipped, and later
- * deliveries of its key wait. One that cannot be read as a message is rejected without requeue,
+ * handler fails is retried in hand with the retry policy's backoff, and later deliveries of its
+ * key wait; once the policy gives up, it is dead-lettered in the inbox and its key parked (later
+ * messages of the key are stored behind it), or, with {@link WhenExhausted#BLOCK}, retried until a
+ * fixed handler takes it. One that cannot be read as a message is rejected without requeue,
  * which sends it to the queue's dead-letter exchange if it has one ({@code x-dead-letter-exchange}).
  *
  * <p>Per-key order holds for one consumer per queue: declare the queue with {@code
@@ -80,10 +84,8 @@ public final class RabbitSubscriber implements Subscriber {
   private final String consumerName;
   private final Settings settings;
   private final RabbitConnections connections;
-  private final AtomicLong processed = new AtomicLong();
-  private final AtomicLong duplicates = new AtomicLong();
-  private final AtomicLong failedAttempts = new AtomicLong();
-  private final AtomicLong rejected = new AtomicLong();
+  private final Retries retries;
+  private final SubscriberCounters counters = new SubscriberCounters();
   private final List<ExecutorService> workers = new ArrayList<>();
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile boolean running = true;
@@ -93,7 +95,8 @@ public final class RabbitSubscriber implements Subscriber {
   private RabbitSubscriber(Builder b, ConnectionFactory factory) {
     this.intake = b.intake;
     this.consumerName = b.consumerName;
-    this.settings = new Settings(b.queue, b.prefetch, b.concurrency, b.retryPolicy, b.drainTimeout);
+    this.settings = new Settings(b.queue, b.prefetch, b.concurrency, b.drainTimeout);
+    this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
     this.connections = new RabbitConnections(factory, "txbox-subscriber-" + b.consumerName);
   }
 
@@ -200,20 +203,26 @@ public final class RabbitSubscriber implements Subscriber {
       reject(ch, tag, e);
       return;
     }
-    for (int attempts = 1; running && ch.isOpen(); attempts++) {
+    Retries.Attempts attempts = retries.of(message);
+    while (running && ch.isOpen()) {
       try {
-        (intake.take(message) ? processed : duplicates).incrementAndGet();
+        counters.countReceived(intake.take(message));
         ack(ch, tag);
         return;
       } catch (UnreadableMessageException e) {
         reject(ch, tag, e);
         return;
       } catch (Exception e) {
-        failedAttempts.incrementAndGet();
-        Duration delay = settings.retryPolicy().delayAfter(attempts, ThreadLocalRandom.current());
+        counters.countFailure();
+        Optional<Duration> wait = attempts.failed(e);
+        if (wait.isEmpty()) {
+          counters.countDeadLetter();
+          ack(ch, tag);
+          return;
+        }
         log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), attempts, delay.toMillis(), e.toString());
-        pause(delay);
+            consumerName, message.id(), attempts.failed(), wait.get().toMillis(), e.toString());
+        pause(wait.get());
       }
     }
     // closing, or the channel is gone: unacknowledged, the broker delivers it again
@@ -229,7 +238,7 @@ public final class RabbitSubscriber implements Subscriber {
   }
 
   private void reject(Channel ch, long tag, RuntimeException e) {
-    rejected.incrementAndGet();
+    counters.countRejection();
     log.error("subscriber {}: rejected an unreadable message of queue '{}' (to its dead-letter exchange,"
         + " if any): {}", consumerName, settings.queue(), e.getMessage());
     try {
@@ -249,22 +258,32 @@ public final class RabbitSubscriber implements Subscriber {
 
   @Override
   public long processed() {
-    return processed.get();
+    return counters.processed();
   }
 
   @Override
   public long duplicates() {
-    return duplicates.get();
+    return counters.duplicates();
+  }
+
+  @Override
+  public long parked() {
+    return counters.parked();
+  }
+
+  @Override
+  public long deadLettered() {
+    return counters.deadLettered();
   }
 
   @Override
   public long failures() {
-    return failedAttempts.get();
+    return counters.failures();
   }
 
   @Override
   public long rejected() {
-    return rejected.get();
+    return counters.rejected();
   }
 
   /** Stops taking deliveries, finishes those in hand, and disconnects; the broker requeues the rest. */
@@ -298,7 +317,7 @@ public final class RabbitSubscriber implements Subscriber {
   }
 
   /** The checked settings, copied out of the builder, which may go on changing. */
-  private record Settings(String queue, int prefetch, int concurrency, RetryPolicy retryPolicy, Duration drainTimeout) {}
+  private record Settings(String queue, int prefetch, int concurrency, Duration drainTimeout) {}
 
   /** Builds a {@link RabbitSubscriber}; {@link #build()} checks the settings. */
   public static final class Builder {
@@ -309,6 +328,7 @@ public final class RabbitSubscriber implements Subscriber {
     private int prefetch = DEFAULT_PREFETCH;
     private int concurrency = DEFAULT_CONCURRENCY;
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
 
     private Builder(Intake intake) {
@@ -343,9 +363,18 @@ public final class RabbitSubscriber implements Subscriber {
       return this;
     }
 
-    /** Backoff between attempts at a failing message. Default {@link RetryPolicy#defaults()}. */
+    /**
+     * Backoff between attempts at a failing message, how many attempts, and which errors are
+     * permanent. Default {@link RetryPolicy#defaults()}.
+     */
     public Builder retryPolicy(RetryPolicy retryPolicy) {
       this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
+      return this;
+    }
+
+    /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
+    public Builder whenExhausted(WhenExhausted whenExhausted) {
+      this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
       return this;
     }
 

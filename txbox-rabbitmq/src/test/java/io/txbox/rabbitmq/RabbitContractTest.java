@@ -7,6 +7,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.InboxStore;
@@ -57,11 +58,13 @@ class RabbitContractTest extends TransportContract {
   }
 
   @Override
-  protected Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer, InboxHandler handler) {
+  protected Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer, InboxHandler handler,
+      RetryPolicy retryPolicy, WhenExhausted whenExhausted) {
     return RabbitSubscriber.builder(inbox, consumer, handler)
         .uri(broker)
         .queue(destination)
-        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(200)).build())
+        .retryPolicy(retryPolicy)
+        .whenExhausted(whenExhausted)
         .build();
   }
 

@@ -1,5 +1,7 @@
 package io.txbox.spring;
 
+import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -26,9 +28,13 @@ import java.util.regex.Pattern;
  * @param sources where the messages come from
  * @param concurrency how many messages are handled at once, in order per key (per partition on
  *     Kafka)
+ * @param retryPolicy how a message whose handler fails is retried, and when it is given up on
+ * @param whenExhausted what becomes of a message given up on: dead-lettered with its key parked
+ *     (the default), or retried until a fixed handler takes it
  * @param handler what is done with each message
  */
-public record InboxListener(String consumer, List<String> sources, int concurrency, MessageHandler handler) {
+public record InboxListener(String consumer, List<String> sources, int concurrency, RetryPolicy retryPolicy,
+    WhenExhausted whenExhausted, MessageHandler handler) {
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /** Most messages handled at once per listener. */
@@ -49,6 +55,8 @@ public record InboxListener(String consumer, List<String> sources, int concurren
       throw new IllegalArgumentException("InboxListener " + consumer + " concurrency must be between 1 and "
           + MAX_CONCURRENCY + ", was " + concurrency);
     }
+    Objects.requireNonNull(retryPolicy, "InboxListener " + consumer + " needs a retryPolicy");
+    Objects.requireNonNull(whenExhausted, "InboxListener " + consumer + " needs whenExhausted");
     Objects.requireNonNull(handler, "InboxListener " + consumer + " needs a handler");
   }
 
@@ -62,6 +70,8 @@ public record InboxListener(String consumer, List<String> sources, int concurren
     private final String consumer;
     private List<String> sources = List.of();
     private int concurrency = 1;
+    private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
 
     private Builder(String consumer) {
       this.consumer = consumer;
@@ -79,9 +89,21 @@ public record InboxListener(String consumer, List<String> sources, int concurren
       return this;
     }
 
+    /** Backoff, attempts and permanent errors for a failing message. Default {@link RetryPolicy#defaults()}. */
+    public Builder retryPolicy(RetryPolicy retryPolicy) {
+      this.retryPolicy = retryPolicy;
+      return this;
+    }
+
+    /** What becomes of a message given up on. Default {@link WhenExhausted#DEAD_LETTER}. */
+    public Builder whenExhausted(WhenExhausted whenExhausted) {
+      this.whenExhausted = whenExhausted;
+      return this;
+    }
+
     /** The listener, handling each message with {@code handler}. */
     public InboxListener handler(MessageHandler handler) {
-      return new InboxListener(consumer, sources, concurrency, handler);
+      return new InboxListener(consumer, sources, concurrency, retryPolicy, whenExhausted, handler);
     }
   }
 }

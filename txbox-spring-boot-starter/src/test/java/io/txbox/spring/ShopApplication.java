@@ -3,8 +3,10 @@ package io.txbox.spring;
 import io.opentelemetry.api.trace.Span;
 import io.txbox.Message;
 import io.txbox.Outbox;
+import io.txbox.RetryPolicy;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -20,14 +22,23 @@ public class ShopApplication {
   @Bean
   InboxListener inventory(JdbcTemplate jdbc, @Value("${shop.schema}") String schema,
       @Value("${shop.source:${shop.topic}}") String source) {
-    return InboxListener.consumer("inventory").from(source).handler((message, idempotencyKey) -> {
-      jdbc.update("INSERT INTO " + schema + ".handled (order_id, message_id, trace_id) VALUES (?, ?, ?)",
-          message.key(), message.id(), Span.current().getSpanContext().getTraceId());
-      if ("flaky".equals(message.key()) && FLAKY_FAILURES.incrementAndGet() <= 2) {
-        throw new IllegalStateException("injected failure after the insert"); // which must roll back
-      }
-    });
+    return InboxListener.consumer("inventory").from(source)
+        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(200))
+            .permanentWhen(e -> e instanceof IllegalArgumentException).build())
+        .handler((message, idempotencyKey) -> {
+          jdbc.update("INSERT INTO " + schema + ".handled (order_id, message_id, trace_id) VALUES (?, ?, ?)",
+              message.key(), message.id(), Span.current().getSpanContext().getTraceId());
+          if ("flaky".equals(message.key()) && FLAKY_FAILURES.incrementAndGet() <= 2) {
+            throw new IllegalStateException("injected failure after the insert"); // which must roll back
+          }
+          if (REFUSED.equals(new String(message.payload(), StandardCharsets.UTF_8))) {
+            throw new IllegalArgumentException("no such product"); // permanent: dead-lettered at once
+          }
+        });
   }
+
+  /** A payload the listener refuses for good. */
+  static final String REFUSED = "refused-for-good";
 
   /** Failed attempts at the order keyed {@code flaky}: its first two fail. */
   static final AtomicInteger FLAKY_FAILURES = new AtomicInteger();

@@ -18,12 +18,16 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import io.txbox.Inbox;
 import io.txbox.Message;
 import io.txbox.Outbox;
+import io.txbox.ParkedMessage;
 import io.txbox.Relay;
+import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.spring.internal.ContextBound;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -133,6 +137,28 @@ class StarterKafkaTest {
     await().atMost(Duration.ofSeconds(30)).until(() -> ShopApplication.FLAKY_FAILURES.get() >= 3);
     await().atMost(Duration.ofSeconds(30)).until(() -> handled("flaky") == 1);
     assertThat(counter("txbox.inbox.failures") - failures).isEqualTo(2);
+  }
+
+  @Test
+  void aPoisonMessageIsDeadLetteredItsKeyParkedAndTheListenerGoesOn() throws Exception {
+    double deadLetters = counter("txbox.inbox.dead.letters");
+    Message poison = Message.builder().type("OrderPlaced").destination(TOPIC).key("poison-order")
+        .payload(ShopApplication.REFUSED.getBytes(StandardCharsets.UTF_8)).build();
+    Message behind = Message.builder().type("OrderPlaced").destination(TOPIC).key("poison-order")
+        .payload("fine".getBytes(StandardCharsets.UTF_8)).build();
+    orders.send(poison);
+    orders.send(behind);
+    orders.place("after-poison");
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> handled("after-poison") == 1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> counter("txbox.inbox.dead.letters") - deadLetters == 1);
+    Inbox inbox = Inbox.create(jdbc.getDataSource(), PostgresInboxStore.builder().schema(db.schema()).build());
+    await().atMost(Duration.ofSeconds(30)).until(() -> inbox.parked("inventory", 10).size() == 2);
+    List<ParkedMessage> parked = inbox.parked("inventory", 10);
+    assertThat(parked).extracting(p -> p.message().id()).containsExactly(poison.id(), behind.id());
+    assertThat(parked.get(0).lastError()).isEqualTo("java.lang.IllegalArgumentException: no such product");
+    assertThat(parked.get(0).attempts()).as("permanent: one attempt").isEqualTo(1);
+    assertThat(handled("poison-order")).as("the failed attempt's insert rolled back").isZero();
   }
 
   @Test

@@ -6,6 +6,9 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.Message;
+import io.txbox.ParkedMessage;
+import io.txbox.RetryPolicy;
+import io.txbox.WhenExhausted;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
@@ -60,6 +63,8 @@ public abstract class TransportContract {
   /** Exit status of the child JVM that halts itself right after an inbox commit. */
   static final int HALTED_AFTER_COMMIT = 99;
   private static final Duration WAIT = Duration.ofSeconds(90);
+  private static final RetryPolicy FAST_RETRIES =
+      RetryPolicy.builder().initialDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(200)).build();
 
   private TestDatabase db;
   private Inbox inbox;
@@ -82,11 +87,17 @@ public abstract class TransportContract {
 
   /**
    * An unstarted subscriber that feeds {@code destination} into {@code inbox} as {@code consumer},
-   * with a retry backoff of at most a few hundred milliseconds and a redelivery delay after a
-   * crash of a few seconds.
+   * retrying with {@code retryPolicy} and then doing what {@code whenExhausted} says, with a
+   * redelivery delay after a crash of a few seconds.
    */
   protected abstract Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer,
-      InboxHandler handler);
+      InboxHandler handler, RetryPolicy retryPolicy, WhenExhausted whenExhausted);
+
+  /** A subscriber as above that retries within a few hundred milliseconds, ten times, then dead-letters. */
+  protected final Subscriber subscriber(String broker, String destination, Inbox inbox, String consumer,
+      InboxHandler handler) {
+    return subscriber(broker, destination, inbox, consumer, handler, FAST_RETRIES, WhenExhausted.DEAD_LETTER);
+  }
 
   /**
    * The largest payload, in bytes, the transport sends with its default settings: the broker's
@@ -316,6 +327,108 @@ public abstract class TransportContract {
     assertThat(subscriber.failures()).as("failed attempts counted").isEqualTo(3);
     assertThat(handledIds(consumer)).hasSize(sent.size());
     assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+  }
+
+  @Test
+  void aMessageTheRetryPolicyGivesUpOnIsDeadLetteredItsKeyWaitsBehindItAndOtherKeysFlow() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 3, 10);
+    Message poison = sent.get(3 * 4); // key-0:4
+    String consumer = uniqueName();
+    AtomicInteger poisonAttempts = new AtomicInteger();
+    InboxHandler failsOnThePoison = (tx, m, key) -> {
+      if (m.id().equals(poison.id())) {
+        poisonAttempts.incrementAndGet();
+        throw new IllegalStateException("no such product");
+      }
+      recordSideEffect(consumer).handle(tx, m, key);
+    };
+    RetryPolicy threeAttempts = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
+        .maxDelay(Duration.ofMillis(200)).maxAttempts(3).build();
+    publishAll(closing(publisher(sharedBroker())), sent, 30);
+
+    Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, failsOnThePoison,
+        threeAttempts, WhenExhausted.DEAD_LETTER));
+
+    awaitHandled(consumer, sent.size() - 6);
+    await().atMost(WAIT).until(() -> subscriber.parked() == 5);
+    assertThat(poisonAttempts).as("the policy's three attempts").hasValue(3);
+    assertThat(subscriber.deadLettered()).isEqualTo(1);
+    assertThat(bodiesByKey(consumer).get("key-0")).as("the key stops at its dead message")
+        .containsExactly("key-0:0", "key-0:1", "key-0:2", "key-0:3");
+    assertThat(bodiesByKey(consumer).get("key-1")).as("other keys flow").hasSize(10);
+    List<ParkedMessage> parked = inbox.parked(consumer, 100);
+    assertThat(parked).extracting(p -> new String(p.message().payload(), StandardCharsets.UTF_8))
+        .containsExactly("key-0:4", "key-0:5", "key-0:6", "key-0:7", "key-0:8", "key-0:9");
+    assertThat(parked.get(0).attempts()).isEqualTo(3);
+    assertThat(parked.get(0).lastError()).contains("no such product");
+
+    // the fix is deployed: the key is retried in order, and its next message flows at once
+    assertThat(inbox.retry(consumer, "key-0", recordSideEffect(consumer))).isEqualTo(6);
+    Message next = message(destination, "key-0", "key-0:10");
+    publishAll(closing(publisher(sharedBroker())), List.of(next), 1);
+    awaitHandled(consumer, sent.size() + 1);
+    subscriber.close();
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(concat(sent, List.of(next))));
+    assertThat(handledIds(consumer)).as("each once").doesNotHaveDuplicates();
+  }
+
+  @Test
+  void aPermanentErrorIsDeadLetteredAfterOneAttempt() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    Message poison = message(destination, "k", "k:0");
+    Message after = message(destination, "j", "j:0");
+    String consumer = uniqueName();
+    AtomicInteger poisonAttempts = new AtomicInteger();
+    InboxHandler rejectsThePoison = (tx, m, key) -> {
+      if (m.id().equals(poison.id())) {
+        poisonAttempts.incrementAndGet();
+        throw new IllegalArgumentException("amount must be positive");
+      }
+      recordSideEffect(consumer).handle(tx, m, key);
+    };
+    RetryPolicy permanent = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
+        .permanentWhen(e -> e instanceof IllegalArgumentException).build();
+    publishAll(closing(publisher(sharedBroker())), List.of(poison, after), 2);
+
+    Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, rejectsThePoison,
+        permanent, WhenExhausted.DEAD_LETTER));
+
+    awaitHandled(consumer, 1);
+    await().atMost(WAIT).until(() -> subscriber.deadLettered() == 1);
+    assertThat(poisonAttempts).hasValue(1);
+    assertThat(inbox.parked(consumer, 10)).extracting(p -> p.message().id()).containsExactly(poison.id());
+  }
+
+  @Test
+  void aBlockingSubscriberHoldsTheKeyPastTheRetryPolicyUntilTheHandlerIsFixed() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 1, 6);
+    Message stuck = sent.get(2);
+    String consumer = uniqueName();
+    AtomicInteger attempts = new AtomicInteger();
+    java.util.concurrent.atomic.AtomicBoolean fixed = new java.util.concurrent.atomic.AtomicBoolean();
+    InboxHandler failsUntilFixed = (tx, m, key) -> {
+      if (m.id().equals(stuck.id()) && !fixed.get()) {
+        attempts.incrementAndGet();
+        throw new IllegalStateException("downstream refuses");
+      }
+      recordSideEffect(consumer).handle(tx, m, key);
+    };
+    RetryPolicy twoAttempts = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
+        .maxDelay(Duration.ofMillis(50)).maxAttempts(2).build();
+    publishAll(closing(publisher(sharedBroker())), sent, 6);
+
+    Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, failsUntilFixed,
+        twoAttempts, WhenExhausted.BLOCK));
+
+    await().atMost(WAIT).until(() -> attempts.get() >= 6);
+    assertThat(subscriber.deadLettered()).isZero();
+    assertThat(bodiesByKey(consumer).get("key-0")).containsExactly("key-0:0", "key-0:1");
+    fixed.set(true);
+    awaitHandled(consumer, sent.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+    assertThat(inbox.parked(consumer, 10)).isEmpty();
   }
 
   // --- the child JVM that dies between the inbox commit and the acknowledgement ---

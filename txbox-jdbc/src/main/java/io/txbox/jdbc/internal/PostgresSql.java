@@ -116,6 +116,6 @@ public record PostgresSql(
             + " WHERE o.bucket = d.bucket AND o.tx_id = d.tx_id AND o.position = d.position"),
         t.render("DELETE FROM {inbox} WHERE ctid = ANY (ARRAY("
             + " SELECT ctid FROM {inbox} WHERE received_at < now() - ? * interval '1 millisecond'"
-            + " AND status <> 'queued' LIMIT ?))"));
+            + " AND status NOT IN ('queued', 'dead', 'parked') LIMIT ?))"));
   }
 }

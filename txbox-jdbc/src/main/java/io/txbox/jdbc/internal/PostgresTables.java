@@ -52,6 +52,10 @@ public record PostgresTables(String schema, String prefix) {
     return qualified("inbox_key");
   }
 
+  public String inboxParkedKey() {
+    return qualified("inbox_parked_key");
+  }
+
   public String setting() {
     return qualified("setting");
   }
@@ -75,6 +79,7 @@ public record PostgresTables(String schema, String prefix) {
         .replace("{inbox}", inbox())
         .replace("{inbox_queue}", inboxQueue())
         .replace("{inbox_key}", inboxKey())
+        .replace("{inbox_parked_key}", inboxParkedKey())
         .replace("{schema}", schema)
         .replace("{prefix}", prefix);
   }

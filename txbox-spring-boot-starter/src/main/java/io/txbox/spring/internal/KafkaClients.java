@@ -41,6 +41,8 @@ final class KafkaClients implements BrokerClients {
         .bootstrapServers(bootstrapServers)
         .topics(listener.sources().toArray(String[]::new))
         .concurrency(listener.concurrency())
+        .retryPolicy(listener.retryPolicy())
+        .whenExhausted(listener.whenExhausted())
         .drainTimeout(properties.inbox().drainTimeout());
     each(properties.kafka().consumer(), b::property);
     return Settings.build("txbox.kafka", b::build);

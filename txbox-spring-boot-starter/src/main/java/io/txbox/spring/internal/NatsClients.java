@@ -38,6 +38,8 @@ final class NatsClients implements BrokerClients {
         .servers(properties.nats().servers())
         .stream(stream)
         .concurrency(listener.concurrency())
+        .retryPolicy(listener.retryPolicy())
+        .whenExhausted(listener.whenExhausted())
         .drainTimeout(properties.inbox().drainTimeout())
         .build());
   }

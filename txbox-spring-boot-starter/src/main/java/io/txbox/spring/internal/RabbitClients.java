@@ -38,6 +38,8 @@ final class RabbitClients implements BrokerClients {
         .uri(properties.rabbitmq().uri())
         .queue(queue)
         .concurrency(listener.concurrency())
+        .retryPolicy(listener.retryPolicy())
+        .whenExhausted(listener.whenExhausted())
         .drainTimeout(properties.inbox().drainTimeout())
         .build());
   }

@@ -4,7 +4,9 @@ import io.txbox.Inbox;
 import io.txbox.Message;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.Intake;
+import io.txbox.spi.Retries;
 import io.txbox.spring.MessageHandler;
+import java.sql.SQLException;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -36,25 +38,51 @@ public final class TransactionalIntake implements Intake {
   }
 
   @Override
-  public boolean take(Message message) throws Exception {
+  public Inbox.Receipt take(Message message) throws Exception {
     try {
-      return Boolean.TRUE.equals(transactions.execute(status -> recordAndHandle(message)));
+      return transactions.execute(status -> admitAndHandle(message));
     } catch (Failed e) {
-      throw e.cause; // rolled back; the subscriber logs the handler's own error and retries
+      throw e.cause; // rolled back; the subscriber logs the error and retries
     }
   }
 
-  private boolean recordAndHandle(Message message) {
+  @Override
+  public boolean deadLetter(Message message, Throwable error, int attempts) throws Exception {
     try {
-      if (!store.record(DataSourceUtils.getConnection(dataSource), consumer, message.id())) {
-        return false; // a redelivery: nothing was written, the commit is empty
-      }
-      handler.handle(message, Inbox.idempotencyKey(consumer, message.id()));
+      transactions.executeWithoutResult(status -> {
+        try {
+          store.deadLetter(DataSourceUtils.getConnection(dataSource), consumer, message, attempts, Retries.describe(error));
+        } catch (SQLException e) {
+          throw new Failed(e);
+        }
+      });
       return true;
-    } catch (RuntimeException e) {
-      throw e;
+    } catch (Failed e) {
+      throw e.cause;
+    }
+  }
+
+  private Inbox.Receipt admitAndHandle(Message message) {
+    InboxStore.Admission admission;
+    try {
+      admission = store.admit(DataSourceUtils.getConnection(dataSource), consumer, message);
+    } catch (SQLException e) {
+      throw new Failed(e);
+    }
+    switch (admission) {
+      case DUPLICATE:
+        return Inbox.Receipt.DUPLICATE; // a redelivery: nothing was written, the commit is empty
+      case PARKED:
+        return Inbox.Receipt.PARKED;
+      default:
+        break;
+    }
+    try {
+      handler.handle(message, Inbox.idempotencyKey(consumer, message.id()));
+      return Inbox.Receipt.PROCESSED;
     } catch (Exception e) {
-      throw new Failed(e); // checked: unchecked so that the template rolls back
+      // unchecked, so that the template rolls back; counts toward the retry policy giving up
+      throw new Inbox.HandlerException(consumer, message, e);
     }
   }
 
