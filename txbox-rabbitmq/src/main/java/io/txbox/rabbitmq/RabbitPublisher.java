@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,7 +69,8 @@ public final class RabbitPublisher implements Publisher {
   private final int maxMessageSize;
   private final Set<String> knownExchanges = new HashSet<>();
   private Channel channel;
-  private volatile Confirms confirms = new Confirms();
+  /** Where the open channel's confirms go: the batch in flight on that channel, and no other. */
+  private AtomicReference<Confirms> channelConfirms = new AtomicReference<>(new Confirms());
 
   private RabbitPublisher(Builder b, ConnectionFactory factory) {
     this.connections = new RabbitConnections(factory, "txbox-relay");
@@ -92,7 +94,7 @@ public final class RabbitPublisher implements Publisher {
       return PublishResult.allFailed(batch.size(), e);
     }
     Confirms batchConfirms = new Confirms();
-    confirms = batchConfirms;
+    channelConfirms.set(batchConfirms);
     Map<Integer, Exception> failures = new HashMap<>();
     Map<String, Exception> exchangeFailures = new HashMap<>();
     Set<String> checked = new HashSet<>();
@@ -134,6 +136,12 @@ public final class RabbitPublisher implements Publisher {
     if (failures.values().stream().anyMatch(e -> !(e instanceof PermanentPublishException))) {
       discardChannel(); // unanswered confirms belong to a channel we cannot trust any more
     }
+    if (!batch.isEmpty() && failures.size() == batch.size()
+        && failures.values().stream().allMatch(e -> e instanceof TimeoutException)) {
+      // Nothing answered at all: the connection may look open and be dead (a half-open socket
+      // that the heartbeat has not noticed yet). The next batch connects again.
+      connections.close();
+    }
     return PublishResult.of(batch.size(), failures);
   }
 
@@ -141,21 +149,25 @@ public final class RabbitPublisher implements Publisher {
     if (channel == null || !channel.isOpen()) {
       Channel ch = connections.get().createChannel();
       ch.confirmSelect();
-      ch.addConfirmListener((seq, multiple) -> confirms.acked(seq, multiple),
-          (seq, multiple) -> confirms.nacked(seq, multiple));
-      ch.addReturnListener(this::returned);
+      // Sequence numbers start again on every channel: a late answer on a channel given up must
+      // never settle a message of the batch on its successor.
+      AtomicReference<Confirms> confirms = new AtomicReference<>(new Confirms());
+      ch.addConfirmListener((seq, multiple) -> confirms.get().acked(seq, multiple),
+          (seq, multiple) -> confirms.get().nacked(seq, multiple));
+      ch.addReturnListener(r -> returned(confirms.get(), r));
       ch.addShutdownListener(cause -> {
         if (!cause.isInitiatedByApplication()) {
-          confirms.closed(new IOException("the channel closed: " + cause.getMessage(), cause));
+          confirms.get().closed(new IOException("the channel closed: " + cause.getMessage(), cause));
         }
       });
       channel = ch;
+      channelConfirms = confirms;
     }
     return channel;
   }
 
   /** An unroutable message: no queue is bound for its routing key. Retrying will not help. */
-  private void returned(Return r) {
+  private static void returned(Confirms confirms, Return r) {
     confirms.returned(r.getProperties().getMessageId(), new PermanentPublishException("no queue takes messages"
         + " from exchange '" + r.getExchange() + "' with routing key '" + r.getRoutingKey() + "' ("
         + r.getReplyText() + "): bind a queue, or route the destination elsewhere"));
@@ -236,7 +248,6 @@ public final class RabbitPublisher implements Publisher {
       return this;
     }
 
-    /** Checks the settings and builds the publisher; it connects on first use. */
     /**
      * Entered around handing each message to the RabbitMQ channel, for tracing instrumentation of the
      * client to join the message's trace. Default none.
@@ -246,6 +257,7 @@ public final class RabbitPublisher implements Publisher {
       return this;
     }
 
+    /** Checks the settings and builds the publisher; it connects on first use. */
     public RabbitPublisher build() {
       ConnectionFactory factory = RabbitConnections.factory(uri);
       if (confirmTimeout == null || confirmTimeout.compareTo(Duration.ofMillis(1)) < 0
