@@ -182,9 +182,10 @@ public final class KafkaPublisher implements Publisher {
 
   private Exception checkTopic(String topic) {
     return switch (topics.check(topic)) {
-      case MISSING -> new PermanentPublishException("topic " + topic + " does not exist and the broker"
-          + " does not create topics on its own: create it, or route the destination elsewhere");
-      case EXISTS, UNKNOWN -> null;
+      case MISSING -> new PermanentPublishException("topic " + topic + " does not exist and the broker does"
+          + " not create topics on demand (auto.create.topics.enable is false): create it, or route the"
+          + " destination elsewhere");
+      case EXISTS, CREATED_ON_SEND, UNKNOWN -> null;
     };
   }
 

@@ -11,6 +11,7 @@ import io.txbox.testkit.TopicReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -47,8 +48,22 @@ class KafkaPublisherTest {
       long start = System.nanoTime();
       PublishResult result = publisher.publish(List.of(OutboxFixture.event("missing-" + UUID.randomUUID(), "k", 1)));
       assertThat(result.failure(0)).isInstanceOf(PermanentPublishException.class)
-          .hasMessageContaining("does not exist");
+          .hasMessageContaining("does not exist").hasMessageContaining("auto.create.topics.enable is false");
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(9)); // max.block.ms is 10 s
+    }
+  }
+
+  @Test
+  void aTopicThatDoesNotExistYetIsCreatedByTheSendOnABrokerThatCreatesTopics() {
+    String topic = "created-on-send-" + UUID.randomUUID();
+    try (KafkaBroker creating = KafkaBroker.start("384m", Map.of("auto.create.topics.enable", "true"));
+        KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(creating.bootstrapServers()).build()) {
+      PublishResult result = publisher.publish(List.of(OutboxFixture.event(topic, "k", 1)));
+
+      assertThat(result.failures()).as("not dead-lettered: the send creates the topic").isEmpty();
+      try (TopicReader reader = TopicReader.open(creating.bootstrapServers(), topic)) {
+        assertThat(reader.readUntil(l -> !l.isEmpty(), Duration.ofSeconds(30))).hasSize(1);
+      }
     }
   }
 

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -57,11 +58,19 @@ public final class KafkaBroker implements StoppableBroker {
 
   /** Starts a broker with the given heap ({@code -Xmx} value) on a free port. */
   public static KafkaBroker start(String heap) {
+    return start(heap, Map.of());
+  }
+
+  /**
+   * Starts a broker with the given heap on a free port, with {@code settings} in its
+   * {@code server.properties} in place of the defaults (which do not create topics on demand).
+   */
+  public static KafkaBroker start(String heap, Map<String, String> settings) {
     try {
       int port = LocalPorts.free();
       int controllerPort = LocalPorts.free();
       Path directory = Files.createTempDirectory("txbox-kafka-");
-      writeProperties(directory, port, controllerPort);
+      writeProperties(directory, port, controllerPort, settings);
       ChildProcess.run("kafka.tools.StorageTool",
           List.of("format", "-t", Uuid.randomUuid().toString(), "-c", directory.resolve("server.properties").toString()),
           directory.resolve("format.log"));
@@ -194,8 +203,10 @@ public final class KafkaBroker implements StoppableBroker {
     ServerProcess.deleteDirectory(directory);
   }
 
-  private static void writeProperties(Path directory, int port, int controllerPort) throws IOException {
-    String properties = String.join("\n",
+  private static void writeProperties(Path directory, int port, int controllerPort, Map<String, String> settings)
+      throws IOException {
+    Map<String, String> properties = new LinkedHashMap<>();
+    for (String line : List.of(
         "process.roles=broker,controller",
         "node.id=1",
         "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
@@ -212,9 +223,14 @@ public final class KafkaBroker implements StoppableBroker {
         "group.initial.rebalance.delay.ms=0",
         "auto.create.topics.enable=false",
         "num.partitions=4",
-        "log.dirs=" + directory.resolve("data"),
-        "");
-    Files.writeString(directory.resolve("server.properties"), properties);
+        "log.dirs=" + directory.resolve("data"))) {
+      int eq = line.indexOf('=');
+      properties.put(line.substring(0, eq), line.substring(eq + 1));
+    }
+    properties.putAll(settings);
+    StringBuilder text = new StringBuilder();
+    properties.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+    Files.writeString(directory.resolve("server.properties"), text);
   }
 
   private static void pause() {

@@ -8,20 +8,35 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * Asks the broker whether a topic exists before the first send to it. Without this, a send to a
  * missing topic blocks for {@code max.block.ms} and then fails like an outage would; with it, a
- * missing topic is a permanent error found in milliseconds.
+ * missing topic is a permanent error found in milliseconds, unless the broker creates topics on
+ * demand ({@code auto.create.topics.enable}): then the send creates it (producers always ask).
  */
 public final class TopicCheck implements AutoCloseable {
   /** What the broker says of a topic. */
-  public enum Answer { EXISTS, MISSING, UNKNOWN }
+  public enum Answer {
+    EXISTS,
+    /** Missing, and nothing will create it. */
+    MISSING,
+    /** Missing, and the first send creates it. */
+    CREATED_ON_SEND,
+    /** The broker could not be asked. */
+    UNKNOWN
+  }
+
+  static final String BROKER_SETTING = "auto.create.topics.enable";
 
   private final Supplier<Admin> adminFactory;
   private final Set<String> known = ConcurrentHashMap.newKeySet();
   private Admin admin;
+  private Boolean brokerCreatesTopics;
 
   public TopicCheck(Supplier<Admin> adminFactory) {
     this.adminFactory = adminFactory;
@@ -38,15 +53,38 @@ public final class TopicCheck implements AutoCloseable {
         known.add(topic);
         return Answer.EXISTS;
       }
-      return Answer.MISSING;
+      return missing();
     } catch (ExecutionException e) {
-      return e.getCause() instanceof UnknownTopicOrPartitionException ? Answer.MISSING : Answer.UNKNOWN;
+      return e.getCause() instanceof UnknownTopicOrPartitionException ? missing() : Answer.UNKNOWN;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Answer.UNKNOWN;
     } catch (Exception e) {
       return Answer.UNKNOWN;
     }
+  }
+
+  private Answer missing() {
+    return brokerCreatesTopics() ? Answer.CREATED_ON_SEND : Answer.MISSING;
+  }
+
+  /** The broker's {@value #BROKER_SETTING}, asked once; false when it cannot be read (denied, say). */
+  private boolean brokerCreatesTopics() {
+    if (brokerCreatesTopics == null) {
+      try {
+        int node = admin().describeCluster().nodes().get(10, TimeUnit.SECONDS).iterator().next().id();
+        ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(node));
+        Config config = admin().describeConfigs(List.of(broker)).all().get(10, TimeUnit.SECONDS).get(broker);
+        ConfigEntry entry = config == null ? null : config.get(BROKER_SETTING);
+        brokerCreatesTopics = entry != null && Boolean.parseBoolean(entry.value());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      } catch (Exception e) {
+        brokerCreatesTopics = false;
+      }
+    }
+    return brokerCreatesTopics;
   }
 
   /** Forgets a topic, so that the next send to it is checked again. */
