@@ -1,21 +1,16 @@
 package io.txbox.nats;
 
-import io.nats.client.Connection;
 import io.nats.client.ConsumerContext;
 import io.nats.client.FetchConsumeOptions;
 import io.nats.client.FetchConsumer;
 import io.nats.client.JetStreamApiException;
-import io.nats.client.JetStreamManagement;
-import io.nats.client.api.AckPolicy;
-import io.nats.client.api.ConsumerConfiguration;
-import io.nats.client.api.ConsumerInfo;
-import io.nats.client.api.DeliverPolicy;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
+import io.txbox.nats.internal.Durable;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.nats.internal.NatsMessages;
 import io.txbox.spi.Intake;
@@ -67,10 +62,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Order per key holds for one subscriber per durable consumer, also across crashes: a durable
  * left with unacknowledged messages is created again from its acknowledgement floor on {@link
- * #start()}, so those messages come again in stream order, ahead of newer ones, instead of after
- * {@code AckWait}. Several processes bound to one durable would share its messages but not its
- * order (and reset it under each other); to scale out and keep order, partition the subjects and
- * give each partition its own durable.
+ * #start()} (never earlier than the durable it replaces started), so those messages come again in
+ * stream order, ahead of newer ones, instead of after {@code AckWait}. A subscriber started on a
+ * durable that another one is using (a rolling deploy) stands by, checking every second, and takes
+ * over once the other is gone, so the two never share it. To scale out and keep order, partition
+ * the subjects and give each partition its own durable.
  *
  * <p>{@code MaxDeliver} bounds the deliveries that were never acknowledged, such as a message
  * that crashes the process every time: past it, the server stops delivering that message to this
@@ -81,8 +77,8 @@ public final class NatsSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(NatsSubscriber.class);
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
   private static final Pattern DURABLE = Pattern.compile("[A-Za-z0-9_-]{1,100}");
-  /** JetStream's error code for a consumer that does not exist. */
-  private static final int CONSUMER_NOT_FOUND = 10014;
+  /** How often a subscriber standing by looks whether the durable is free. */
+  private static final Duration STANDBY_CHECK = Duration.ofSeconds(1);
   /** Shortest wait of a pull request that JetStream accepts. */
   private static final long FETCH_WAIT_MILLIS = 1000;
 
@@ -107,6 +103,7 @@ public final class NatsSubscriber implements Subscriber {
   private final String consumerName;
   private final Settings settings;
   private final NatsConnections connections;
+  private final Durable durable;
   private final Retries retries;
   private final SubscriberCounters counters = new SubscriberCounters();
   private ExecutorService handlers;
@@ -120,6 +117,8 @@ public final class NatsSubscriber implements Subscriber {
         b.concurrency, b.drainTimeout);
     this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
     this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
+    this.durable = new Durable(new Durable.Settings(settings.stream(), settings.durable(), settings.subjects(),
+        settings.ackWait(), settings.maxDeliver(), settings.fetchSize()), b.consumerName);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
@@ -154,23 +153,25 @@ public final class NatsSubscriber implements Subscriber {
     if (fetcher != null) {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
     }
-    ConsumerContext consumer = bindConsumer();
+    Optional<ConsumerContext> bound = bindIfFree();
+    if (bound.isEmpty()) {
+      log.info("subscriber {}: {}; standing by until it is free", consumerName, durable.inUseReason());
+    }
     handlers = Executors.newFixedThreadPool(settings.concurrency(), r -> {
       Thread t = new Thread(r, "txbox-nats-handler-" + consumerName);
       t.setDaemon(true);
       return t;
     });
-    fetcher = new Thread(() -> fetchLoop(consumer), "txbox-nats-subscriber-" + consumerName);
+    fetcher = new Thread(() -> bound.or(this::awaitFreeDurable).ifPresent(this::fetchLoop),
+        "txbox-nats-subscriber-" + consumerName);
     fetcher.start();
     return this;
   }
 
-  private ConsumerContext bindConsumer() {
+  /** Binds to the durable unless another subscriber is using it; empty while it is. */
+  private Optional<ConsumerContext> bindIfFree() {
     try {
-      Connection connection = connections.get();
-      JetStreamManagement jsm = connection.jetStreamManagement();
-      jsm.addOrUpdateConsumer(settings.stream(), consumerConfig(jsm, existing(jsm)));
-      return connection.getConsumerContext(settings.stream(), settings.durable());
+      return durable.bindIfFree(connections.get());
     } catch (IOException | JetStreamApiException e) {
       connections.close();
       throw new IllegalStateException("subscriber " + consumerName + ": cannot create durable consumer "
@@ -181,47 +182,21 @@ public final class NatsSubscriber implements Subscriber {
     }
   }
 
-  private ConsumerInfo existing(JetStreamManagement jsm) throws IOException, JetStreamApiException {
-    try {
-      return jsm.getConsumerInfo(settings.stream(), settings.durable());
-    } catch (JetStreamApiException e) {
-      if (e.getApiErrorCode() == CONSUMER_NOT_FOUND) {
-        return null;
+  /** Stands by until the durable is free, checking every second; empty when closed meanwhile. */
+  private Optional<ConsumerContext> awaitFreeDurable() {
+    while (running) {
+      pause(STANDBY_CHECK);
+      try {
+        Optional<ConsumerContext> bound = bindIfFree();
+        if (bound.isPresent()) {
+          log.info("subscriber {}: durable {} is free now; taking it over", consumerName, settings.durable());
+          return bound;
+        }
+      } catch (IllegalStateException e) {
+        log.warn("subscriber {}: {}; trying again", consumerName, e.getMessage());
       }
-      throw e;
     }
-  }
-
-  /**
-   * The durable's settings, and where it starts. Messages that a subscriber which is gone never
-   * acknowledged would come back only after {@code AckWait}, behind newer messages of their keys;
-   * so a durable with unacknowledged messages is created again from its acknowledgement floor,
-   * which delivers everything after the floor again in stream order (the inbox absorbs what was
-   * handled already). That is why a durable must have one subscriber at a time.
-   */
-  private ConsumerConfiguration consumerConfig(JetStreamManagement jsm, ConsumerInfo existing)
-      throws IOException, JetStreamApiException {
-    ConsumerConfiguration.Builder config = ConsumerConfiguration.builder()
-        .durable(settings.durable())
-        .ackPolicy(AckPolicy.Explicit)
-        .ackWait(settings.ackWait())
-        .maxDeliver(settings.maxDeliver())
-        .maxAckPending(Math.max(1000, 2L * settings.fetchSize()));
-    if (!settings.subjects().isEmpty()) {
-      config.filterSubjects(settings.subjects());
-    }
-    if (existing == null) {
-      return config.deliverPolicy(DeliverPolicy.All).build();
-    }
-    if (existing.getNumAckPending() == 0) { // deliver policy and start cannot change in place
-      ConsumerConfiguration was = existing.getConsumerConfiguration();
-      return config.deliverPolicy(was.getDeliverPolicy()).startSequence(was.getStartSequence()).build();
-    }
-    long from = existing.getAckFloor().getStreamSequence() + 1;
-    log.info("subscriber {}: {} messages of durable {} were never acknowledged; delivering again in order"
-        + " from stream sequence {}", consumerName, existing.getNumAckPending(), settings.durable(), from);
-    jsm.deleteConsumer(settings.stream(), settings.durable());
-    return config.deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(from).build();
+    return Optional.empty();
   }
 
   @Override

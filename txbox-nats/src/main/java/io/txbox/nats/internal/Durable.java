@@ -1,0 +1,130 @@
+package io.txbox.nats.internal;
+
+import io.nats.client.Connection;
+import io.nats.client.ConsumerContext;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.api.AckPolicy;
+import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.ConsumerInfo;
+import io.nats.client.api.DeliverPolicy;
+import io.nats.client.api.SequenceInfo;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A subscriber's durable pull consumer, and the rules for taking it over.
+ *
+ * <ul>
+ *   <li><b>One subscriber at a time.</b> A durable that another subscriber is using (a pull request
+ *       is waiting on it, or it has unacknowledged messages and was active within {@code
+ *       AckWait}) is left alone: a second process started on it during a rolling deploy stands by
+ *       and takes over once the first is gone, instead of deleting the durable under it or sharing
+ *       its messages out of order.
+ *   <li><b>Unacknowledged messages come again in order.</b> A free durable with unacknowledged
+ *       messages (its subscriber crashed) is created again from its acknowledgement floor, so they
+ *       come in stream order ahead of newer ones instead of after {@code AckWait}.
+ *   <li><b>Never earlier than it was.</b> The new start is never before the start of the durable
+ *       it replaces: a durable created again that has acknowledged nothing yet reports an ack
+ *       floor of 0 (nats-server 2.9), which would replay the whole stream.
+ * </ul>
+ */
+public final class Durable {
+  private static final Logger log = LoggerFactory.getLogger(Durable.class);
+  /** JetStream's error code for a consumer that does not exist. */
+  private static final int CONSUMER_NOT_FOUND = 10014;
+
+  /** The durable's settings. */
+  public record Settings(String stream, String name, List<String> subjects, Duration ackWait, int maxDeliver,
+      int fetchSize) {}
+
+  private final Settings settings;
+  private final String subscriber;
+
+  public Durable(Settings settings, String subscriber) {
+    this.settings = settings;
+    this.subscriber = subscriber;
+  }
+
+  /**
+   * Creates, updates or resets the durable and binds to it; empty, changing nothing, while
+   * another subscriber is using it.
+   */
+  public Optional<ConsumerContext> bindIfFree(Connection connection)
+      throws IOException, JetStreamApiException, InterruptedException {
+    JetStreamManagement jsm = connection.jetStreamManagement();
+    ConsumerInfo existing = existing(jsm);
+    if (existing != null && inUse(existing)) {
+      return Optional.empty();
+    }
+    jsm.addOrUpdateConsumer(settings.stream(), config(jsm, existing));
+    return Optional.of(connection.getConsumerContext(settings.stream(), settings.name()));
+  }
+
+  /** Why a durable counts as in use, for the log. */
+  public String inUseReason() {
+    return "durable " + settings.name() + " of stream " + settings.stream() + " is in use by another subscriber"
+        + " (a pull request is waiting, or it has unacknowledged messages and was active within AckWait "
+        + settings.ackWait() + ")";
+  }
+
+  private boolean inUse(ConsumerInfo info) {
+    if (info.getNumWaiting() > 0) {
+      return true;
+    }
+    if (info.getNumAckPending() == 0) {
+      return false;
+    }
+    ZonedDateTime now = info.getTimestamp() != null ? info.getTimestamp() : ZonedDateTime.now();
+    ZonedDateTime since = now.minus(settings.ackWait());
+    return activeSince(info.getDelivered(), since) || activeSince(info.getAckFloor(), since);
+  }
+
+  private static boolean activeSince(SequenceInfo sequence, ZonedDateTime since) {
+    return sequence != null && sequence.getLastActive() != null && sequence.getLastActive().isAfter(since);
+  }
+
+  private ConsumerInfo existing(JetStreamManagement jsm) throws IOException, JetStreamApiException {
+    try {
+      return jsm.getConsumerInfo(settings.stream(), settings.name());
+    } catch (JetStreamApiException e) {
+      if (e.getApiErrorCode() == CONSUMER_NOT_FOUND) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  private ConsumerConfiguration config(JetStreamManagement jsm, ConsumerInfo existing)
+      throws IOException, JetStreamApiException {
+    ConsumerConfiguration.Builder config = ConsumerConfiguration.builder()
+        .durable(settings.name())
+        .ackPolicy(AckPolicy.Explicit)
+        .ackWait(settings.ackWait())
+        .maxDeliver(settings.maxDeliver())
+        .maxAckPending(Math.max(1000, 2L * settings.fetchSize()));
+    if (!settings.subjects().isEmpty()) {
+      config.filterSubjects(settings.subjects());
+    }
+    if (existing == null) {
+      return config.deliverPolicy(DeliverPolicy.All).build();
+    }
+    ConsumerConfiguration was = existing.getConsumerConfiguration();
+    if (existing.getNumAckPending() == 0) { // deliver policy and start cannot change in place
+      return config.deliverPolicy(was.getDeliverPolicy()).startSequence(was.getStartSequence()).build();
+    }
+    long from = existing.getAckFloor().getStreamSequence() + 1;
+    if (was.getDeliverPolicy() == DeliverPolicy.ByStartSequence) {
+      from = Math.max(from, was.getStartSequence());
+    }
+    log.info("subscriber {}: {} messages of durable {} were never acknowledged; delivering again in order"
+        + " from stream sequence {}", subscriber, existing.getNumAckPending(), settings.name(), from);
+    jsm.deleteConsumer(settings.stream(), settings.name());
+    return config.deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(from).build();
+  }
+}

@@ -1,0 +1,138 @@
+package io.txbox.nats;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.nats.client.Connection;
+import io.nats.client.ConsumerContext;
+import io.nats.client.FetchConsumeOptions;
+import io.nats.client.FetchConsumer;
+import io.nats.client.Nats;
+import io.nats.client.api.AckPolicy;
+import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.api.DeliverPolicy;
+import io.nats.client.api.StorageType;
+import io.nats.client.api.StreamConfiguration;
+import io.txbox.Inbox;
+import io.txbox.InboxHandler;
+import io.txbox.Message;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.testkit.NatsServer;
+import io.txbox.testkit.TestDatabase;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** How a subscriber takes its durable over: after a crash, twice in a row, and in a rolling deploy. */
+class NatsDurableTest {
+  private final String subject = "durable-" + UUID.randomUUID();
+  private final String stream = "S_" + subject;
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+  private TestDatabase db;
+  private Inbox inbox;
+  private Connection nats;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    db = TestDatabase.create();
+    PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
+    inbox = Inbox.create(db.dataSource(), PostgresInboxStore.builder().schema(db.schema()).build());
+    nats = Nats.connect(NatsServer.MACHINE_URL);
+    nats.jetStreamManagement().addStream(StreamConfiguration.builder()
+        .name(stream).subjects(subject).storageType(StorageType.File).build());
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    for (AutoCloseable c : toClose) {
+      c.close();
+    }
+    nats.jetStreamManagement().deleteStream(stream);
+    nats.close();
+    db.close();
+  }
+
+  @Test
+  void aDurableResetTwiceNeverStartsBeforeWhereTheFirstResetStarted() throws Exception {
+    publish(100);
+    // What a first reset left behind: a durable starting at sequence 51 that acknowledged nothing,
+    // whose subscriber then died holding sequence 51 unacknowledged. nats-server 2.9 reports an ack
+    // floor of 0 for it.
+    nats.jetStreamManagement().addOrUpdateConsumer(stream, ConsumerConfiguration.builder().durable("billing")
+        .ackPolicy(AckPolicy.Explicit).ackWait(Duration.ofSeconds(1))
+        .deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(51).build());
+    ConsumerContext consumer = nats.getConsumerContext(stream, "billing");
+    try (FetchConsumer fetch = consumer.fetch(FetchConsumeOptions.builder().maxMessages(1).expiresIn(2000).build())) {
+      assertThat(fetch.nextMessage()).as("taken and never acknowledged").isNotNull();
+    }
+    List<Integer> handled = new CopyOnWriteArrayList<>();
+
+    start(subscriber((tx, m, key) -> handled.add(number(m))));
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 50);
+    assertThat(handled).as("51 to 100, not the whole stream again").startsWith(51).hasSize(50);
+    assertThat(handled.get(handled.size() - 1)).isEqualTo(100);
+  }
+
+  @Test
+  void aSecondSubscriberOnABusyDurableStandsByAndTakesOverInOrderWhenTheFirstCloses() throws Exception {
+    publish(200);
+    Map<String, List<Integer>> handledByKey = new LinkedHashMap<>();
+    InboxHandler slow = (tx, m, key) -> {
+      Thread.sleep(10);
+      synchronized (handledByKey) {
+        handledByKey.computeIfAbsent(m.key(), k -> new ArrayList<>()).add(number(m));
+      }
+    };
+    NatsSubscriber first = start(subscriber(slow));
+    await().atMost(Duration.ofSeconds(30)).until(() -> first.processed() >= 20);
+
+    NatsSubscriber second = start(subscriber(slow)); // a rolling deploy: the new process starts first
+    long atStart = first.processed();
+    await().atMost(Duration.ofSeconds(30)).until(() -> first.processed() >= atStart + 40);
+    assertThat(second.processed()).as("standing by while the first works").isZero();
+    first.close();
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> first.processed() + second.processed() >= 200);
+    assertThat(second.processed()).isPositive();
+    for (List<Integer> numbers : handledByKey.values()) {
+      assertThat(numbers).as("each key in order, each message once").isSorted().doesNotHaveDuplicates();
+    }
+    assertThat(handledByKey.values().stream().mapToInt(List::size).sum()).isEqualTo(200);
+  }
+
+  private NatsSubscriber subscriber(InboxHandler handler) {
+    return NatsSubscriber.builder(inbox, "billing", handler).servers(NatsServer.MACHINE_URL).stream(stream)
+        .ackWait(Duration.ofSeconds(2)).build();
+  }
+
+  private NatsSubscriber start(NatsSubscriber subscriber) {
+    toClose.add(subscriber);
+    return subscriber.start();
+  }
+
+  /** Messages 1 to {@code count} over four keys, published as txbox's publisher does. */
+  private void publish(int count) throws Exception {
+    List<Message> messages = new ArrayList<>();
+    for (int i = 1; i <= count; i++) {
+      messages.add(Message.builder().type("Invoiced").destination(subject).key("k" + (i % 4))
+          .payload(Integer.toString(i).getBytes(StandardCharsets.UTF_8)).build());
+    }
+    try (NatsPublisher publisher = NatsPublisher.builder().servers(NatsServer.MACHINE_URL).build()) {
+      assertThat(publisher.publish(messages).failures()).isEmpty();
+    }
+  }
+
+  private static int number(Message m) {
+    return Integer.parseInt(new String(m.payload(), StandardCharsets.UTF_8));
+  }
+}
