@@ -431,6 +431,39 @@ public abstract class TransportContract {
     assertThat(inbox.parked(consumer, 10)).isEmpty();
   }
 
+  @Test
+  void twoRestartsInARowWithAFailingHandlerDeliverNothingThatWasAlreadyHandled() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 1, 20);
+    Message stuck = sent.get(10);
+    String consumer = uniqueName();
+    java.util.concurrent.atomic.AtomicBoolean fixed = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicInteger attempts = new AtomicInteger();
+    InboxHandler failsUntilFixed = (tx, m, key) -> {
+      if (m.id().equals(stuck.id()) && !fixed.get()) {
+        attempts.incrementAndGet();
+        throw new IllegalStateException("a bug, fixed by the third build");
+      }
+      recordSideEffect(consumer).handle(tx, m, key);
+    };
+    publishAll(closing(publisher(sharedBroker())), sent, 20);
+
+    for (int build = 1; build <= 2; build++) {
+      int before = attempts.get();
+      Subscriber failing = start(subscriber(sharedBroker(), destination, inbox, consumer, failsUntilFixed,
+          FAST_RETRIES, WhenExhausted.BLOCK));
+      await().atMost(WAIT).until(() -> attempts.get() >= before + 2);
+      failing.close();
+    }
+    fixed.set(true);
+    Subscriber third = start(subscriber(sharedBroker(), destination, inbox, consumer, failsUntilFixed));
+
+    awaitHandled(consumer, sent.size());
+    assertThat(third.duplicates()).as("nothing before the stuck message came again").isZero();
+    assertThat(handledIds(consumer)).doesNotHaveDuplicates().hasSize(sent.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+  }
+
   // --- the child JVM that dies between the inbox commit and the acknowledgement ---
 
   /**
