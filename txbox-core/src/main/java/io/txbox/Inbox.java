@@ -190,8 +190,8 @@ public final class Inbox {
   private static void handle(Connection tx, String consumer, Message message, InboxHandler handler) {
     try {
       handler.handle(tx, message, idempotencyKey(consumer, message.id()));
-    } catch (Exception e) {
-      throw new HandlerException(consumer, message, e);
+    } catch (Exception | Error e) {
+      throw HandlerException.of(consumer, message, e);
     }
   }
 
@@ -246,6 +246,18 @@ public final class Inbox {
       super("consumer " + consumer + " failed on message " + message.id() + " (" + message.type() + "): "
           + cause.getMessage(), cause);
       this.messageId = message.id();
+    }
+
+    /**
+     * The handler's failure on {@code message} as a {@code HandlerException}; an {@link Error} of
+     * the JVM itself (out of memory, but not a stack overflow, which a message can cause) is
+     * thrown as it is, since it says nothing about the message.
+     */
+    public static HandlerException of(String consumer, Message message, Throwable failure) {
+      if (failure instanceof VirtualMachineError && !(failure instanceof StackOverflowError)) {
+        throw (VirtualMachineError) failure;
+      }
+      return new HandlerException(consumer, message, failure);
     }
 
     /** The message the handler failed on. */

@@ -59,6 +59,7 @@ public final class Janitor implements AutoCloseable {
   private final int batchSize;
   private final int maxBatches;
   private final Duration interval;
+  private final LoopGuard guard = new LoopGuard("txbox janitor");
   private ScheduledExecutorService scheduler;
 
   private Janitor(Builder b) {
@@ -109,7 +110,6 @@ public final class Janitor implements AutoCloseable {
       return t;
     });
     long millis = interval.toMillis();
-    LoopGuard guard = new LoopGuard("txbox janitor");
     scheduler.scheduleWithFixedDelay(guard.guard(this::runLogged), millis, millis, TimeUnit.MILLISECONDS);
     return this;
   }
@@ -121,6 +121,11 @@ public final class Janitor implements AutoCloseable {
       log.info("janitor removed {} relayed outbox events and {} inbox records", done.outboxEvents(),
           done.inboxRecords());
     }
+  }
+
+  /** Whether its last background run failed; the next interval tries again. For health checks. */
+  public boolean isTroubled() {
+    return guard.isTroubled();
   }
 
   /** Stops the background runs; a batch in progress finishes. */

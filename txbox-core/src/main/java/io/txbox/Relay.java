@@ -107,6 +107,15 @@ public final class Relay implements AutoCloseable {
     return r != null && r.isAlive();
   }
 
+  /**
+   * Whether its last round or heartbeat failed (the database or broker unreachable, a bug); the
+   * relay goes on trying. For health checks.
+   */
+  public boolean isTroubled() {
+    RelayRuntime r = runtime;
+    return r != null && r.isTroubled();
+  }
+
   /** The buckets this instance owns now; empty when stopped. */
   public Set<Integer> ownedBuckets() {
     RelayRuntime r = runtime;

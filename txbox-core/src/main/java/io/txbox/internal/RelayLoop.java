@@ -57,6 +57,7 @@ final class RelayLoop implements Runnable {
   private InFlight inFlight;
   private boolean lastRoundFoundEvents;
   private Instant lastEventsAt = Instant.MIN;
+  private volatile boolean troubled;
   private volatile boolean running = true;
   private Instant nextRetryWarning = Instant.MIN;
 
@@ -104,6 +105,7 @@ final class RelayLoop implements Runnable {
       try {
         boolean full = round();
         errorPause = MIN_PAUSE;
+        troubled = false;
         if (lastRoundFoundEvents) {
           lastEventsAt = clock.instant();
         }
@@ -119,6 +121,7 @@ final class RelayLoop implements Runnable {
       } catch (RuntimeException | Error e) {
         // One bad round (database restarting, a bug in a publisher, an OutOfMemoryError that
         // freed its memory as it unwound) must never end the loop.
+        troubled = true;
         log.warn("relay round failed for subscription {}, retrying in {} ms: {}",
             settings.subscription(), errorPause.toMillis(), e.toString(), e);
         errorPause = min(errorPause.multipliedBy(4), MAX_ERROR_PAUSE);
@@ -132,6 +135,11 @@ final class RelayLoop implements Runnable {
       }
     }
     drain();
+  }
+
+  /** Whether the last round failed. */
+  boolean isTroubled() {
+    return troubled;
   }
 
   /** On stop: the batch in flight is finished and checkpointed, as a graceful stop promises. */

@@ -28,6 +28,8 @@ public final class RelayRuntime {
   private final Thread loopThread;
   private final AutoCloseable listener;
 
+  private final LoopGuard heartbeatGuard;
+
   private RelayRuntime(RelaySettings settings, OutboxStore store, Publisher publisher, Metrics metrics) {
     this.settings = settings;
     this.store = store;
@@ -41,8 +43,8 @@ public final class RelayRuntime {
     this.heartbeat = Executors.newSingleThreadScheduledExecutor(
         r -> daemon(r, "txbox-heartbeat-" + settings.subscription()));
     long interval = settings.heartbeatInterval().toMillis();
-    LoopGuard guard = new LoopGuard("txbox heartbeat of subscription " + settings.subscription());
-    heartbeat.scheduleWithFixedDelay(guard.guard(leases::run), interval, interval, TimeUnit.MILLISECONDS);
+    this.heartbeatGuard = new LoopGuard("txbox heartbeat of subscription " + settings.subscription());
+    heartbeat.scheduleWithFixedDelay(heartbeatGuard.guard(leases::run), interval, interval, TimeUnit.MILLISECONDS);
     this.listener = store.listen(wakeUp::signal);
     this.loopThread = new Thread(loop, "txbox-relay-" + settings.subscription());
     loopThread.start();
@@ -52,6 +54,11 @@ public final class RelayRuntime {
   public static RelayRuntime start(
       RelaySettings settings, OutboxStore store, Publisher publisher, Metrics metrics) {
     return new RelayRuntime(settings, store, publisher, metrics);
+  }
+
+  /** Whether the last round or the last heartbeat failed. */
+  public boolean isTroubled() {
+    return loop.isTroubled() || heartbeatGuard.isTroubled();
   }
 
   /** The buckets this instance holds now. */

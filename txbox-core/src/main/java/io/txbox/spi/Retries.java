@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
  * subscriber blocks ({@link WhenExhausted#BLOCK}).
  *
  * <p>Only the handler's failures ({@link Inbox.HandlerException}) count toward giving up. Any
- * other failure (the database is down) is retried without limit: an outage is no reason to
- * dead-letter, and dead-lettering needs the database anyway.
+ * other failure (the database is down, even an {@link Error}) is retried without limit: an outage
+ * is no reason to dead-letter, and dead-lettering needs the database anyway.
  *
  * <pre>{@code
  * Retries.Attempts attempts = retries.of(message);
@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *     intake.take(message);
  *     acknowledge(delivery);
  *     return;
- *   } catch (Exception e) {
+ *   } catch (Exception | Error e) {     // never skip a message, whatever was thrown
  *     Optional<Duration> wait = attempts.failed(e);
  *     if (wait.isEmpty()) {       // dead-lettered: its key is parked, the rest flows
  *       acknowledge(delivery);
@@ -90,7 +90,7 @@ public final class Retries {
      * After a failed attempt: empty when the message is now dead-lettered and may be
      * acknowledged; else how long to wait before taking it again.
      */
-    public Optional<Duration> failed(Exception error) {
+    public Optional<Duration> failed(Throwable error) {
       if (!(error instanceof Inbox.HandlerException)) {
         otherFailures++;
         return Optional.of(policy.delayAfter(otherFailures, ThreadLocalRandom.current()));

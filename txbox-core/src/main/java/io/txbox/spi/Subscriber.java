@@ -53,6 +53,12 @@ public interface Subscriber extends AutoCloseable {
    */
   long failures();
 
+  /**
+   * Whether the last step of its background loop failed (the broker or the database unreachable,
+   * a bug): the loop goes on and tries again; for health checks.
+   */
+  boolean isTroubled();
+
   /** Finishes the message in hand, acknowledges what was handled and disconnects. */
   @Override
   void close();

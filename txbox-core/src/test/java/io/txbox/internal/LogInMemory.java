@@ -30,6 +30,7 @@ final class LogInMemory implements OutboxStore {
   private final int bucketCount;
   private final List<StoredMessage> log = new ArrayList<>();
   private final TreeMap<Integer, Row> rows = new TreeMap<>();
+  private volatile RuntimeException readFailure;
   private long position;
 
   private static final class Row {
@@ -116,8 +117,16 @@ final class LogInMemory implements OutboxStore {
     releaseBuckets(subscription, instance, rows.keySet());
   }
 
+  /** Every read fails with {@code failure} until it is set back to null, as a database that is down. */
+  void failReads(RuntimeException failure) {
+    readFailure = failure;
+  }
+
   @Override
   public synchronized List<StoredMessage> read(String subscription, List<BucketRead> reads) {
+    if (readFailure != null) {
+      throw readFailure;
+    }
     List<StoredMessage> found = new ArrayList<>();
     for (BucketRead r : reads) {
       log.stream()

@@ -136,4 +136,23 @@ class RelayLoopTest {
     });
     assertThat(store.checkpoint(0)).isEqualTo(e2);
   }
+
+  @Test
+  void aRoundThatFailsLeavesTheLoopRunningAndTroubledUntilARoundSucceeds() throws Exception {
+    leases.beat();
+    store.add(0, event("e1"));
+    store.failReads(new IllegalStateException("the database is restarting"));
+    Thread thread = new Thread(loop);
+    thread.start();
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(loop::isTroubled);
+      store.failReads(null);
+      await().atMost(Duration.ofSeconds(30)).until(() -> publishedTypes().contains("e1"));
+      await().atMost(Duration.ofSeconds(10)).until(() -> !loop.isTroubled());
+      assertThat(thread.isAlive()).isTrue();
+    } finally {
+      loop.stop();
+      thread.join(10_000);
+    }
+  }
 }

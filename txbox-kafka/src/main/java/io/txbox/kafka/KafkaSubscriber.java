@@ -8,13 +8,13 @@ import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.kafka.internal.RecordMessages;
 import io.txbox.spi.Intake;
+import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -86,7 +87,7 @@ public final class KafkaSubscriber implements Subscriber {
   private final Duration drainTimeout;
   private final int concurrency;
   private final SubscriberCounters counters = new SubscriberCounters();
-  private final List<Member> members = new ArrayList<>();
+  private final List<Member> members = new CopyOnWriteArrayList<>();
   private volatile boolean running = true;
 
   private KafkaSubscriber(Builder b) {
@@ -157,6 +158,12 @@ public final class KafkaSubscriber implements Subscriber {
     return counters.deadLettered();
   }
 
+  /** Whether the last poll of any of its consumers failed. */
+  @Override
+  public boolean isTroubled() {
+    return members.stream().anyMatch(m -> m.loop.isTroubled());
+  }
+
   @Override
   public long failures() {
     return counters.failures();
@@ -208,21 +215,23 @@ public final class KafkaSubscriber implements Subscriber {
     private final Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
     private final Map<TopicPartition, Retries.Attempts> failures = new HashMap<>();
     private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
+    private final LoopGuard loop;
 
     Member(int index) {
       this.consumer = new KafkaConsumer<>(memberConfig(index), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-      this.thread = new Thread(this::consume,
-          "txbox-subscriber-" + consumerName + (concurrency == 1 ? "" : "-" + index));
+      String name = "txbox-subscriber-" + consumerName + (concurrency == 1 ? "" : "-" + index);
+      this.thread = new Thread(this::consume, name);
+      this.loop = new LoopGuard(name + " polling " + topics);
     }
 
     private void consume() {
       try {
         consumer.subscribe(topics, new CommitOnRevoke());
         while (running) {
-          pollOnce();
+          if (!loop.attempt(this::pollOnce)) {
+            recover();
+          }
         }
-      } catch (WakeupException e) {
-        // close() woke the consumer up
       } finally {
         try {
           commitDone();
@@ -234,28 +243,45 @@ public final class KafkaSubscriber implements Subscriber {
       }
     }
 
-    /**
-     * One poll, its records, and their commit. A failure here (a commit refused after a rebalance,
-     * the broker gone) must not end the subscriber: the records whose offsets were not committed
-     * come again, and the inbox absorbs them.
-     */
+    /** One poll, its records, and their commit. */
     private void pollOnce() {
       try {
         resumeDuePartitions();
         handle(consumer.poll(Duration.ofMillis(200)));
         commitDone();
       } catch (WakeupException e) {
-        throw e;
-      } catch (RuntimeException e) {
-        done.clear();
-        log.warn("subscriber {}: poll or commit failed, going on in 1 s; uncommitted records come again"
-            + " and the inbox absorbs them: {}", consumerName, e.toString());
+        // close() woke the consumer up: the loop ends
+      }
+    }
+
+    /**
+     * After a failed step (a commit refused after a rebalance, the broker gone, a bug): nothing
+     * handled since the last commit is committed now, and every partition goes back to its
+     * committed offset, so no record the step may have passed over is skipped; the records that
+     * come again are absorbed by the inbox.
+     */
+    private void recover() {
+      done.clear();
+      pause(Duration.ofSeconds(1));
+      loop.attempt(() -> {
         try {
-          Thread.sleep(1000);
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          running = false;
+          consumer.committed(consumer.assignment()).forEach((partition, offset) -> {
+            if (offset != null) {
+              consumer.seek(partition, offset.offset());
+            }
+          });
+        } catch (WakeupException e) {
+          // close() woke the consumer up: the loop ends
         }
+      });
+    }
+
+    private void pause(Duration d) {
+      try {
+        Thread.sleep(d.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        running = false;
       }
     }
 
@@ -283,7 +309,7 @@ public final class KafkaSubscriber implements Subscriber {
         return true;
       } catch (UnreadableMessageException e) {
         return skip(partition, record, e);
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         counters.countFailure();
         Retries.Attempts attempts = failures.compute(partition, (p, a) -> a != null && a.isFor(message) ? a : retries.of(message));
         Optional<Duration> wait = attempts.failed(e);

@@ -1,6 +1,7 @@
 package io.txbox.micrometer;
 
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.txbox.InboxQueue;
@@ -28,6 +29,9 @@ import java.util.function.ToLongFunction;
  *       <td>messages given up on after their retries: kept as dead, their keys parked</td></tr>
  *   <tr><td>{@code txbox.inbox.parked}</td><td>counter</td>
  *       <td>messages stored behind a dead message of their key, not handled yet</td></tr>
+ *   <tr><td>{@code txbox.inbox.troubled}</td><td>gauge</td>
+ *       <td>1 while the subscriber's last poll or fetch failed (broker or database unreachable);
+ *           it goes on trying</td></tr>
  *   <tr><td>{@code txbox.inbox.queue.processed}</td><td>counter</td>
  *       <td>queued messages the queue's workers processed</td></tr>
  *   <tr><td>{@code txbox.inbox.queue.dead.letters}</td><td>counter</td>
@@ -94,6 +98,10 @@ public final class InboxMeters implements MeterBinder {
           o -> count(o, Subscriber::deadLettered));
       counter(registry, "txbox.inbox.parked", "Messages stored behind a dead message of their key", source,
           o -> count(o, Subscriber::parked));
+      Gauge.builder("txbox.inbox.troubled", source, o -> count(o, s -> s.isTroubled() ? 1 : 0))
+          .tag("consumer", consumer)
+          .description("1 while the subscriber's last poll or fetch failed; it goes on trying")
+          .register(registry);
     }
     if (queue != null) {
       counter(registry, "txbox.inbox.queue.processed", "Queued messages processed", queue, InboxQueue::processed);

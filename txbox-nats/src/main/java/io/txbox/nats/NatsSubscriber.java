@@ -14,6 +14,7 @@ import io.txbox.nats.internal.Durable;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.nats.internal.NatsMessages;
 import io.txbox.spi.Intake;
+import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
@@ -104,6 +105,7 @@ public final class NatsSubscriber implements Subscriber {
   private final Settings settings;
   private final NatsConnections connections;
   private final Durable durable;
+  private final LoopGuard loop;
   private final Retries retries;
   private final SubscriberCounters counters = new SubscriberCounters();
   private ExecutorService handlers;
@@ -117,6 +119,7 @@ public final class NatsSubscriber implements Subscriber {
         b.concurrency, b.drainTimeout);
     this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
     this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
+    this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " fetching from stream " + b.stream);
     this.durable = new Durable(new Durable.Settings(settings.stream(), settings.durable(), settings.subjects(),
         settings.ackWait(), settings.maxDeliver(), settings.fetchSize()), b.consumerName);
   }
@@ -225,6 +228,11 @@ public final class NatsSubscriber implements Subscriber {
   }
 
   @Override
+  public boolean isTroubled() {
+    return loop.isTroubled();
+  }
+
+  @Override
   public long rejected() {
     return counters.rejected();
   }
@@ -246,18 +254,14 @@ public final class NatsSubscriber implements Subscriber {
     fetcher = null;
   }
 
+  /** Fetches and handles until closed; a failed step (the server gone, a bug) is retried after a second. */
   private void fetchLoop(ConsumerContext consumer) {
     while (running) {
-      try {
-        handle(fetch(consumer));
-      } catch (Exception e) {
-        if (e instanceof InterruptedException) {
-          Thread.currentThread().interrupt();
+      if (!loop.attempt(() -> handle(fetch(consumer)))) {
+        if (Thread.currentThread().isInterrupted()) {
           return;
         }
-        log.warn("subscriber {}: fetching from stream {} failed, trying again in 1 s; unacknowledged"
-            + " messages come again and the inbox absorbs them: {}", consumerName, settings.stream(), e.toString());
-        pause(Duration.ofSeconds(1));
+        pause(Duration.ofSeconds(1)); // unacknowledged messages come again; the inbox absorbs them
       }
     }
   }
@@ -331,7 +335,7 @@ public final class NatsSubscriber implements Subscriber {
       } catch (UnreadableMessageException e) {
         skip(nats, e);
         return;
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         counters.countFailure();
         Optional<Duration> wait = attempts.failed(e);
         if (wait.isEmpty()) {

@@ -13,6 +13,7 @@ import io.txbox.WhenExhausted;
 import io.txbox.rabbitmq.internal.RabbitConnections;
 import io.txbox.rabbitmq.internal.RabbitMessages;
 import io.txbox.spi.Intake;
+import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
@@ -86,6 +87,7 @@ public final class RabbitSubscriber implements Subscriber {
   private final RabbitConnections connections;
   private final Retries retries;
   private final SubscriberCounters counters = new SubscriberCounters();
+  private final LoopGuard loop;
   private final List<ExecutorService> workers = new ArrayList<>();
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile boolean running = true;
@@ -97,6 +99,7 @@ public final class RabbitSubscriber implements Subscriber {
     this.consumerName = b.consumerName;
     this.settings = new Settings(b.queue, b.prefetch, b.concurrency, b.drainTimeout);
     this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
+    this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " of queue " + b.queue);
     this.connections = new RabbitConnections(factory, "txbox-subscriber-" + b.consumerName);
   }
 
@@ -170,18 +173,17 @@ public final class RabbitSubscriber implements Subscriber {
         if (stopped.await(1, TimeUnit.SECONDS)) {
           return;
         }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      loop.attempt(() -> { // a failure is logged; the next look is in 1 s
         Channel ch = channel;
         if (ch == null || !ch.isOpen()) {
           consume();
           log.info("subscriber {}: consuming queue '{}' again", consumerName, settings.queue());
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (IOException | TimeoutException | RuntimeException e) {
-        log.warn("subscriber {}: cannot consume queue '{}' yet, trying again in 1 s: {}", consumerName,
-            settings.queue(), e.toString());
-      }
+      });
     }
   }
 
@@ -190,7 +192,7 @@ public final class RabbitSubscriber implements Subscriber {
     Object key = delivery.getProperties().getHeaders() == null ? null
         : delivery.getProperties().getHeaders().get(RabbitMessages.KEY);
     int worker = key == null ? 0 : Math.floorMod(key.toString().hashCode(), workers.size());
-    workers.get(worker).execute(() -> handleUntilDone(ch, delivery));
+    workers.get(worker).execute(loop.guard(() -> handleUntilDone(ch, delivery)));
   }
 
   /** Handles one delivery, retrying in hand until it succeeds, its channel is gone, or closing. */
@@ -212,7 +214,7 @@ public final class RabbitSubscriber implements Subscriber {
       } catch (UnreadableMessageException e) {
         reject(ch, tag, e);
         return;
-      } catch (Exception e) {
+      } catch (Exception | Error e) {
         counters.countFailure();
         Optional<Duration> wait = attempts.failed(e);
         if (wait.isEmpty()) {
@@ -279,6 +281,11 @@ public final class RabbitSubscriber implements Subscriber {
   @Override
   public long failures() {
     return counters.failures();
+  }
+
+  @Override
+  public boolean isTroubled() {
+    return loop.isTroubled();
   }
 
   @Override

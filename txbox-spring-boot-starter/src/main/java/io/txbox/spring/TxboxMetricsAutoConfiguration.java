@@ -1,12 +1,17 @@
 package io.txbox.spring;
 
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.txbox.Janitor;
+import io.txbox.Relay;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.InboxMeters;
 import io.txbox.micrometer.RelayMeters;
+import io.txbox.spring.internal.ContextBound;
 import io.txbox.spring.internal.InboxListeners;
+import io.txbox.spring.internal.TroubledLoops;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -43,6 +48,17 @@ public class TxboxMetricsAutoConfiguration {
         .refresh(properties.metrics().backlogRefresh())
         .limitPerBucket(properties.metrics().backlogLimitPerBucket())
         .build();
+  }
+
+  /** {@code txbox.loops.troubled}: how many background loops' last step failed (the health detail's count). */
+  @Bean
+  public MeterBinder txboxLoopMeters(ObjectProvider<ContextBound<Relay>> relay,
+      ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
+    return registry -> Gauge.builder("txbox.loops.troubled", () -> TroubledLoops.of(
+            relay.getIfAvailable(), janitor.getIfAvailable(), listeners.getIfAvailable()).size())
+        .description("Background loops (relay, janitor, listeners) whose last step failed; they go on trying")
+        .strongReference(true)
+        .register(registry);
   }
 
   /** The counters of each inbox listener, following its subscriber across restarts. */

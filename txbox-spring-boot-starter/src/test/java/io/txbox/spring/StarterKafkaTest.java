@@ -212,6 +212,8 @@ class StarterKafkaTest {
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> health.healthForPath("txbox").getStatus().equals(Status.UP));
     await().atMost(Duration.ofSeconds(30)).until(() -> handled("late") == 1);
+    assertThat(((Health) health.healthForPath("txbox")).getDetails()).containsEntry("troubled", List.of());
+    assertThat(registry.get("txbox.loops.troubled").gauge().value()).isZero();
   }
 
   @Test

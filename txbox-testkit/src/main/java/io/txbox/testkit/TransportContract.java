@@ -374,6 +374,35 @@ public abstract class TransportContract {
   }
 
   @Test
+  void aHandlerThatThrowsAnErrorIsRetriedAndDeadLetteredLikeAnyFailureAndTheSubscriberLivesOn() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 2, 5);
+    Message broken = sent.get(2); // key-0:1
+    String consumer = uniqueName();
+    InboxHandler assertsOnTheBrokenOne = (tx, m, key) -> {
+      if (m.id().equals(broken.id())) {
+        throw new AssertionError("a bug that only this message reaches");
+      }
+      recordSideEffect(consumer).handle(tx, m, key);
+    };
+    RetryPolicy threeAttempts = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
+        .maxDelay(Duration.ofMillis(100)).maxAttempts(3).build();
+    publishAll(closing(publisher(sharedBroker())), sent, 10);
+
+    Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, assertsOnTheBrokenOne,
+        threeAttempts, WhenExhausted.DEAD_LETTER));
+
+    awaitHandled(consumer, 6); // key-0:0 and the five of key-1
+    await().atMost(WAIT).until(() -> subscriber.parked() == 3);
+    assertThat(subscriber.deadLettered()).isEqualTo(1);
+    assertThat(inbox.parked(consumer, 10).get(0).lastError()).contains("AssertionError");
+    assertThat(subscriber.isTroubled()).as("the loop never failed: the Error was the handler's").isFalse();
+    Message after = message(destination, "key-1", "key-1:5");
+    publishAll(closing(publisher(sharedBroker())), List.of(after), 1);
+    awaitHandled(consumer, 7);
+  }
+
+  @Test
   void aPermanentErrorIsDeadLetteredAfterOneAttempt() throws Exception {
     String destination = createDestination(sharedBroker(), uniqueName());
     Message poison = message(destination, "k", "k:0");

@@ -80,9 +80,9 @@ public final class TransactionalIntake implements Intake {
     try {
       handler.handle(message, Inbox.idempotencyKey(consumer, message.id()));
       return Inbox.Receipt.PROCESSED;
-    } catch (Exception e) {
+    } catch (Exception | Error e) {
       // unchecked, so that the template rolls back; counts toward the retry policy giving up
-      throw new Inbox.HandlerException(consumer, message, e);
+      throw Inbox.HandlerException.of(consumer, message, e);
     }
   }
 

@@ -5,14 +5,17 @@ import io.txbox.spi.Backlog;
 import io.txbox.spi.OutboxStore;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.springframework.boot.actuate.health.AbstractHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 
 /**
  * DOWN when this application's relay has stopped, or when the oldest event nobody relayed is
  * older than the threshold: the silent backlog that nobody notices, whatever its cause (every
- * relay down, a broker refusing, a long transaction holding delivery back).
+ * relay down, a broker refusing, a long transaction holding delivery back). The {@code troubled}
+ * detail lists the background loops whose last step failed.
  */
 public final class TxboxHealthIndicator extends AbstractHealthIndicator {
   private final OutboxStore store;
@@ -21,10 +24,11 @@ public final class TxboxHealthIndicator extends AbstractHealthIndicator {
   private final Duration maxPendingAge;
   private final int limitPerBucket;
   private final Clock clock;
+  private final Supplier<List<String>> troubledLoops;
 
   public TxboxHealthIndicator(
       OutboxStore store, String subscription, Optional<ContextBound<Relay>> relay, Duration maxPendingAge,
-      int limitPerBucket, Clock clock) {
+      int limitPerBucket, Clock clock, Supplier<List<String>> troubledLoops) {
     super("txbox health check failed");
     this.store = store;
     this.subscription = subscription;
@@ -32,6 +36,7 @@ public final class TxboxHealthIndicator extends AbstractHealthIndicator {
     this.maxPendingAge = maxPendingAge;
     this.limitPerBucket = limitPerBucket;
     this.clock = clock;
+    this.troubledLoops = troubledLoops;
   }
 
   @Override
@@ -46,6 +51,9 @@ public final class TxboxHealthIndicator extends AbstractHealthIndicator {
         health.down();
       }
     });
+    // A failing loop goes on trying; it shows here, and DOWN comes from its effect: a stopped
+    // relay or an old backlog.
+    health.withDetail("troubled", troubledLoops.get());
     Optional<Backlog> backlog = store.backlog(subscription, limitPerBucket);
     backlog.ifPresent(b -> {
       Duration age = b.oldestAge(clock.instant());

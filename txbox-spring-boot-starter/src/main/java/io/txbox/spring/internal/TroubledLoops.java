@@ -1,0 +1,31 @@
+package io.txbox.spring.internal;
+
+import io.txbox.Janitor;
+import io.txbox.Relay;
+import io.txbox.spi.Subscriber;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The application's background loops whose last step failed: for the health detail and a gauge. */
+public final class TroubledLoops {
+  private TroubledLoops() {}
+
+  /** Their names ({@code relay}, {@code janitor}, {@code listener <consumer>}); any argument may be null. */
+  public static List<String> of(ContextBound<Relay> relay, ContextBound<Janitor> janitor, InboxListeners listeners) {
+    List<String> troubled = new ArrayList<>();
+    if (relay != null && relay.current().filter(Relay::isTroubled).isPresent()) {
+      troubled.add("relay");
+    }
+    if (janitor != null && janitor.current().filter(Janitor::isTroubled).isPresent()) {
+      troubled.add("janitor");
+    }
+    if (listeners != null) {
+      for (String consumer : listeners.consumers()) {
+        if (listeners.subscriber(consumer).filter(Subscriber::isTroubled).isPresent()) {
+          troubled.add("listener " + consumer);
+        }
+      }
+    }
+    return troubled;
+  }
+}
