@@ -9,8 +9,11 @@ import io.txbox.spi.Checkpoint;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.testkit.InMemoryOutboxStore;
+import io.txbox.testkit.SettableClock;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,7 +23,8 @@ import org.junit.jupiter.api.Test;
 /** The relay loop's rules, round by round, on a store in memory and a settable monotonic clock. */
 class RelayLoopTest {
   private static final Duration LEASE = Duration.ofSeconds(10);
-  private final LogInMemory store = new LogInMemory(1);
+  private final SettableClock databaseClock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
+  private final InMemoryOutboxStore store = new InMemoryOutboxStore(1, databaseClock);
   private final AtomicLong nanos = new AtomicLong(5_000_000_000L);
   private final List<Message> published = new ArrayList<>();
   private final RelaySettings settings = new RelaySettings("s", "a", 100, Duration.ofMillis(1),
@@ -75,7 +79,7 @@ class RelayLoopTest {
 
     buckets.setFairShare(0);
     loop.round(); // gives the bucket back between rounds
-    assertThat(store.owner(0)).isNull();
+    assertThat(store.owner("s", 0)).isNull();
 
     // Another instance relays e3 and e4 meanwhile, then leaves.
     store.claimBuckets("s", "b", 1, LEASE);
@@ -98,12 +102,12 @@ class RelayLoopTest {
     nanos.addAndGet(settings.leaseValidity().toNanos()); // frozen, or the heartbeat failing: no renewal
     settleRounds();
     assertThat(publishedTypes()).isEmpty();
-    assertThat(store.checkpoint(0)).isEqualTo(Checkpoint.START);
+    assertThat(store.checkpoint("s", 0)).isEqualTo(Checkpoint.START);
 
     leases.beat(); // the database lease had not run out yet (its clock did not move): renewed
     settleRounds();
     assertThat(publishedTypes()).containsExactly("e1");
-    assertThat(store.checkpoint(0)).isNotEqualTo(Checkpoint.START);
+    assertThat(store.checkpoint("s", 0)).isNotEqualTo(Checkpoint.START);
   }
 
   @Test
@@ -114,12 +118,12 @@ class RelayLoopTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> publishedTypes().size() == 1);
     nanos.addAndGet(settings.leaseValidity().toNanos());
     loop.round(); // settles past the deadline: nothing may be saved
-    assertThat(store.checkpoint(0)).isEqualTo(Checkpoint.START);
+    assertThat(store.checkpoint("s", 0)).isEqualTo(Checkpoint.START);
 
     leases.beat();
     settleRounds();
     assertThat(publishedTypes()).containsExactly("e1", "e1"); // at least once: sent again, never skipped
-    assertThat(store.checkpoint(0)).isEqualTo(e1);
+    assertThat(store.checkpoint("s", 0)).isEqualTo(e1);
   }
 
   @Test
@@ -130,11 +134,11 @@ class RelayLoopTest {
     Checkpoint e2 = store.add(0, event("e2"));
     settleRounds();
     assertThat(publishedTypes()).containsExactly("e1", "e2");
-    assertThat(store.deadLetters).singleElement().satisfies(d -> {
+    assertThat(store.deadLetters()).singleElement().satisfies(d -> {
       assertThat(d.message()).isNull();
       assertThat(d.error()).contains("type must not be null or blank");
     });
-    assertThat(store.checkpoint(0)).isEqualTo(e2);
+    assertThat(store.checkpoint("s", 0)).isEqualTo(e2);
   }
 
   @Test

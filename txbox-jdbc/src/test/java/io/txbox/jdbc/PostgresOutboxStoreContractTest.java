@@ -1,0 +1,36 @@
+package io.txbox.jdbc;
+
+import io.txbox.Message;
+import io.txbox.spi.OutboxStore;
+import io.txbox.testkit.OutboxStoreContract;
+import io.txbox.testkit.TestDatabase;
+import java.sql.Connection;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+
+/** The PostgreSQL store held to the store contract, which the in-memory store passes too. */
+class PostgresOutboxStoreContractTest extends OutboxStoreContract {
+  private TestDatabase db;
+
+  @Override
+  protected OutboxStore freshStore() {
+    db = TestDatabase.create();
+    PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(8).build();
+    store.migrate();
+    return store;
+  }
+
+  @Override
+  protected void appendCommitted(List<Message> messages) throws Exception {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      store().append(c, messages);
+      c.commit();
+    }
+  }
+
+  @AfterEach
+  void dropSchema() {
+    db.close();
+  }
+}
