@@ -6,10 +6,16 @@ import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.internal.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.common.TopicPartition;
 
 /** A Kafka broker of its own, with Kafka's ProducerPerformance (acks=all) as the reference. */
 final class KafkaBench implements BenchBroker {
@@ -19,6 +25,31 @@ final class KafkaBench implements BenchBroker {
   KafkaBench(int partitions) {
     kafka.createTopic("bench-reference", partitions);
     kafka.createTopic(RELAY_DESTINATION, partitions);
+  }
+
+  /** {@code host:port} of the broker. */
+  String bootstrapServers() {
+    return kafka.bootstrapServers();
+  }
+
+  void createTopic(String name, int partitions) {
+    kafka.createTopic(name, partitions);
+  }
+
+  /** How many records {@code topic} holds: the sum of its partitions' end offsets. */
+  long records(String topic) throws Exception {
+    try (Admin admin = kafka.admin()) {
+      int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+      for (int p = 0; p < partitions; p++) {
+        latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+      }
+      long records = 0;
+      for (ListOffsetsResult.ListOffsetsResultInfo info : admin.listOffsets(latest).all().get().values()) {
+        records += info.offset();
+      }
+      return records;
+    }
   }
 
   @Override

@@ -255,8 +255,8 @@ public final class KafkaSubscriber implements Subscriber {
     }
 
     /**
-     * After a failed step (a commit refused after a rebalance, the broker gone, a bug): nothing
-     * handled since the last commit is committed now, and every partition goes back to its
+     * After a failed step (a commit refused after a rebalance, the broker gone, a bug): what was
+     * handled since the last commit stays uncommitted, and every partition goes back to its
      * committed offset, so no record the step may have passed over is skipped; the records that
      * come again are absorbed by the inbox.
      */

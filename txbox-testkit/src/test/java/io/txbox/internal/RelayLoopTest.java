@@ -159,4 +159,49 @@ class RelayLoopTest {
       thread.join(10_000);
     }
   }
+
+  @Test
+  void anEventThatFailsDropsItsBucketsReadAheadSoNothingBehindItIsSentFirst() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean failOnce = new java.util.concurrent.atomic.AtomicBoolean(true);
+    List<String> sentInOrder = java.util.Collections.synchronizedList(new ArrayList<>());
+    Publisher refusesE2Once = new Publisher() {
+      @Override
+      public PublishResult publish(List<Message> batch) {
+        java.util.Map<Integer, Exception> failures = new java.util.HashMap<>();
+        for (int i = 0; i < batch.size(); i++) {
+          if (batch.get(i).type().equals("e2") && failOnce.getAndSet(false)) {
+            failures.put(i, new IllegalStateException("broker busy"));
+          } else if (!failures.isEmpty()) {
+            failures.put(i, new IllegalStateException("after a failure in its bucket"));
+          } else {
+            sentInOrder.add(batch.get(i).type());
+          }
+        }
+        return PublishResult.of(batch.size(), failures);
+      }
+
+      @Override
+      public void close() {}
+    };
+    RelaySettings fastRetries = new RelaySettings("s", "a", 2, Duration.ofMillis(1), Duration.ofSeconds(2), LEASE,
+        Duration.ZERO, Duration.ofSeconds(1), RetryPolicy.builder().initialDelay(Duration.ofMillis(1))
+            .maxDelay(Duration.ofMillis(5)).build());
+    RelayLoop readingAhead = new RelayLoop(fastRetries, store, refusesE2Once, Metrics.NONE, buckets, new WakeUp(),
+        Clock.systemUTC());
+    leases.beat();
+    for (String e : List.of("e1", "e2", "e3", "e4", "e5")) {
+      store.add(0, event(e));
+    }
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(() -> {
+        readingAhead.round();
+        return sentInOrder.size() >= 5;
+      });
+      assertThat(sentInOrder).as("e3 and later were read ahead before e2 failed; none went first")
+          .containsExactly("e1", "e2", "e3", "e4", "e5");
+    } finally {
+      readingAhead.stop();
+      readingAhead.run();
+    }
+  }
 }

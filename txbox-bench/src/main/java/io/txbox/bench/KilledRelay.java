@@ -1,0 +1,22 @@
+package io.txbox.bench;
+
+import io.txbox.Relay;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.kafka.KafkaPublisher;
+import io.txbox.testkit.TestDatabase;
+
+/**
+ * The relay that {@code txbox-bench resends} kills with SIGKILL: runs in a child JVM until then.
+ * Arguments: JDBC URL, schema, table prefix, bootstrap servers, batch size.
+ */
+public final class KilledRelay {
+  private KilledRelay() {}
+
+  public static void main(String[] args) throws Exception {
+    PostgresOutboxStore store = PostgresOutboxStore.builder(TestDatabase.pool(args[0], 4))
+        .schema(args[1]).tablePrefix(args[2]).build();
+    Relay.builder(store, KafkaPublisher.builder().bootstrapServers(args[3]).build())
+        .instanceId("killed").batchSize(Integer.parseInt(args[4])).build().start();
+    Thread.sleep(Long.MAX_VALUE);
+  }
+}
