@@ -34,7 +34,10 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,8 +66,7 @@ public abstract class TransportContract {
   /** Exit status of the child JVM that halts itself right after an inbox commit. */
   static final int HALTED_AFTER_COMMIT = 99;
   private static final Duration WAIT = Duration.ofSeconds(90);
-  private static final RetryPolicy FAST_RETRIES =
-      RetryPolicy.builder().initialDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(200)).build();
+  private static final RetryPolicy FAST_RETRIES = fastRetries().build();
 
   private TestDatabase db;
   private Inbox inbox;
@@ -336,15 +338,9 @@ public abstract class TransportContract {
     Message poison = sent.get(3 * 4); // key-0:4
     String consumer = uniqueName();
     AtomicInteger poisonAttempts = new AtomicInteger();
-    InboxHandler failsOnThePoison = (tx, m, key) -> {
-      if (m.id().equals(poison.id())) {
-        poisonAttempts.incrementAndGet();
-        throw new IllegalStateException("no such product");
-      }
-      recordSideEffect(consumer).handle(tx, m, key);
-    };
-    RetryPolicy threeAttempts = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
-        .maxDelay(Duration.ofMillis(200)).maxAttempts(3).build();
+    InboxHandler failsOnThePoison = failingOn(poison, consumer, poisonAttempts, () -> true,
+        () -> new IllegalStateException("no such product"));
+    RetryPolicy threeAttempts = fastRetries().maxAttempts(3).build();
     publishAll(closing(publisher(sharedBroker())), sent, 30);
 
     Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, failsOnThePoison,
@@ -379,14 +375,9 @@ public abstract class TransportContract {
     List<Message> sent = keyedMessages(destination, 2, 5);
     Message broken = sent.get(2); // key-0:1
     String consumer = uniqueName();
-    InboxHandler assertsOnTheBrokenOne = (tx, m, key) -> {
-      if (m.id().equals(broken.id())) {
-        throw new AssertionError("a bug that only this message reaches");
-      }
-      recordSideEffect(consumer).handle(tx, m, key);
-    };
-    RetryPolicy threeAttempts = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
-        .maxDelay(Duration.ofMillis(100)).maxAttempts(3).build();
+    InboxHandler assertsOnTheBrokenOne = failingOn(broken, consumer, new AtomicInteger(), () -> true,
+        () -> new AssertionError("a bug that only this message reaches"));
+    RetryPolicy threeAttempts = fastRetries().maxAttempts(3).build();
     publishAll(closing(publisher(sharedBroker())), sent, 10);
 
     Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, assertsOnTheBrokenOne,
@@ -409,15 +400,9 @@ public abstract class TransportContract {
     Message after = message(destination, "j", "j:0");
     String consumer = uniqueName();
     AtomicInteger poisonAttempts = new AtomicInteger();
-    InboxHandler rejectsThePoison = (tx, m, key) -> {
-      if (m.id().equals(poison.id())) {
-        poisonAttempts.incrementAndGet();
-        throw new IllegalArgumentException("amount must be positive");
-      }
-      recordSideEffect(consumer).handle(tx, m, key);
-    };
-    RetryPolicy permanent = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
-        .permanentWhen(e -> e instanceof IllegalArgumentException).build();
+    InboxHandler rejectsThePoison = failingOn(poison, consumer, poisonAttempts, () -> true,
+        () -> new IllegalArgumentException("amount must be positive"));
+    RetryPolicy permanent = fastRetries().permanentWhen(e -> e instanceof IllegalArgumentException).build();
     publishAll(closing(publisher(sharedBroker())), List.of(poison, after), 2);
 
     Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, rejectsThePoison,
@@ -436,16 +421,10 @@ public abstract class TransportContract {
     Message stuck = sent.get(2);
     String consumer = uniqueName();
     AtomicInteger attempts = new AtomicInteger();
-    java.util.concurrent.atomic.AtomicBoolean fixed = new java.util.concurrent.atomic.AtomicBoolean();
-    InboxHandler failsUntilFixed = (tx, m, key) -> {
-      if (m.id().equals(stuck.id()) && !fixed.get()) {
-        attempts.incrementAndGet();
-        throw new IllegalStateException("downstream refuses");
-      }
-      recordSideEffect(consumer).handle(tx, m, key);
-    };
-    RetryPolicy twoAttempts = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
-        .maxDelay(Duration.ofMillis(50)).maxAttempts(2).build();
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler failsUntilFixed = failingOn(stuck, consumer, attempts, () -> !fixed.get(),
+        () -> new IllegalStateException("downstream refuses"));
+    RetryPolicy twoAttempts = fastRetries().maxDelay(Duration.ofMillis(50)).maxAttempts(2).build();
     publishAll(closing(publisher(sharedBroker())), sent, 6);
 
     Subscriber subscriber = start(subscriber(sharedBroker(), destination, inbox, consumer, failsUntilFixed,
@@ -466,15 +445,10 @@ public abstract class TransportContract {
     List<Message> sent = keyedMessages(destination, 1, 20);
     Message stuck = sent.get(10);
     String consumer = uniqueName();
-    java.util.concurrent.atomic.AtomicBoolean fixed = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicBoolean fixed = new AtomicBoolean();
     AtomicInteger attempts = new AtomicInteger();
-    InboxHandler failsUntilFixed = (tx, m, key) -> {
-      if (m.id().equals(stuck.id()) && !fixed.get()) {
-        attempts.incrementAndGet();
-        throw new IllegalStateException("a bug, fixed by the third build");
-      }
-      recordSideEffect(consumer).handle(tx, m, key);
-    };
+    InboxHandler failsUntilFixed = failingOn(stuck, consumer, attempts, () -> !fixed.get(),
+        () -> new IllegalStateException("a bug, fixed by the third build"));
     publishAll(closing(publisher(sharedBroker())), sent, 20);
 
     for (int build = 1; build <= 2; build++) {
@@ -545,6 +519,30 @@ public abstract class TransportContract {
   }
 
   // --- helpers ---
+
+  /** Retries within a few hundred milliseconds, ten attempts unless changed. */
+  private static RetryPolicy.Builder fastRetries() {
+    return RetryPolicy.builder().initialDelay(Duration.ofMillis(20)).maxDelay(Duration.ofMillis(200));
+  }
+
+  /**
+   * Records the side effect of every message but {@code broken}, on which it counts an attempt
+   * and throws {@code error} for as long as {@code stillBroken} says so.
+   */
+  private InboxHandler failingOn(Message broken, String consumer, AtomicInteger attempts, BooleanSupplier stillBroken,
+      Supplier<? extends Throwable> error) {
+    return (tx, m, key) -> {
+      if (m.id().equals(broken.id()) && stillBroken.getAsBoolean()) {
+        attempts.incrementAndGet();
+        Throwable failure = error.get();
+        if (failure instanceof Error e) {
+          throw e;
+        }
+        throw (Exception) failure;
+      }
+      recordSideEffect(consumer).handle(tx, m, key);
+    };
+  }
 
   private InboxHandler recordSideEffect(String consumer) {
     return (tx, m, key) -> insertSideEffect(tx, db.schema(), consumer, m);
