@@ -8,6 +8,7 @@ import io.txbox.jdbc.internal.PostgresRows;
 import io.txbox.jdbc.internal.PostgresSettings;
 import io.txbox.jdbc.internal.PostgresSql;
 import io.txbox.jdbc.internal.PostgresTables;
+import io.txbox.jdbc.internal.StatusQueries;
 import io.txbox.jdbc.internal.Transactions;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
@@ -24,10 +25,12 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -84,6 +87,7 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
   private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
   private final boolean listen;
   private final Transactions tx;
+  private final StatusQueries status;
 
   private PostgresOutboxStore(Builder b) {
     this.dataSource = b.dataSource;
@@ -94,6 +98,7 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     this.notifyIntervalNanos = b.notifyInterval.toNanos();
     this.listen = b.listen;
     this.tx = new Transactions(dataSource);
+    this.status = new StatusQueries(tables);
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
@@ -332,6 +337,27 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
         return Optional.of(new OpenTransaction(rs.getInt(1), Duration.ofMillis(rs.getLong(2)), rs.getString(3)));
       }
     });
+  }
+
+  /**
+   * Every subscription's backlog and relays, the stalled buckets, the dead letters of the outbox
+   * and the inbox, and the oldest open transaction: what {@code txbox status} prints. Counting
+   * stops at {@code limitPerBucket} events per bucket, as {@link #backlog} does.
+   */
+  public StoreStatus status(int limitPerBucket) {
+    record Snapshot(Map<String, int[]> buckets, Map<String, List<StoreStatus.RelayInstance>> relays,
+        List<StoreStatus.StalledBucket> stalled, List<StoreStatus.OutboxDeadLetters> outbox,
+        List<StoreStatus.InboxDeadLetters> inbox) {}
+    Snapshot s = tx.inTransaction("reading the status", c -> new Snapshot(status.buckets(c), status.relays(c),
+        status.stalled(c), status.outboxDeadLetters(c), status.inboxDeadLetters(c)));
+    Instant now = Instant.now();
+    List<StoreStatus.Subscription> subscriptions = new ArrayList<>();
+    s.buckets().forEach((name, counts) -> {
+      Backlog b = backlog(name, limitPerBucket).orElse(new Backlog(0, false, Optional.empty()));
+      subscriptions.add(new StoreStatus.Subscription(name, b.pending(), b.capped(), b.oldestAge(now),
+          s.relays().getOrDefault(name, List.of()), counts[0], counts[1]));
+    });
+    return new StoreStatus(subscriptions, s.stalled(), s.outbox(), s.inbox(), oldestOpenTransaction());
   }
 
   /**

@@ -1,0 +1,54 @@
+package io.txbox.jdbc;
+
+import io.txbox.spi.OpenTransaction;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What an operator asks first: is delivery moving, who relays what, what is stuck and why. Read
+ * by {@link PostgresOutboxStore#status(int)} in one transaction; {@code txbox status} prints it.
+ *
+ * <pre>{@code
+ * StoreStatus status = store.status(1000);
+ * status.subscriptions().forEach(s -> System.out.println(s.name() + ": " + s.pending() + " pending"));
+ * }</pre>
+ *
+ * @param subscriptions each subscription's backlog and relays
+ * @param stalledBuckets buckets whose next event failed and waits for its retry, most attempts first
+ *     (attempts stay 0 during an outage, when nothing gets through)
+ * @param outboxDeadLetters dead letters per subscription
+ * @param inboxDeadLetters dead and parked messages per consumer
+ * @param oldestOpenTransaction the oldest write transaction still open, which holds delivery back
+ */
+public record StoreStatus(
+    List<Subscription> subscriptions,
+    List<StalledBucket> stalledBuckets,
+    List<OutboxDeadLetters> outboxDeadLetters,
+    List<InboxDeadLetters> inboxDeadLetters,
+    Optional<OpenTransaction> oldestOpenTransaction) {
+
+  /**
+   * One subscription.
+   *
+   * @param pending events not relayed yet; at most the count limit per bucket when {@code capped}
+   * @param oldestPendingAge how long the oldest of them has waited; zero when none
+   * @param unownedBuckets buckets no relay holds a lease on
+   */
+  public record Subscription(String name, long pending, boolean capped, Duration oldestPendingAge,
+      List<RelayInstance> relays, int buckets, int unownedBuckets) {}
+
+  /** A relay instance and the buckets it holds, with the lease that ends last. */
+  public record RelayInstance(String instance, int buckets, Instant leaseUntil) {}
+
+  /** A bucket retrying its next event. */
+  public record StalledBucket(String subscription, int bucket, String owner, int attempts, Instant nextAttemptAt,
+      String lastError) {}
+
+  /** A subscription's dead letters. */
+  public record OutboxDeadLetters(String subscription, long count, Instant newest) {}
+
+  /** A consumer's dead messages, and those parked behind them, over how many keys. */
+  public record InboxDeadLetters(String consumer, long dead, long parked, long keys) {}
+}

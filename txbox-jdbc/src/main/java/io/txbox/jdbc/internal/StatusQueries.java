@@ -1,0 +1,97 @@
+package io.txbox.jdbc.internal;
+
+import io.txbox.jdbc.StoreStatus;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The SQL behind {@link StoreStatus}: small aggregates over the subscription, dead-letter and inbox tables. */
+public final class StatusQueries {
+  /**
+   * Most stalled buckets listed. A bucket is stalled while its next event failed and waits for a
+   * retry: its last error is set (its attempts stay 0 while nothing at all gets through, an outage).
+   */
+  public static final int MAX_STALLED = 100;
+
+  private final String buckets;
+  private final String relays;
+  private final String stalled;
+  private final String outboxDeadLetters;
+  private final String inboxDeadLetters;
+
+  public StatusQueries(PostgresTables tables) {
+    this.buckets = tables.render("SELECT subscription, count(*),"
+        + " count(*) FILTER (WHERE owner IS NULL OR lease_until IS NULL OR lease_until <= now())"
+        + " FROM {subscription} GROUP BY subscription ORDER BY subscription");
+    this.relays = tables.render("SELECT subscription, owner, count(*), max(lease_until) FROM {subscription}"
+        + " WHERE owner IS NOT NULL AND lease_until > now() GROUP BY subscription, owner ORDER BY subscription, owner");
+    this.stalled = tables.render("SELECT subscription, bucket, owner, attempts, next_attempt_at, last_error"
+        + " FROM {subscription} WHERE last_error IS NOT NULL ORDER BY attempts DESC, subscription, bucket"
+        + " LIMIT " + MAX_STALLED);
+    this.outboxDeadLetters = tables.render("SELECT subscription, count(*), max(dead_lettered_at) FROM {dead_letter}"
+        + " GROUP BY subscription ORDER BY subscription");
+    this.inboxDeadLetters = tables.render("SELECT consumer, count(*) FILTER (WHERE status = 'dead'),"
+        + " count(*) FILTER (WHERE status = 'parked'), count(DISTINCT queue_key) FROM {inbox_queue}"
+        + " WHERE status IN ('dead', 'parked') GROUP BY consumer ORDER BY consumer");
+  }
+
+  /** Each subscription's bucket count and how many of them no live lease holds. */
+  public Map<String, int[]> buckets(Connection c) throws SQLException {
+    Map<String, int[]> found = new LinkedHashMap<>();
+    query(c, buckets, rs -> found.put(rs.getString(1), new int[] {rs.getInt(2), rs.getInt(3)}));
+    return found;
+  }
+
+  /** The live relay instances of each subscription. */
+  public Map<String, List<StoreStatus.RelayInstance>> relays(Connection c) throws SQLException {
+    Map<String, List<StoreStatus.RelayInstance>> found = new LinkedHashMap<>();
+    query(c, relays, rs -> found.computeIfAbsent(rs.getString(1), s -> new ArrayList<>())
+        .add(new StoreStatus.RelayInstance(rs.getString(2), rs.getInt(3), instant(rs, 4))));
+    return found;
+  }
+
+  public List<StoreStatus.StalledBucket> stalled(Connection c) throws SQLException {
+    List<StoreStatus.StalledBucket> found = new ArrayList<>();
+    query(c, stalled, rs -> found.add(new StoreStatus.StalledBucket(rs.getString(1), rs.getInt(2), rs.getString(3),
+        rs.getInt(4), instant(rs, 5), rs.getString(6))));
+    return found;
+  }
+
+  public List<StoreStatus.OutboxDeadLetters> outboxDeadLetters(Connection c) throws SQLException {
+    List<StoreStatus.OutboxDeadLetters> found = new ArrayList<>();
+    query(c, outboxDeadLetters, rs -> found.add(
+        new StoreStatus.OutboxDeadLetters(rs.getString(1), rs.getLong(2), instant(rs, 3))));
+    return found;
+  }
+
+  public List<StoreStatus.InboxDeadLetters> inboxDeadLetters(Connection c) throws SQLException {
+    List<StoreStatus.InboxDeadLetters> found = new ArrayList<>();
+    query(c, inboxDeadLetters, rs -> found.add(
+        new StoreStatus.InboxDeadLetters(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4))));
+    return found;
+  }
+
+  private interface Row {
+    void read(ResultSet rs) throws SQLException;
+  }
+
+  private static void query(Connection c, String sql, Row row) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(sql); ResultSet rs = p.executeQuery()) {
+      while (rs.next()) {
+        row.read(rs);
+      }
+    }
+  }
+
+  private static Instant instant(ResultSet rs, int column) throws SQLException {
+    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+}

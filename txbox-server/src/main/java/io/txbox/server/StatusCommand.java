@@ -1,0 +1,168 @@
+package io.txbox.server;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.jdbc.StoreStatus;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code txbox status}: is delivery moving, who relays what, what is stuck and why. Exit 0 when
+ * healthy, 1 when degraded (a subscription with pending events and no relay, a bucket retrying, or
+ * an event pending longer than {@code --max-pending-age}), so scripts and probes can use it. Dead
+ * letters and an old open transaction are reported; they do not by themselves stop delivery.
+ */
+@Command(name = "status", mixinStandardHelpOptions = true,
+    description = "Subscriptions, relays, stalled buckets, dead letters and the transaction holding delivery back."
+        + " Exit 0 when healthy, 1 when degraded.")
+final class StatusCommand implements Callable<Integer> {
+  @Mixin DatabaseOptions database;
+
+  @Option(names = "--json", description = "Prints the status as JSON.")
+  boolean json;
+
+  @Option(names = "--max-pending-age", defaultValue = "5m", converter = DurationConverter.class,
+      description = "Oldest pending age past which the status is degraded. Default: ${DEFAULT-VALUE}.")
+  Duration maxPendingAge;
+
+  @Option(names = "--limit-per-bucket", defaultValue = "1000",
+      description = "Events counted per bucket at most (the count is what costs). Default: ${DEFAULT-VALUE}.")
+  int limitPerBucket;
+
+  @Option(names = "--config", description = "Properties file with option values.")
+  String config;
+
+  @Spec CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    if (limitPerBucket < 1 || limitPerBucket > 1_000_000) {
+      throw new IllegalArgumentException("invalid --limit-per-bucket: must be between 1 and 1000000, was " + limitPerBucket);
+    }
+    try (HikariDataSource ds = database.pool()) {
+      database.checkConnection(ds);
+      StoreStatus status = database.store(ds).build().status(limitPerBucket);
+      List<String> problems = problems(status);
+      PrintWriter out = spec.commandLine().getOut();
+      if (json) {
+        out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(asJson(status, problems)));
+      } else {
+        printText(out, status, problems);
+      }
+      out.flush();
+      return problems.isEmpty() ? 0 : 1;
+    }
+  }
+
+  /** Why delivery is not healthy; empty when it is. */
+  private List<String> problems(StoreStatus status) {
+    List<String> problems = new ArrayList<>();
+    for (StoreStatus.Subscription s : status.subscriptions()) {
+      if (s.pending() > 0 && s.relays().isEmpty()) {
+        problems.add("subscription " + s.name() + ": " + pending(s) + " events pending and no relay holds a lease");
+      }
+      if (s.oldestPendingAge().compareTo(maxPendingAge) > 0) {
+        problems.add("subscription " + s.name() + ": the oldest pending event has waited " + s.oldestPendingAge()
+            + ", more than --max-pending-age " + maxPendingAge);
+      }
+    }
+    if (!status.stalledBuckets().isEmpty()) {
+      problems.add(status.stalledBuckets().size() + " bucket(s) retrying a failed event");
+    }
+    return problems;
+  }
+
+  private static void printText(PrintWriter out, StoreStatus status, List<String> problems) {
+    if (status.subscriptions().isEmpty()) {
+      out.println("no subscription yet: no relay has started on these tables");
+    }
+    for (StoreStatus.Subscription s : status.subscriptions()) {
+      out.printf("subscription %s: %s pending%s, %d buckets (%d held by no relay), %d relay(s)%n", s.name(), pending(s),
+          s.pending() > 0 ? " (oldest " + s.oldestPendingAge() + ")" : "", s.buckets(), s.unownedBuckets(), s.relays().size());
+      for (StoreStatus.RelayInstance r : s.relays()) {
+        out.printf("  relay %s: %d buckets, lease until %s%n", r.instance(), r.buckets(), r.leaseUntil());
+      }
+    }
+    if (status.stalledBuckets().isEmpty()) {
+      out.println("stalled buckets: none");
+    }
+    for (StoreStatus.StalledBucket b : status.stalledBuckets()) {
+      out.printf("stalled: subscription %s bucket %d (relay %s): %d attempts, next at %s, last error: %s%n",
+          b.subscription(), b.bucket(), b.owner(), b.attempts(), b.nextAttemptAt(), b.lastError());
+    }
+    if (status.outboxDeadLetters().isEmpty() && status.inboxDeadLetters().isEmpty()) {
+      out.println("dead letters: none");
+    }
+    for (StoreStatus.OutboxDeadLetters d : status.outboxDeadLetters()) {
+      out.printf("dead letters: subscription %s: %d (newest %s)%n", d.subscription(), d.count(), d.newest());
+    }
+    for (StoreStatus.InboxDeadLetters d : status.inboxDeadLetters()) {
+      out.printf("dead letters: consumer %s: %d dead, %d parked behind them, %d key(s)%n", d.consumer(), d.dead(),
+          d.parked(), d.keys());
+    }
+    out.println(status.oldestOpenTransaction()
+        .map(t -> "oldest open transaction: pid " + t.pid() + ", open " + t.age() + ": " + t.description())
+        .orElse("oldest open transaction: none"));
+    out.println(problems.isEmpty() ? "HEALTHY" : "DEGRADED: " + String.join("; ", problems));
+  }
+
+  private static Map<String, Object> asJson(StoreStatus status, List<String> problems) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("healthy", problems.isEmpty());
+    json.put("problems", problems);
+    json.put("subscriptions", status.subscriptions().stream().map(s -> {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("name", s.name());
+      m.put("pending", s.pending());
+      m.put("pendingCapped", s.capped());
+      m.put("oldestPendingAge", s.oldestPendingAge().toString());
+      m.put("buckets", s.buckets());
+      m.put("unownedBuckets", s.unownedBuckets());
+      m.put("relays", s.relays().stream().map(r -> Map.of("instance", r.instance(), "buckets", r.buckets(),
+          "leaseUntil", text(r.leaseUntil()))).toList());
+      return m;
+    }).toList());
+    json.put("stalledBuckets", status.stalledBuckets().stream().map(b -> {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("subscription", b.subscription());
+      m.put("bucket", b.bucket());
+      m.put("relay", b.owner());
+      m.put("attempts", b.attempts());
+      m.put("nextAttemptAt", text(b.nextAttemptAt()));
+      m.put("lastError", b.lastError());
+      return m;
+    }).toList());
+    json.put("outboxDeadLetters", status.outboxDeadLetters().stream().map(d -> Map.of("subscription", d.subscription(),
+        "count", d.count(), "newest", text(d.newest()))).toList());
+    json.put("inboxDeadLetters", status.inboxDeadLetters().stream().map(d -> Map.of("consumer", d.consumer(),
+        "dead", d.dead(), "parked", d.parked(), "keys", d.keys())).toList());
+    json.put("oldestOpenTransaction", status.oldestOpenTransaction().map(t -> {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("pid", t.pid());
+      m.put("age", t.age().toString());
+      m.put("description", t.description());
+      return m;
+    }).orElse(null));
+    return json;
+  }
+
+  private static String pending(StoreStatus.Subscription s) {
+    return s.pending() + (s.capped() ? "+" : "");
+  }
+
+  private static String text(Instant instant) {
+    return instant == null ? "" : instant.toString();
+  }
+}
