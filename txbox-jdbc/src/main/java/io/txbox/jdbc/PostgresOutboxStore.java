@@ -339,6 +339,11 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     });
   }
 
+  /** The dead letters of this outbox, for operators: list, show, retry and discard, audited. */
+  public PostgresDeadLetters deadLetters() {
+    return new PostgresDeadLetters(dataSource, tables);
+  }
+
   /**
    * Every subscription's backlog and relays, the stalled buckets, the dead letters of the outbox
    * and the inbox, and the oldest open transaction: what {@code txbox status} prints. Counting

@@ -24,8 +24,8 @@ import picocli.CommandLine;
       "or in a properties file named by --config or TXBOX_CONFIG (batch-size=500).",
       "A flag wins over the environment, which wins over the file."
     },
-    subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, QuickstartCommand.class,
-        DemoCommand.class})
+    subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
+        AuditCommand.class, QuickstartCommand.class, DemoCommand.class})
 final class TxboxCommand {
 
   /** A command line whose defaults come from the environment and the properties file. */

@@ -29,8 +29,9 @@ final class UnknownSettings {
 
   private void collect(CommandLine command) {
     for (OptionSpec option : command.getCommandSpec().options()) {
-      if (option.longestName().startsWith("--")) {
-        options.add(option.longestName().substring(2));
+      String name = option.longestName().substring(2);
+      if (option.longestName().startsWith("--") && !EnvironmentDefaults.ONLY_ON_THE_COMMAND_LINE.contains(name)) {
+        options.add(name);
       }
     }
     command.getSubcommands().values().forEach(this::collect);
@@ -59,6 +60,9 @@ final class UnknownSettings {
   }
 
   private String suggestion(String name) {
+    if (EnvironmentDefaults.ONLY_ON_THE_COMMAND_LINE.contains(name)) {
+      return ": --" + name + " is taken from the command line only, never from a file or the environment";
+    }
     return options.stream()
         .filter(o -> !o.equals("help") && !o.equals("version"))
         .min(Comparator.comparingInt(o -> distance(name, o)))

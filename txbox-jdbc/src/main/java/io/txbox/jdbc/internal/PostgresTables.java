@@ -56,6 +56,10 @@ public record PostgresTables(String schema, String prefix) {
     return qualified("inbox_parked_key");
   }
 
+  public String audit() {
+    return qualified("audit");
+  }
+
   public String setting() {
     return qualified("setting");
   }
@@ -80,6 +84,7 @@ public record PostgresTables(String schema, String prefix) {
         .replace("{inbox_queue}", inboxQueue())
         .replace("{inbox_key}", inboxKey())
         .replace("{inbox_parked_key}", inboxParkedKey())
+        .replace("{audit}", audit())
         .replace("{schema}", schema)
         .replace("{prefix}", prefix);
   }

@@ -1,0 +1,248 @@
+package io.txbox.jdbc;
+
+import io.txbox.jdbc.internal.PostgresTables;
+import io.txbox.jdbc.internal.Transactions;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The outbox's dead letters for operators: list, show, retry and discard them by scope, each
+ * change recorded in the audit table with who did it. {@code txbox dead-letters} is built on it.
+ *
+ * <pre>{@code
+ * PostgresDeadLetters deadLetters = store.deadLetters();
+ * Scope scope = Scope.ALL.withType("OrderPlaced").withErrorContaining("RecordTooLarge");
+ * long n = deadLetters.count(scope);
+ * deadLetters.retry(scope, "alice");   // back into the log, same ids, in their order
+ * }</pre>
+ *
+ * <p>A retried event re-enters the log as a new row with its id (consumers deduplicate on it), in
+ * the order the dead letters had, after whatever its key sent meanwhile; from then on its key's
+ * order holds. A row that was dead-lettered because it broke the message rules cannot re-enter:
+ * the table's CHECK constraints refuse it, and the retry fails naming the rule.
+ */
+public final class PostgresDeadLetters {
+  private final Transactions tx;
+  private final PostgresTables tables;
+
+  PostgresDeadLetters(DataSource dataSource, PostgresTables tables) {
+    this.tx = new Transactions(dataSource);
+    this.tables = tables;
+  }
+
+  /**
+   * Which dead letters an operation touches; null fields match anything.
+   *
+   * @param subscription the subscription that gave up
+   * @param type the event type
+   * @param destination the event's destination
+   * @param key the event key
+   * @param since dead-lettered at or after
+   * @param until dead-lettered before
+   * @param errorContaining text in the error
+   */
+  public record Scope(String subscription, String type, String destination, String key, Instant since,
+      Instant until, String errorContaining) {
+    /** Every dead letter. */
+    public static final Scope ALL = new Scope(null, null, null, null, null, null, null);
+
+    /** What the scope selects, for people and the audit table. */
+    public String describe() {
+      List<String> parts = new ArrayList<>();
+      add(parts, "subscription", subscription);
+      add(parts, "type", type);
+      add(parts, "destination", destination);
+      add(parts, "key", key);
+      add(parts, "since", since);
+      add(parts, "until", until);
+      add(parts, "error containing", errorContaining);
+      return parts.isEmpty() ? "all" : String.join(", ", parts);
+    }
+
+    private static void add(List<String> parts, String name, Object value) {
+      if (value != null) {
+        parts.add(name + " " + value);
+      }
+    }
+  }
+
+  /** One dead letter, without its payload. */
+  public record Entry(String subscription, long position, UUID id, String key, String type, int version,
+      String destination, String error, int attempts, Instant deadLetteredAt, int payloadBytes) {}
+
+  /** One dead letter with its payload and headers. */
+  public record Details(Entry entry, byte[] payload, String contentType, String headersJson, Instant createdAt) {}
+
+  /** An operator's action, as the audit table keeps it. */
+  public record AuditEntry(long id, Instant at, String operator, String action, String target, String scope,
+      long count, boolean dryRun) {}
+
+  /** How many dead letters {@code scope} selects. */
+  public long count(Scope scope) {
+    return tx.inTransaction("counting dead letters", c -> {
+      try (PreparedStatement p = c.prepareStatement("SELECT count(*) FROM " + tables.deadLetter() + where())) {
+        bind(p, scope, 1);
+        try (ResultSet rs = p.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
+  }
+
+  /** Up to {@code limit} dead letters of {@code scope}, oldest first. */
+  public List<Entry> list(Scope scope, int limit) {
+    return tx.inTransaction("listing dead letters", c -> {
+      try (PreparedStatement p = c.prepareStatement("SELECT " + ENTRY + " FROM " + tables.deadLetter() + where()
+          + " ORDER BY dead_lettered_at, subscription, position LIMIT ?")) {
+        int next = bind(p, scope, 1);
+        p.setInt(next, limit);
+        List<Entry> entries = new ArrayList<>();
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            entries.add(entry(rs));
+          }
+        }
+        return entries;
+      }
+    });
+  }
+
+  /** The dead letter of event {@code id} in {@code subscription}, with its payload. */
+  public Optional<Details> show(String subscription, UUID id) {
+    return tx.inTransaction("reading a dead letter", c -> {
+      try (PreparedStatement p = c.prepareStatement("SELECT " + ENTRY + ", payload, content_type, headers::text,"
+          + " created_at FROM " + tables.deadLetter() + " WHERE subscription = ? AND id = ? ORDER BY position LIMIT 1")) {
+        p.setString(1, subscription);
+        p.setObject(2, id);
+        try (ResultSet rs = p.executeQuery()) {
+          if (!rs.next()) {
+            return Optional.empty();
+          }
+          return Optional.of(new Details(entry(rs), rs.getBytes(12), rs.getString(13), rs.getString(14),
+              rs.getObject(15, OffsetDateTime.class).toInstant()));
+        }
+      }
+    });
+  }
+
+  /**
+   * Puts the events of {@code scope} back into the log, in their order, with their ids, and
+   * removes their dead letters; recorded in the audit table as done by {@code operator}.
+   *
+   * @return how many events re-entered the log
+   */
+  public int retry(Scope scope, String operator) {
+    return tx.inTransaction("retrying dead letters", c -> {
+      int count;
+      try (PreparedStatement p = c.prepareStatement("WITH gone AS (DELETE FROM " + tables.deadLetter() + where()
+          + " RETURNING *) INSERT INTO " + tables.outbox() + " (id, key, type, version, destination, payload,"
+          + " content_type, headers, created_at) SELECT id, key, type, version, destination, payload, content_type,"
+          + " headers, created_at FROM gone ORDER BY position")) {
+        bind(p, scope, 1);
+        count = p.executeUpdate();
+      }
+      audit(c, operator, "retry", "outbox", scope.describe(), count, false);
+      return count;
+    });
+  }
+
+  /**
+   * Deletes the dead letters of {@code scope}; recorded in the audit table.
+   *
+   * @return how many were deleted
+   */
+  public int discard(Scope scope, String operator) {
+    return tx.inTransaction("discarding dead letters", c -> {
+      int count;
+      try (PreparedStatement p = c.prepareStatement("DELETE FROM " + tables.deadLetter() + where())) {
+        bind(p, scope, 1);
+        count = p.executeUpdate();
+      }
+      audit(c, operator, "discard", "outbox", scope.describe(), count, false);
+      return count;
+    });
+  }
+
+  /** Records an operator's action that happened elsewhere, or a dry run, in the audit table. */
+  public void record(String operator, String action, String target, String scope, long count, boolean dryRun) {
+    tx.inTransaction("recording an audit entry", c -> {
+      audit(c, operator, action, target, scope, count, dryRun);
+      return null;
+    });
+  }
+
+  /** The newest {@code limit} audit entries, newest first. */
+  public List<AuditEntry> audit(int limit) {
+    return tx.inTransaction("reading the audit table", c -> {
+      try (PreparedStatement p = c.prepareStatement("SELECT id, at, operator, action, target, scope, count, dry_run"
+          + " FROM " + tables.audit() + " ORDER BY id DESC LIMIT ?")) {
+        p.setInt(1, limit);
+        List<AuditEntry> entries = new ArrayList<>();
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            entries.add(new AuditEntry(rs.getLong(1), rs.getObject(2, OffsetDateTime.class).toInstant(),
+                rs.getString(3), rs.getString(4), rs.getString(5), rs.getString(6), rs.getLong(7), rs.getBoolean(8)));
+          }
+        }
+        return entries;
+      }
+    });
+  }
+
+  private static final String ENTRY = "subscription, position, id, key, type, version, destination, error, attempts,"
+      + " dead_lettered_at, octet_length(payload)";
+
+  private static Entry entry(ResultSet rs) throws SQLException {
+    return new Entry(rs.getString(1), rs.getLong(2), rs.getObject(3, UUID.class), rs.getString(4), rs.getString(5),
+        rs.getInt(6), rs.getString(7), rs.getString(8), rs.getInt(9),
+        rs.getObject(10, OffsetDateTime.class).toInstant(), rs.getInt(11));
+  }
+
+  /** Every condition of a scope; a null parameter matches anything. */
+  private static String where() {
+    return " WHERE (?::text IS NULL OR subscription = ?) AND (?::text IS NULL OR type = ?)"
+        + " AND (?::text IS NULL OR destination = ?) AND (?::text IS NULL OR key = ?)"
+        + " AND (?::timestamptz IS NULL OR dead_lettered_at >= ?) AND (?::timestamptz IS NULL OR dead_lettered_at < ?)"
+        + " AND (?::text IS NULL OR strpos(error, ?) > 0)";
+  }
+
+  /** Binds a scope to {@link #where()} from parameter {@code first}; returns the next parameter. */
+  private static int bind(PreparedStatement p, Scope scope, int first) throws SQLException {
+    int i = first;
+    for (Object value : new Object[] {scope.subscription(), scope.type(), scope.destination(), scope.key(),
+        timestamp(scope.since()), timestamp(scope.until()), scope.errorContaining()}) {
+      p.setObject(i++, value);
+      p.setObject(i++, value);
+    }
+    return i;
+  }
+
+  private static OffsetDateTime timestamp(Instant instant) {
+    return instant == null ? null : instant.atOffset(ZoneOffset.UTC);
+  }
+
+  private void audit(Connection c, String operator, String action, String target, String scope, long count,
+      boolean dryRun) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement("INSERT INTO " + tables.audit()
+        + " (operator, action, target, scope, count, dry_run) VALUES (?, ?, ?, ?, ?, ?)")) {
+      p.setString(1, operator);
+      p.setString(2, action);
+      p.setString(3, target);
+      p.setString(4, scope);
+      p.setLong(5, count);
+      p.setBoolean(6, dryRun);
+      p.executeUpdate();
+    }
+  }
+}

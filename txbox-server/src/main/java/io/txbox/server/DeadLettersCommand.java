@@ -1,0 +1,286 @@
+package io.txbox.server;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.Inbox;
+import io.txbox.ParkedMessage;
+import io.txbox.jdbc.PostgresDeadLetters;
+import io.txbox.jdbc.PostgresDeadLetters.Scope;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.jdbc.PostgresOutboxStore;
+import java.io.PrintWriter;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Base64;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code txbox dead-letters list | show | retry | discard}: the outbox's dead letters by scope, or
+ * with {@code --consumer} a consumer's dead and parked messages. Anything that touches more than
+ * one message is a dry run (the count and a sample) unless {@code --execute} is given; every retry
+ * and discard, dry runs included, is recorded in the audit table ({@code txbox audit}).
+ */
+@Command(name = "dead-letters", mixinStandardHelpOptions = true,
+    description = "Lists, shows, retries and discards dead letters; more than one message needs --execute.",
+    subcommands = {DeadLettersCommand.ListCommand.class, DeadLettersCommand.ShowCommand.class,
+        DeadLettersCommand.RetryCommand.class, DeadLettersCommand.DiscardCommand.class})
+final class DeadLettersCommand {
+  /** Messages shown by a dry run. */
+  static final int SAMPLE = 5;
+  /** Most messages {@code list} prints. */
+  static final int MAX_LIST = 10_000;
+
+  /** Which dead letters: the options every subcommand shares. */
+  static final class ScopeOptions {
+    @Option(names = "--subscription", description = "Outbox: the subscription that gave up.")
+    String subscription;
+
+    @Option(names = "--type", description = "Outbox: the event type.")
+    String type;
+
+    @Option(names = "--destination", description = "Outbox: the destination.")
+    String destination;
+
+    @Option(names = "--key", description = "The event key; with --consumer, the parked key.")
+    String key;
+
+    @Option(names = "--since", description = "Outbox: dead-lettered at or after this instant (2026-11-23T10:00:00Z).")
+    String since;
+
+    @Option(names = "--until", description = "Outbox: dead-lettered before this instant.")
+    String until;
+
+    @Option(names = "--error", description = "Outbox: text the error contains.")
+    String error;
+
+    @Option(names = "--consumer", description = "A consumer's dead and parked messages instead of the outbox's.")
+    String consumer;
+
+    @Option(names = "--config", description = "Properties file with option values.")
+    String config;
+
+    Scope scope() {
+      return new Scope(subscription, type, destination, key, instant("--since", since), instant("--until", until),
+          error);
+    }
+
+    private static Instant instant(String option, String value) {
+      if (value == null) {
+        return null;
+      }
+      try {
+        return Instant.parse(value);
+      } catch (DateTimeParseException e) {
+        throw new IllegalArgumentException("invalid " + option + ": an instant such as 2026-11-23T10:00:00Z, was '"
+            + value + "'");
+      }
+    }
+  }
+
+  /** What every subcommand does first: connect, and reach the dead letters. */
+  abstract static class Action implements Callable<Integer> {
+    @Mixin DatabaseOptions database;
+    @Mixin ScopeOptions scope;
+    @Spec CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      try (HikariDataSource ds = database.pool()) {
+        database.checkConnection(ds);
+        PostgresOutboxStore store = database.store(ds).build();
+        PrintWriter out = spec.commandLine().getOut();
+        int code = scope.consumer == null ? outbox(store.deadLetters(), out) : inbox(ds, store, out);
+        out.flush();
+        return code;
+      }
+    }
+
+    abstract int outbox(PostgresDeadLetters deadLetters, PrintWriter out);
+
+    abstract int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception;
+
+    Inbox inbox(HikariDataSource ds) {
+      return Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema).tablePrefix(database.tablePrefix)
+          .build());
+    }
+
+    List<ParkedMessage> parkedKey(Inbox inbox) throws Exception {
+      return inbox.parked(scope.consumer, Inbox.MAX_PARKED_LISTED).stream()
+          .filter(p -> scope.key == null || p.queueKey().equals(scope.key)).toList();
+    }
+
+    static void print(PrintWriter out, PostgresDeadLetters.Entry e) {
+      out.printf("%s %s #%d %s %s v%d key=%s to %s, %d attempts, %d bytes: %s%n", e.deadLetteredAt(), e.subscription(),
+          e.position(), e.id(), e.type(), e.version(), e.key(), e.destination(), e.attempts(), e.payloadBytes(), e.error());
+    }
+
+    static void print(PrintWriter out, ParkedMessage p) {
+      out.printf("%s key=%s %s %s %s, %d attempts%s%n", p.receivedAt(), p.queueKey(), p.dead() ? "DEAD  " : "parked",
+          p.message().id(), p.message().type(), p.attempts(), p.lastError() == null ? "" : ": " + p.lastError());
+    }
+
+    String operator() {
+      return System.getProperty("user.name", "unknown");
+    }
+
+    /**
+     * A scope of more than one dead letter without {@code --execute}: prints the count and a sample,
+     * records the dry run, and says so.
+     */
+    boolean dryRun(PostgresDeadLetters deadLetters, PrintWriter out, Scope s, String action, boolean execute) {
+      long count = deadLetters.count(s);
+      if (count <= 1 || execute) {
+        return false;
+      }
+      out.printf("dry run: %s would touch %d dead letter(s) (%s); add --execute to do it. Sample:%n", action, count,
+          s.describe());
+      deadLetters.list(s, SAMPLE).forEach(e -> print(out, e));
+      deadLetters.record(operator(), action, "outbox", s.describe(), count, true);
+      return true;
+    }
+  }
+
+  @Command(name = "list", mixinStandardHelpOptions = true, description = "Lists the dead letters of a scope, oldest first.")
+  static final class ListCommand extends Action {
+    @Option(names = "--limit", defaultValue = "50", description = "Most listed, 1 to " + MAX_LIST + ". Default: ${DEFAULT-VALUE}.")
+    int limit;
+
+    @Override
+    int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+      checkLimit();
+      Scope s = scope.scope();
+      out.printf("%d dead letter(s) of the outbox (%s)%n", deadLetters.count(s), s.describe());
+      deadLetters.list(s, limit).forEach(e -> print(out, e));
+      return 0;
+    }
+
+    @Override
+    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+      checkLimit();
+      List<ParkedMessage> parked = parkedKey(inbox(ds));
+      out.printf("%d dead or parked message(s) of consumer %s%n", parked.size(), scope.consumer);
+      parked.stream().limit(limit).forEach(p -> print(out, p));
+      return 0;
+    }
+
+    private void checkLimit() {
+      if (limit < 1 || limit > MAX_LIST) {
+        throw new IllegalArgumentException("invalid --limit: must be between 1 and " + MAX_LIST + ", was " + limit);
+      }
+    }
+  }
+
+  @Command(name = "show", mixinStandardHelpOptions = true, description = "Shows one outbox dead letter with its payload.")
+  static final class ShowCommand extends Action {
+    @Option(names = "--id", required = true, description = "The event id.")
+    UUID id;
+
+    @Override
+    int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+      String subscription = scope.subscription == null ? "default" : scope.subscription;
+      var shown = deadLetters.show(subscription, id);
+      if (shown.isEmpty()) {
+        out.printf("no dead letter of event %s in subscription %s%n", id, subscription);
+        return 1;
+      }
+      print(out, shown.get().entry());
+      out.printf("created at %s, content type %s, headers %s%n", shown.get().createdAt(), shown.get().contentType(),
+          shown.get().headersJson());
+      out.println(payload(shown.get().payload()));
+      return 0;
+    }
+
+    @Override
+    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+      for (ParkedMessage p : inbox(ds).parked(scope.consumer, Inbox.MAX_PARKED_LISTED)) {
+        if (p.message().id().equals(id)) {
+          print(out, p);
+          out.println(payload(p.message().payload()));
+          return 0;
+        }
+      }
+      out.printf("no dead or parked message %s of consumer %s%n", id, scope.consumer);
+      return 1;
+    }
+
+    /** The payload as text when it is UTF-8, else in base64. */
+    private static String payload(byte[] payload) {
+      try {
+        return StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(payload)).toString();
+      } catch (CharacterCodingException e) {
+        return "base64:" + Base64.getEncoder().encodeToString(payload);
+      }
+    }
+  }
+
+  @Command(name = "retry", mixinStandardHelpOptions = true,
+      description = "Puts outbox dead letters back into the log with their ids; more than one needs --execute.")
+  static final class RetryCommand extends Action {
+    @Option(names = "--execute", description = "Retries; without it, a scope of more than one message is a dry run.")
+    boolean execute;
+
+    @Override
+    int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+      Scope s = scope.scope();
+      if (dryRun(deadLetters, out, s, "retry", execute)) {
+        return 0;
+      }
+      out.printf("retried %d dead letter(s) (%s): they are back in the log%n", deadLetters.retry(s, operator()),
+          s.describe());
+      return 0;
+    }
+
+    @Override
+    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) {
+      out.println("a consumer's parked key is retried by the application, which has the handler:"
+          + " Inbox.retry(consumer, key, handler), or InboxQueue.retry(key) for a queue");
+      return 2;
+    }
+  }
+
+  @Command(name = "discard", mixinStandardHelpOptions = true,
+      description = "Deletes outbox dead letters, or a consumer's parked key; more than one needs --execute.")
+  static final class DiscardCommand extends Action {
+    @Option(names = "--execute", description = "Discards; without it, a scope of more than one message is a dry run.")
+    boolean execute;
+
+    @Override
+    int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+      Scope s = scope.scope();
+      if (dryRun(deadLetters, out, s, "discard", execute)) {
+        return 0;
+      }
+      out.printf("discarded %d dead letter(s) (%s)%n", deadLetters.discard(s, operator()), s.describe());
+      return 0;
+    }
+
+    @Override
+    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+      if (scope.key == null) {
+        throw new IllegalArgumentException("invalid --key: discard of a consumer's messages needs the parked key");
+      }
+      Inbox inbox = inbox(ds);
+      List<ParkedMessage> parked = parkedKey(inbox);
+      String described = "consumer " + scope.consumer + ", key " + scope.key;
+      if (parked.size() > 1 && !execute) {
+        out.printf("dry run: discard would drop %d message(s) (%s); add --execute to do it. Sample:%n", parked.size(),
+            described);
+        parked.stream().limit(SAMPLE).forEach(p -> print(out, p));
+        store.deadLetters().record(operator(), "discard", "inbox", described, parked.size(), true);
+        return 0;
+      }
+      int dropped = inbox.discard(scope.consumer, scope.key);
+      store.deadLetters().record(operator(), "discard", "inbox", described, dropped, false);
+      out.printf("discarded %d message(s) (%s); the key flows again%n", dropped, described);
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,155 @@
+package io.txbox.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.Inbox;
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.Relay;
+import io.txbox.jdbc.PostgresDeadLetters;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.kafka.KafkaPublisher;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TopicReader;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * {@code txbox dead-letters} and {@code txbox audit} on real dead letters: a relay gives up on
+ * events for a topic that does not exist yet; an operator looks, tries a dry run, creates the
+ * topic and retries, and the events reach Kafka.
+ */
+class DeadLettersCommandTest {
+  private final KafkaBroker kafka = KafkaBroker.shared();
+  private final String topic = "dead-letters-" + UUID.randomUUID();
+  private TestDatabase db;
+  private PostgresOutboxStore store;
+  private StringWriter out;
+
+  @BeforeEach
+  void setUp() {
+    db = TestDatabase.create();
+    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
+    store.migrate();
+  }
+
+  @AfterEach
+  void tearDown() {
+    db.close();
+  }
+
+  @Test
+  void aDryRunChangesNothingAndAnExecutedRetryDeliversTheScopeWithItsIds() throws Exception {
+    List<Message> sent = List.of(event("k1", "OrderPlaced"), event("k2", "OrderPlaced"), event("k3", "OrderPaid"));
+    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+        .idleInterval(Duration.ofMillis(20)).build().start()) {
+      send(sent);
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(PostgresDeadLetters.Scope.ALL) == 3);
+
+      assertThat(run("dead-letters", "list")).isZero();
+      assertThat(out.toString()).contains("3 dead letter(s) of the outbox (all)", "does not exist");
+
+      assertThat(run("dead-letters", "retry", "--type", "OrderPlaced")).isZero();
+      assertThat(out.toString()).contains("dry run: retry would touch 2 dead letter(s) (type OrderPlaced)");
+      assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).as("a dry run changes nothing").isEqualTo(3);
+      assertThat(count("SELECT count(*) FROM {schema}.txbox_outbox")).isEqualTo(3);
+
+      kafka.createTopic(topic, 2);
+      assertThat(run("dead-letters", "retry", "--type", "OrderPlaced", "--execute")).isZero();
+      assertThat(out.toString()).contains("retried 2 dead letter(s) (type OrderPlaced)");
+      try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+        List<TopicReader.Received> got = reader.readUntil(r -> r.size() >= 2, Duration.ofSeconds(30));
+        assertThat(got).extracting(TopicReader.Received::id)
+            .containsExactlyInAnyOrder(sent.get(0).id().toString(), sent.get(1).id().toString());
+      }
+
+      assertThat(run("dead-letters", "discard", "--key", "k3")).as("one message: no --execute needed").isZero();
+      assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).isZero();
+    }
+
+    assertThat(run("audit")).isZero();
+    String[] lines = out.toString().split("\n");
+    assertThat(lines).hasSize(3);
+    assertThat(lines[0]).contains("discard outbox: 1 message(s), key k3");
+    assertThat(lines[1]).contains("retry outbox: 2 message(s), type OrderPlaced");
+    assertThat(lines[2]).contains("retry outbox (dry run): 2 message(s), type OrderPlaced");
+  }
+
+  @Test
+  void aConsumersParkedKeyIsListedAndDiscardedOnlyWithExecute() throws Exception {
+    Inbox inbox = Inbox.create(db.dataSource(), PostgresInboxStore.builder().schema(db.schema()).build());
+    inbox.deadLetter("billing", event("order-7", "OrderPlaced"), new IllegalStateException("no such customer"), 10);
+    inbox.receive("billing", event("order-7", "OrderPaid"), (tx, m, key) -> { });
+
+    assertThat(run("dead-letters", "list", "--consumer", "billing")).isZero();
+    assertThat(out.toString()).contains("2 dead or parked message(s) of consumer billing", "DEAD", "parked",
+        "no such customer");
+    assertThat(run("dead-letters", "discard", "--consumer", "billing", "--key", "order-7")).isZero();
+    assertThat(out.toString()).contains("dry run: discard would drop 2 message(s)");
+    assertThat(inbox.parked("billing", 10)).hasSize(2);
+
+    assertThat(run("dead-letters", "discard", "--consumer", "billing", "--key", "order-7", "--execute")).isZero();
+    assertThat(inbox.parked("billing", 10)).isEmpty();
+    assertThat(store.deadLetters().audit(10)).extracting(PostgresDeadLetters.AuditEntry::dryRun).containsExactly(false, true);
+  }
+
+  @Test
+  void executeNeverComesFromTheEnvironment() {
+    Map<String, String> environment = new HashMap<>(Map.of("TXBOX_EXECUTE", "true"));
+    assertThat(run(environment, "dead-letters", "discard")).isEqualTo(2);
+    assertThat(out.toString()).contains("TXBOX_EXECUTE", "command line only");
+  }
+
+  private int run(String... args) {
+    return run(Map.of(), args);
+  }
+
+  private int run(Map<String, String> environment, String... args) {
+    List<String> all = new ArrayList<>(List.of(args));
+    all.addAll(List.of("--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema()));
+    String[] argv = all.toArray(String[]::new);
+    CommandLine cli = TxboxCommand.commandLine(argv, environment);
+    out = new StringWriter();
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(out, true));
+    return cli.execute(argv);
+  }
+
+  private Message event(String key, String type) {
+    return Message.builder().id(UUID.randomUUID()).type(type).destination(topic).key(key)
+        .payload(key.getBytes(StandardCharsets.UTF_8)).build();
+  }
+
+  private void send(List<Message> messages) throws Exception {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      Outbox.create(store).send(c, messages);
+      c.commit();
+    }
+  }
+
+  private long count(String sql) throws Exception {
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql.replace("{schema}", db.schema()))) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}
