@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.txbox.Inbox;
 import io.txbox.Message;
-import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresDeadLetters;
 import io.txbox.jdbc.PostgresInboxStore;
@@ -27,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -39,20 +37,13 @@ import picocli.CommandLine;
 class DeadLettersCommandTest {
   private final KafkaBroker kafka = KafkaBroker.shared();
   private final String topic = "dead-letters-" + UUID.randomUUID();
-  private TestDatabase db;
-  private PostgresOutboxStore store;
+  private final OutboxSchema schema = new OutboxSchema();
+  private final PostgresOutboxStore store = schema.store;
   private StringWriter out;
 
-  @BeforeEach
-  void setUp() {
-    db = TestDatabase.create();
-    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
-    store.migrate();
-  }
-
   @AfterEach
-  void tearDown() {
-    db.close();
+  void dropSchema() {
+    schema.close();
   }
 
   @Test
@@ -60,7 +51,7 @@ class DeadLettersCommandTest {
     List<Message> sent = List.of(event("k1", "OrderPlaced"), event("k2", "OrderPlaced"), event("k3", "OrderPaid"));
     try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
-      send(sent);
+      schema.send(sent);
       await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(PostgresDeadLetters.Scope.ALL) == 3);
 
       assertThat(run("dead-letters", "list")).isZero();
@@ -94,7 +85,7 @@ class DeadLettersCommandTest {
 
   @Test
   void aConsumersParkedKeyIsListedAndDiscardedOnlyWithExecute() throws Exception {
-    Inbox inbox = Inbox.create(db.dataSource(), PostgresInboxStore.builder().schema(db.schema()).build());
+    Inbox inbox = Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build());
     inbox.deadLetter("billing", event("order-7", "OrderPlaced"), new IllegalStateException("no such customer"), 10);
     inbox.receive("billing", event("order-7", "OrderPaid"), (tx, m, key) -> { });
 
@@ -123,7 +114,7 @@ class DeadLettersCommandTest {
 
   private int run(Map<String, String> environment, String... args) {
     List<String> all = new ArrayList<>(List.of(args));
-    all.addAll(List.of("--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema()));
+    all.addAll(List.of("--jdbc-url", TestDatabase.jdbcUrl(), "--schema", schema.name()));
     String[] argv = all.toArray(String[]::new);
     CommandLine cli = TxboxCommand.commandLine(argv, environment);
     out = new StringWriter();
@@ -137,17 +128,9 @@ class DeadLettersCommandTest {
         .payload(key.getBytes(StandardCharsets.UTF_8)).build();
   }
 
-  private void send(List<Message> messages) throws Exception {
-    try (Connection c = db.dataSource().getConnection()) {
-      c.setAutoCommit(false);
-      Outbox.create(store).send(c, messages);
-      c.commit();
-    }
-  }
-
   private long count(String sql) throws Exception {
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql.replace("{schema}", db.schema()))) {
+    try (Connection c = schema.db.dataSource().getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql.replace("{schema}", schema.name()))) {
       rs.next();
       return rs.getLong(1);
     }

@@ -4,17 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.Message;
-import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.testkit.NatsServer;
 import io.txbox.testkit.TestDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,19 +20,11 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class RelaySecretsTest {
   @TempDir Path dir;
-  private TestDatabase db;
-  private PostgresOutboxStore store;
-
-  @BeforeEach
-  void setUp() {
-    db = TestDatabase.create();
-    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
-    store.migrate();
-  }
+  private final OutboxSchema schema = new OutboxSchema();
 
   @AfterEach
-  void tearDown() {
-    db.close();
+  void dropSchema() {
+    schema.close();
   }
 
   @Test
@@ -47,16 +35,17 @@ class RelaySecretsTest {
         + "password=s3cr3t-in-url";
     try (RelayProcesses relays = new RelayProcesses()) {
       // NATS takes the credentials (the machine's server requires none) and runs
-      relays.start(dir, List.of("--config", config.toString(), "--jdbc-url", jdbcUrl, "--schema", db.schema(),
+      relays.start(dir, List.of("--config", config.toString(), "--jdbc-url", jdbcUrl, "--schema", schema.name(),
           "--broker", "nats", "--nats-servers", "nats://app:s3cr3t-in-nats-uri@" + NatsServer.MACHINE_URL.substring(7),
           "--instance-id", "nats-relay", "--heartbeat-interval", "250ms", "--lease-duration", "2s"));
       await().atMost(Duration.ofSeconds(60)).until(() -> relays.log(0).contains("relay nats-relay started"));
       // RabbitMQ refuses the password: the failures are logged too
-      relays.start(dir, List.of("--jdbc-url", jdbcUrl, "--schema", db.schema(), "--subscription", "rabbit",
+      relays.start(dir, List.of("--jdbc-url", jdbcUrl, "--schema", schema.name(), "--subscription", "rabbit",
           "--broker", "rabbitmq", "--rabbitmq-uri", "amqp://guest:s3cr3t-in-amqp-uri@127.0.0.1:5672",
           "--instance-id", "rabbit-relay", "--idle-interval", "20ms"));
       await().atMost(Duration.ofSeconds(60)).until(() -> relays.log(1).contains("relay rabbit-relay started"));
-      send(Message.builder().type("Secret").destination("secrets-test").key("k").payload(new byte[] {1}).build());
+      schema.send(List.of(Message.builder().type("Secret").destination("secrets-test").key("k")
+          .payload(new byte[] {1}).build()));
       await().atMost(Duration.ofSeconds(60)).until(() -> relays.log(1).contains("ACCESS_REFUSED"));
 
       for (int i = 0; i < 2; i++) {
@@ -65,14 +54,6 @@ class RelaySecretsTest {
       }
       assertThat(relays.log(0)).contains("nats://app:***@", "password=***");
       assertThat(relays.log(1)).contains("amqp://guest:***@");
-    }
-  }
-
-  private void send(Message message) throws Exception {
-    try (Connection c = db.dataSource().getConnection()) {
-      c.setAutoCommit(false);
-      Outbox.create(store).send(c, message);
-      c.commit();
     }
   }
 }

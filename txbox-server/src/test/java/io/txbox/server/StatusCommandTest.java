@@ -7,40 +7,29 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.txbox.Inbox;
 import io.txbox.Message;
-import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresInboxStore;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /** {@code txbox status} against a real database, relays and Kafka brokers: healthy, relay down, stalled. */
 class StatusCommandTest {
-  private TestDatabase db;
-  private PostgresOutboxStore store;
+  private final OutboxSchema schema = new OutboxSchema();
   private StringWriter out;
 
-  @BeforeEach
-  void setUp() {
-    db = TestDatabase.create();
-    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
-    store.migrate();
-  }
-
   @AfterEach
-  void tearDown() {
-    db.close();
+  void dropSchema() {
+    schema.close();
   }
 
   @Test
@@ -49,11 +38,11 @@ class StatusCommandTest {
     String topic = "status-" + UUID.randomUUID();
     kafka.createTopic(topic, 2);
     try (Relay relay = relay(kafka, "relay-a").start()) {
-      send(event(topic));
+      schema.send(List.of(event(topic)));
       await().atMost(Duration.ofSeconds(30)).until(() -> status() == 0);
       assertThat(out.toString()).contains("subscription default: 0 pending", "relay relay-a: 64 buckets", "HEALTHY");
     }
-    send(event(topic));
+    schema.send(List.of(event(topic)));
 
     assertThat(status()).isEqualTo(1);
     assertThat(out.toString()).contains("DEGRADED: subscription default: 1 events pending and no relay holds a lease");
@@ -61,19 +50,19 @@ class StatusCommandTest {
 
   @Test
   void stalledBucketsAndDeadLettersOfBothSidesAreShownAndAStallIsDegraded() throws Exception {
-    Inbox.create(db.dataSource(), PostgresInboxStore.builder().schema(db.schema()).build())
+    Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build())
         .deadLetter("billing", event("invoices"), new IllegalStateException("no such customer"), 10);
     try (KafkaBroker kafka = KafkaBroker.start("384m");
         Relay relay = relay(kafka, "relay-b").start()) {
       String topic = "status-" + UUID.randomUUID();
       kafka.createTopic(topic, 1);
-      send(event("no-such-topic")); // permanent: dead-lettered at once
+      schema.send(List.of(event("no-such-topic"))); // permanent: dead-lettered at once
       await().atMost(Duration.ofSeconds(30)).until(() -> json().path("outboxDeadLetters").size() == 1);
       assertThat(status()).as("dead letters alone do not stop delivery").isZero();
 
       kafka.stop();
       try {
-        send(event(topic));
+        schema.send(List.of(event(topic)));
         await().atMost(Duration.ofSeconds(60)).until(() -> json().path("stalledBuckets").size() == 1);
         JsonNode status = json();
         assertThat(status.path("healthy").asBoolean()).isFalse();
@@ -92,7 +81,7 @@ class StatusCommandTest {
   }
 
   private Relay relay(KafkaBroker kafka, String instance) {
-    return Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    return Relay.builder(schema.store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .instanceId(instance).idleInterval(Duration.ofMillis(20)).build();
   }
 
@@ -102,7 +91,7 @@ class StatusCommandTest {
     args[0] = "status";
     args[1] = "--jdbc-url";
     args[2] = TestDatabase.jdbcUrl();
-    args[3] = "--schema=" + db.schema();
+    args[3] = "--schema=" + schema.name();
     System.arraycopy(more, 0, args, 4, more.length);
     CommandLine cli = TxboxCommand.commandLine(args, Map.of());
     out = new StringWriter();
@@ -118,13 +107,5 @@ class StatusCommandTest {
 
   private static Message event(String topic) {
     return Message.builder().type("OrderPlaced").destination(topic).key("k").payload(new byte[] {1}).build();
-  }
-
-  private void send(Message message) throws Exception {
-    try (Connection c = db.dataSource().getConnection()) {
-      c.setAutoCommit(false);
-      Outbox.create(store).send(c, message);
-      c.commit();
-    }
   }
 }
