@@ -2,8 +2,8 @@ package io.txbox.bench;
 
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.spi.Publisher;
+import io.txbox.testkit.ChildProcess;
 import io.txbox.testkit.KafkaBroker;
-import io.txbox.testkit.internal.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;

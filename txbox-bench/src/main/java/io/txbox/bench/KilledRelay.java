@@ -4,6 +4,7 @@ import io.txbox.Relay;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.testkit.TestDatabase;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * The relay that {@code txbox-bench resends} kills with SIGKILL: runs in a child JVM until then.
@@ -17,6 +18,6 @@ public final class KilledRelay {
         .schema(args[1]).tablePrefix(args[2]).build();
     Relay.builder(store, KafkaPublisher.builder().bootstrapServers(args[3]).build())
         .instanceId("killed").batchSize(Integer.parseInt(args[4])).build().start();
-    Thread.sleep(Long.MAX_VALUE);
+    new CountDownLatch(1).await(); // until the benchmark kills this JVM
   }
 }

@@ -3,7 +3,7 @@ package io.txbox.bench;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
-import io.txbox.testkit.internal.ChildProcess;
+import io.txbox.testkit.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -82,7 +82,7 @@ public final class Retries {
     }
 
     /** Failed attempts so far, of either kind. */
-    public int failed() {
+    public int count() {
       return handlerFailures + otherFailures;
     }
 

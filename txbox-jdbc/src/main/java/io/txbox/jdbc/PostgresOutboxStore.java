@@ -25,12 +25,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -350,19 +348,7 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
    * stops at {@code limitPerBucket} events per bucket, as {@link #backlog} does.
    */
   public StoreStatus status(int limitPerBucket) {
-    record Snapshot(Map<String, int[]> buckets, Map<String, List<StoreStatus.RelayInstance>> relays,
-        List<StoreStatus.StalledBucket> stalled, List<StoreStatus.OutboxDeadLetters> outbox,
-        List<StoreStatus.InboxDeadLetters> inbox) {}
-    Snapshot s = tx.inTransaction("reading the status", c -> new Snapshot(status.buckets(c), status.relays(c),
-        status.stalled(c), status.outboxDeadLetters(c), status.inboxDeadLetters(c)));
-    Instant now = Instant.now();
-    List<StoreStatus.Subscription> subscriptions = new ArrayList<>();
-    s.buckets().forEach((name, counts) -> {
-      Backlog b = backlog(name, limitPerBucket).orElse(new Backlog(0, false, Optional.empty()));
-      subscriptions.add(new StoreStatus.Subscription(name, b.pending(), b.capped(), b.oldestAge(now),
-          s.relays().getOrDefault(name, List.of()), counts[0], counts[1]));
-    });
-    return new StoreStatus(subscriptions, s.stalled(), s.outbox(), s.inbox(), oldestOpenTransaction());
+    return status.read(tx, subscription -> backlog(subscription, limitPerBucket), this::oldestOpenTransaction);
   }
 
   /**

@@ -320,7 +320,7 @@ public final class KafkaSubscriber implements Subscriber {
         }
         Duration delay = wait.get();
         log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), partition, record.offset(), attempts.failed(), delay.toMillis(), e.toString());
+            consumerName, message.id(), partition, record.offset(), attempts.count(), delay.toMillis(), e.toString());
         consumer.seek(partition, record.offset());
         consumer.pause(List.of(partition));
         pausedUntil.put(partition, Instant.now().plus(delay));

@@ -3,7 +3,6 @@ package io.txbox.nats;
 import io.nats.client.ConsumerContext;
 import io.nats.client.FetchConsumeOptions;
 import io.nats.client.FetchConsumer;
-import io.nats.client.JetStreamApiException;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
@@ -19,7 +18,6 @@ import io.txbox.spi.Retries;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -27,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -78,8 +77,6 @@ public final class NatsSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(NatsSubscriber.class);
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
   private static final Pattern DURABLE = Pattern.compile("[A-Za-z0-9_-]{1,100}");
-  /** How often a subscriber standing by looks whether the durable is free. */
-  private static final Duration STANDBY_CHECK = Duration.ofSeconds(1);
   /** Shortest wait of a pull request that JetStream accepts. */
   private static final long FETCH_WAIT_MILLIS = 1000;
 
@@ -111,6 +108,7 @@ public final class NatsSubscriber implements Subscriber {
   private ExecutorService handlers;
   private Thread fetcher;
   private volatile boolean running = true;
+  private final CountDownLatch closing = new CountDownLatch(1);
 
   private NatsSubscriber(Builder b) {
     this.intake = b.intake;
@@ -121,7 +119,7 @@ public final class NatsSubscriber implements Subscriber {
     this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
     this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " fetching from stream " + b.stream);
     this.durable = new Durable(new Durable.Settings(settings.stream(), settings.durable(), settings.subjects(),
-        settings.ackWait(), settings.maxDeliver(), settings.fetchSize()), b.consumerName);
+        settings.ackWait(), settings.maxDeliver(), settings.fetchSize()), b.consumerName, connections, b.servers);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
@@ -156,7 +154,7 @@ public final class NatsSubscriber implements Subscriber {
     if (fetcher != null) {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
     }
-    Optional<ConsumerContext> bound = bindIfFree();
+    Optional<ConsumerContext> bound = durable.bindIfFree();
     if (bound.isEmpty()) {
       log.info("subscriber {}: {}; standing by until it is free", consumerName, durable.inUseReason());
     }
@@ -165,41 +163,10 @@ public final class NatsSubscriber implements Subscriber {
       t.setDaemon(true);
       return t;
     });
-    fetcher = new Thread(() -> bound.or(this::awaitFreeDurable).ifPresent(this::fetchLoop),
+    fetcher = new Thread(() -> bound.or(() -> durable.awaitFree(closing)).ifPresent(this::fetchLoop),
         "txbox-nats-subscriber-" + consumerName);
     fetcher.start();
     return this;
-  }
-
-  /** Binds to the durable unless another subscriber is using it; empty while it is. */
-  private Optional<ConsumerContext> bindIfFree() {
-    try {
-      return durable.bindIfFree(connections.get());
-    } catch (IOException | JetStreamApiException e) {
-      connections.close();
-      throw new IllegalStateException("subscriber " + consumerName + ": cannot create durable consumer "
-          + settings.durable() + " on stream " + settings.stream() + " at " + settings.servers() + ": " + e.getMessage(), e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while connecting to " + settings.servers(), e);
-    }
-  }
-
-  /** Stands by until the durable is free, checking every second; empty when closed meanwhile. */
-  private Optional<ConsumerContext> awaitFreeDurable() {
-    while (running) {
-      pause(STANDBY_CHECK);
-      try {
-        Optional<ConsumerContext> bound = bindIfFree();
-        if (bound.isPresent()) {
-          log.info("subscriber {}: durable {} is free now; taking it over", consumerName, settings.durable());
-          return bound;
-        }
-      } catch (IllegalStateException e) {
-        log.warn("subscriber {}: {}; trying again", consumerName, e.getMessage());
-      }
-    }
-    return Optional.empty();
   }
 
   @Override
@@ -244,6 +211,7 @@ public final class NatsSubscriber implements Subscriber {
       return;
     }
     running = false;
+    closing.countDown();
     try {
       fetcher.join(settings.drainTimeout().toMillis() + FETCH_WAIT_MILLIS);
     } catch (InterruptedException e) {
@@ -344,7 +312,7 @@ public final class NatsSubscriber implements Subscriber {
           return;
         }
         log.warn("subscriber {}: message {} (stream sequence {}) failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), nats.metaData().streamSequence(), attempts.failed(),
+            consumerName, message.id(), nats.metaData().streamSequence(), attempts.count(),
             wait.get().toMillis(), e.toString());
         if (!waitInProgress(nats, wait.get())) {
           nats.nak(); // closing: hand it back rather than wait for AckWait

@@ -223,7 +223,7 @@ public final class RabbitSubscriber implements Subscriber {
           return;
         }
         log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), attempts.failed(), wait.get().toMillis(), e.toString());
+            consumerName, message.id(), attempts.count(), wait.get().toMillis(), e.toString());
         pause(wait.get());
       }
     }

@@ -1,6 +1,6 @@
 package io.txbox.server;
 
-import io.txbox.testkit.internal.ChildProcess;
+import io.txbox.testkit.ChildProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

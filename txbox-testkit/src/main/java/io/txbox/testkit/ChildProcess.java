@@ -1,11 +1,21 @@
-package io.txbox.testkit.internal;
+package io.txbox.testkit;
 
+import io.txbox.testkit.internal.ChildMain;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Starts a main class in a child JVM with this JVM's class path, output to a file. */
+/**
+ * Starts a main class in a child JVM with this JVM's class path, output to a file: for tests and
+ * benchmarks that must kill a process (a relay, a subscriber, a broker) with a real signal. The
+ * child exits when this JVM goes away, even by SIGKILL.
+ *
+ * <pre>{@code
+ * Process relay = ChildProcess.start(List.of("-Xmx256m"), MyRelay.class.getName(), List.of(), log);
+ * relay.destroyForcibly();   // SIGKILL
+ * }</pre>
+ */
 public final class ChildProcess {
   private ChildProcess() {}
 

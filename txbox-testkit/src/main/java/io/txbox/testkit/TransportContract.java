@@ -14,7 +14,6 @@ import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
-import io.txbox.testkit.internal.ChildProcess;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.examples.spring.SpringOrderService;
+import io.txbox.testkit.ChildProcess;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
-import io.txbox.testkit.internal.ChildProcess;
 import io.txbox.testkit.internal.LocalPorts;
 import java.net.URI;
 import java.net.http.HttpClient;

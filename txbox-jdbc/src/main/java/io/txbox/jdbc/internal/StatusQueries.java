@@ -1,6 +1,8 @@
 package io.txbox.jdbc.internal;
 
 import io.txbox.jdbc.StoreStatus;
+import io.txbox.spi.Backlog;
+import io.txbox.spi.OpenTransaction;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -11,6 +13,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /** The SQL behind {@link StoreStatus}: small aggregates over the subscription, dead-letter and inbox tables. */
 public final class StatusQueries {
@@ -42,36 +47,57 @@ public final class StatusQueries {
         + " WHERE status IN ('dead', 'parked') GROUP BY consumer ORDER BY consumer");
   }
 
+  /**
+   * The whole status: the aggregates in one transaction, then each subscription's {@code backlog}
+   * and the {@code oldestOpenTransaction}, which the store reads on its own.
+   */
+  public StoreStatus read(Transactions tx, Function<String, Optional<Backlog>> backlog,
+      Supplier<Optional<OpenTransaction>> oldestOpenTransaction) {
+    record Snapshot(Map<String, int[]> buckets, Map<String, List<StoreStatus.RelayInstance>> relays,
+        List<StoreStatus.StalledBucket> stalled, List<StoreStatus.OutboxDeadLetters> outbox,
+        List<StoreStatus.InboxDeadLetters> inbox) {}
+    Snapshot s = tx.inTransaction("reading the status", c -> new Snapshot(buckets(c), relays(c), stalled(c),
+        outboxDeadLetters(c), inboxDeadLetters(c)));
+    Instant now = Instant.now();
+    List<StoreStatus.Subscription> subscriptions = new ArrayList<>();
+    s.buckets().forEach((name, counts) -> {
+      Backlog b = backlog.apply(name).orElse(new Backlog(0, false, Optional.empty()));
+      subscriptions.add(new StoreStatus.Subscription(name, b.pending(), b.capped(), b.oldestAge(now),
+          s.relays().getOrDefault(name, List.of()), counts[0], counts[1]));
+    });
+    return new StoreStatus(subscriptions, s.stalled(), s.outbox(), s.inbox(), oldestOpenTransaction.get());
+  }
+
   /** Each subscription's bucket count and how many of them no live lease holds. */
-  public Map<String, int[]> buckets(Connection c) throws SQLException {
+  private Map<String, int[]> buckets(Connection c) throws SQLException {
     Map<String, int[]> found = new LinkedHashMap<>();
     query(c, buckets, rs -> found.put(rs.getString(1), new int[] {rs.getInt(2), rs.getInt(3)}));
     return found;
   }
 
   /** The live relay instances of each subscription. */
-  public Map<String, List<StoreStatus.RelayInstance>> relays(Connection c) throws SQLException {
+  private Map<String, List<StoreStatus.RelayInstance>> relays(Connection c) throws SQLException {
     Map<String, List<StoreStatus.RelayInstance>> found = new LinkedHashMap<>();
     query(c, relays, rs -> found.computeIfAbsent(rs.getString(1), s -> new ArrayList<>())
         .add(new StoreStatus.RelayInstance(rs.getString(2), rs.getInt(3), instant(rs, 4))));
     return found;
   }
 
-  public List<StoreStatus.StalledBucket> stalled(Connection c) throws SQLException {
+  private List<StoreStatus.StalledBucket> stalled(Connection c) throws SQLException {
     List<StoreStatus.StalledBucket> found = new ArrayList<>();
     query(c, stalled, rs -> found.add(new StoreStatus.StalledBucket(rs.getString(1), rs.getInt(2), rs.getString(3),
         rs.getInt(4), instant(rs, 5), rs.getString(6))));
     return found;
   }
 
-  public List<StoreStatus.OutboxDeadLetters> outboxDeadLetters(Connection c) throws SQLException {
+  private List<StoreStatus.OutboxDeadLetters> outboxDeadLetters(Connection c) throws SQLException {
     List<StoreStatus.OutboxDeadLetters> found = new ArrayList<>();
     query(c, outboxDeadLetters, rs -> found.add(
         new StoreStatus.OutboxDeadLetters(rs.getString(1), rs.getLong(2), instant(rs, 3))));
     return found;
   }
 
-  public List<StoreStatus.InboxDeadLetters> inboxDeadLetters(Connection c) throws SQLException {
+  private List<StoreStatus.InboxDeadLetters> inboxDeadLetters(Connection c) throws SQLException {
     List<StoreStatus.InboxDeadLetters> found = new ArrayList<>();
     query(c, inboxDeadLetters, rs -> found.add(
         new StoreStatus.InboxDeadLetters(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4))));

@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,19 +45,64 @@ public final class Durable {
   public record Settings(String stream, String name, List<String> subjects, Duration ackWait, int maxDeliver,
       int fetchSize) {}
 
+  /** How often a subscriber standing by looks whether the durable is free. */
+  private static final Duration STANDBY_CHECK = Duration.ofSeconds(1);
+
   private final Settings settings;
   private final String subscriber;
+  private final NatsConnections connections;
+  private final String servers;
 
-  public Durable(Settings settings, String subscriber) {
+  public Durable(Settings settings, String subscriber, NatsConnections connections, String servers) {
     this.settings = settings;
     this.subscriber = subscriber;
+    this.connections = connections;
+    this.servers = servers;
   }
 
   /**
    * Creates, updates or resets the durable and binds to it; empty, changing nothing, while
    * another subscriber is using it.
+   *
+   * @throws IllegalStateException when the server cannot be reached or refuses the consumer
    */
-  public Optional<ConsumerContext> bindIfFree(Connection connection)
+  public Optional<ConsumerContext> bindIfFree() {
+    try {
+      return bindIfFree(connections.get());
+    } catch (IOException | JetStreamApiException e) {
+      connections.close();
+      throw new IllegalStateException("subscriber " + subscriber + ": cannot create durable consumer "
+          + settings.name() + " on stream " + settings.stream() + " at " + servers + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while connecting to " + servers, e);
+    }
+  }
+
+  /**
+   * Stands by until the durable is free, looking every second, and binds to it; empty when
+   * {@code closing} opens first.
+   */
+  public Optional<ConsumerContext> awaitFree(CountDownLatch closing) {
+    try {
+      while (!closing.await(STANDBY_CHECK.toMillis(), TimeUnit.MILLISECONDS)) {
+        try {
+          Optional<ConsumerContext> bound = bindIfFree();
+          if (bound.isPresent()) {
+            log.info("subscriber {}: durable {} is free now; taking it over", subscriber, settings.name());
+            return bound;
+          }
+        } catch (IllegalStateException e) {
+          log.warn("subscriber {}: {}; trying again", subscriber, e.getMessage());
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return Optional.empty();
+  }
+
+  private Optional<ConsumerContext> bindIfFree(Connection connection)
       throws IOException, JetStreamApiException, InterruptedException {
     JetStreamManagement jsm = connection.jetStreamManagement();
     ConsumerInfo existing = existing(jsm);
