@@ -342,6 +342,11 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     return new PostgresDeadLetters(dataSource, tables);
   }
 
+  /** Replays of events still in this outbox's log, by scope and at a bounded rate, audited. */
+  public PostgresReplay replay() {
+    return new PostgresReplay(dataSource, tables);
+  }
+
   /**
    * Every subscription's backlog and relays, the stalled buckets, the dead letters of the outbox
    * and the inbox, and the oldest open transaction: what {@code txbox status} prints. Counting

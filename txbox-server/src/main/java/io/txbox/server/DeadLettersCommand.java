@@ -11,7 +11,6 @@ import java.io.PrintWriter;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
@@ -52,11 +51,11 @@ final class DeadLettersCommand {
     @Option(names = "--key", description = "The event key; with --consumer, the parked key.")
     String key;
 
-    @Option(names = "--since", description = "Outbox: dead-lettered at or after this instant (2026-11-23T10:00:00Z).")
-    String since;
+    @Option(names = "--since", converter = InstantConverter.class, description = "Outbox: dead-lettered at or after this instant (2026-11-23T10:00:00Z).")
+    Instant since;
 
-    @Option(names = "--until", description = "Outbox: dead-lettered before this instant.")
-    String until;
+    @Option(names = "--until", converter = InstantConverter.class, description = "Outbox: dead-lettered before this instant.")
+    Instant until;
 
     @Option(names = "--error", description = "Outbox: text the error contains.")
     String error;
@@ -68,20 +67,7 @@ final class DeadLettersCommand {
     String config;
 
     Scope scope() {
-      return new Scope(subscription, type, destination, key, instant("--since", since), instant("--until", until),
-          error);
-    }
-
-    private static Instant instant(String option, String value) {
-      if (value == null) {
-        return null;
-      }
-      try {
-        return Instant.parse(value);
-      } catch (DateTimeParseException e) {
-        throw new IllegalArgumentException("invalid " + option + ": an instant such as 2026-11-23T10:00:00Z, was '"
-            + value + "'");
-      }
+      return new Scope(subscription, type, destination, key, since, until, error);
     }
   }
 

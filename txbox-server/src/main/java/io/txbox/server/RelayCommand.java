@@ -4,14 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Relay;
 import io.txbox.RetryPolicy;
 import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.kafka.KafkaPublisher;
-import io.txbox.nats.NatsPublisher;
-import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Secrets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
@@ -29,40 +24,7 @@ final class RelayCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(RelayCommand.class);
 
   @Mixin DatabaseOptions database;
-
-  /** The brokers the relay can publish to. */
-  enum Broker { kafka, nats, rabbitmq }
-
-  @Option(names = "--broker", defaultValue = "kafka",
-      description = "Where events go: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
-  Broker broker;
-
-  @Option(names = "--kafka-bootstrap-servers", description = "Kafka bootstrap.servers; required with --broker kafka.")
-  String bootstrapServers;
-
-  @Option(names = "--nats-servers", description = "NATS server URLs, comma-separated (nats://host:4222);"
-      + " required with --broker nats.")
-  String natsServers;
-
-  @Option(names = "--nats-ack-timeout", converter = DurationConverter.class,
-      description = "How long a batch waits for its PubAcks. Default: 10s.")
-  Duration natsAckTimeout;
-
-  @Option(names = "--rabbitmq-uri", description = "RabbitMQ URI (amqp://user:password@host:5672/vhost);"
-      + " required with --broker rabbitmq. Messages go to the exchange named by their destination,"
-      + " with their key as the routing key.")
-  String rabbitUri;
-
-  @Option(names = "--rabbitmq-confirm-timeout", converter = DurationConverter.class,
-      description = "How long a batch waits for its publisher confirms. Default: 10s.")
-  Duration rabbitConfirmTimeout;
-
-  @Option(names = "--rabbitmq-max-message-size",
-      description = "Largest payload in bytes; set it to the broker's max_message_size. Default: 16777216.")
-  Integer rabbitMaxMessageSize;
-
-  @Option(names = "--kafka-property", description = "Extra producer property, name=value; repeatable.")
-  Map<String, String> kafkaProperties = new LinkedHashMap<>();
+  @Mixin BrokerOptions brokers;
 
   @Option(names = "--subscription", defaultValue = Relay.DEFAULT_SUBSCRIPTION,
       description = "Subscription: its own checkpoints over the log. Default: ${DEFAULT-VALUE}.")
@@ -117,7 +79,7 @@ final class RelayCommand implements Callable<Integer> {
   @Override
   public Integer call() throws InterruptedException {
     // Every setting is checked before anything connects.
-    Publisher publisher = publisher();
+    Publisher publisher = brokers.publisher();
     HikariDataSource ds = database.pool();
     Relay relay;
     try {
@@ -141,65 +103,10 @@ final class RelayCommand implements Callable<Integer> {
       log.info("relay {} stopped cleanly", relay.instanceId());
       stopped.countDown();
     }, "txbox-shutdown"));
-    log.info("relay {} started: subscription {}, {} {}, database {}", relay.instanceId(), subscription,
-        broker, Secrets.mask(brokerAddress()), Secrets.mask(database.jdbcUrl));
+    log.info("relay {} started: subscription {}, {}, database {}", relay.instanceId(), subscription,
+        brokers.describe(), Secrets.mask(database.jdbcUrl));
     stopped.await();
     return 0;
-  }
-
-  private Publisher publisher() {
-    return switch (broker) {
-      case kafka -> {
-        require(bootstrapServers, "--kafka-bootstrap-servers (TXBOX_KAFKA_BOOTSTRAP_SERVERS)");
-        KafkaPublisher.Builder kafka = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
-        try {
-          kafkaProperties.forEach(kafka::property);
-          yield kafka.build();
-        } catch (IllegalArgumentException e) { // a producer property is no option of its own
-          throw new IllegalArgumentException(
-              "invalid --kafka-property (TXBOX_KAFKA_PROPERTY): " + Secrets.mask(e.getMessage()), e);
-        }
-      }
-      case nats -> {
-        require(natsServers, "--nats-servers (TXBOX_NATS_SERVERS)");
-        NatsPublisher.Builder nats = NatsPublisher.builder().servers(natsServers);
-        set(natsAckTimeout, nats::ackTimeout);
-        try {
-          yield nats.build();
-        } catch (IllegalArgumentException e) { // name the options, not the builder's settings
-          throw new IllegalArgumentException(e.getMessage().replaceFirst("^servers ", "natsServers ")
-              .replaceFirst("^ackTimeout ", "natsAckTimeout "), e);
-        }
-      }
-      case rabbitmq -> {
-        require(rabbitUri, "--rabbitmq-uri (TXBOX_RABBITMQ_URI)");
-        RabbitPublisher.Builder rabbit = RabbitPublisher.builder().uri(rabbitUri);
-        set(rabbitConfirmTimeout, rabbit::confirmTimeout);
-        set(rabbitMaxMessageSize, rabbit::maxMessageSize);
-        try {
-          yield rabbit.build();
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException(e.getMessage().replaceFirst("^uri ", "rabbitmqUri ")
-              .replaceFirst("^confirmTimeout ", "rabbitmqConfirmTimeout ")
-              .replaceFirst("^maxMessageSize ", "rabbitmqMaxMessageSize "), e);
-        }
-      }
-    };
-  }
-
-  /** Where the events go, for the log once its secrets are masked. */
-  private String brokerAddress() {
-    return switch (broker) {
-      case kafka -> bootstrapServers;
-      case nats -> natsServers;
-      case rabbitmq -> rabbitUri;
-    };
-  }
-
-  private void require(String value, String option) {
-    if (value == null || value.isBlank()) {
-      throw new IllegalArgumentException(option + " is required with --broker " + broker);
-    }
   }
 
   private Relay relay(PostgresOutboxStore store, Publisher publisher) {

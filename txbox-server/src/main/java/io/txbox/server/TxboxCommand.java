@@ -25,6 +25,7 @@ import picocli.CommandLine;
       "A flag wins over the environment, which wins over the file."
     },
     subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
+        ReplayCommand.class,
         AuditCommand.class, QuickstartCommand.class, DemoCommand.class})
 final class TxboxCommand {
 
