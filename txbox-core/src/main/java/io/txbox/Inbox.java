@@ -14,6 +14,8 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Turns at-least-once delivery into effectively-once processing: each message is processed by a
@@ -35,7 +37,9 @@ import javax.sql.DataSource;
  * #deadLetter}, which subscribers call when their {@link RetryPolicy} gives up) is kept as dead,
  * and its key is parked: every later message of the key is stored behind it ({@link
  * Receipt#PARKED}), so the key keeps its order while other keys flow. After the fix, {@link
- * #retry} processes the key's messages in order; {@link #discard} drops them.
+ * #retry} processes the key's messages in order; {@link #discard} drops them. An operator without
+ * the handler ({@code txbox dead-letters retry --consumer}) {@linkplain #requestRetry requests} a
+ * retry instead, which the running subscriber carries out ({@link #runRetryRequests}).
  *
  * <p>Thread-safe; one instance serves every consumer of the application.
  */
@@ -43,6 +47,9 @@ public final class Inbox {
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
   /** Most parked messages {@link #parked} lists at once. */
   public static final int MAX_PARKED_LISTED = 10_000;
+  /** Most retry requests {@link #runRetryRequests} takes in one call. */
+  public static final int RETRY_REQUESTS_PER_RUN = 100;
+  private static final Logger log = LoggerFactory.getLogger(Inbox.class);
 
   /** What {@link #receive} did with a message. */
   public enum Receipt {
@@ -155,6 +162,46 @@ public final class Inbox {
     requireConsumer(consumer);
     Objects.requireNonNull(queueKey, "queueKey must not be null");
     return inTransaction(tx -> store.discardParked(tx, consumer, queueKey));
+  }
+
+  /**
+   * Asks the running consumer, which has the handler, to retry parked key {@code queueKey}: its
+   * subscriber carries the request out within about a second ({@link #runRetryRequests}).
+   *
+   * @param operator who asks, kept with the request
+   * @return false when the key is not parked
+   */
+  public boolean requestRetry(String consumer, String queueKey, String operator) throws SQLException {
+    requireConsumer(consumer);
+    Objects.requireNonNull(queueKey, "queueKey must not be null");
+    Objects.requireNonNull(operator, "operator must not be null");
+    return inTransaction(tx -> store.requestRetry(tx, consumer, queueKey, operator));
+  }
+
+  /**
+   * Retries the parked keys of {@code consumer} that an operator {@linkplain #requestRetry asked
+   * for}, each with {@link #retry}. A key whose message fails again stays parked (the failure is
+   * recorded on the message and logged); the other keys go on. Each request is carried out once,
+   * by one instance of the consumer; one taken by an instance that dies before it finished is
+   * gone, and the key stays parked, so nothing is lost: ask again.
+   *
+   * @return how many keys were freed
+   */
+  public int runRetryRequests(String consumer, InboxHandler handler) throws SQLException {
+    requireConsumer(consumer);
+    int freed = 0;
+    for (String key : inTransaction(tx -> store.takeRetryRequests(tx, consumer, RETRY_REQUESTS_PER_RUN))) {
+      try {
+        int processed = retry(consumer, key, handler);
+        log.info("consumer {}: retried parked key {} as an operator asked: {} message(s) processed, the key flows"
+            + " again", consumer, key, processed);
+        freed++;
+      } catch (HandlerException e) {
+        log.warn("consumer {}: the operator's retry of parked key {} failed again on message {}; the key stays"
+            + " parked: {}", consumer, key, e.messageId(), e.getCause() == null ? e : e.getCause().toString());
+      }
+    }
+    return freed;
   }
 
   /** Processes the key's next parked message; false when none is left. */

@@ -4,6 +4,7 @@ import io.txbox.internal.LocalTransaction;
 import io.txbox.internal.QueueWorkers;
 import io.txbox.spi.InboxQueueStore;
 import io.txbox.spi.InboxStore;
+import io.txbox.spi.RetryRequests;
 import io.txbox.spi.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -73,6 +74,7 @@ public final class InboxQueue implements AutoCloseable {
   private final String consumer;
   private final Duration drainTimeout;
   private final QueueWorkers workers;
+  private RetryRequests retryRequests;
 
   private InboxQueue(Builder b) {
     this.dataSource = b.dataSource;
@@ -90,8 +92,11 @@ public final class InboxQueue implements AutoCloseable {
   }
 
   /** Starts the workers. */
-  public InboxQueue start() {
+  public synchronized InboxQueue start() {
     workers.start();
+    if (retryRequests == null) {
+      retryRequests = RetryRequests.start(consumer, this::runRetryRequests);
+    }
     return this;
   }
 
@@ -157,6 +162,20 @@ public final class InboxQueue implements AutoCloseable {
     return inTransaction(tx -> store.discardParked(tx, consumer, queueKey));
   }
 
+  /**
+   * Queues again the parked keys an operator asked to retry ({@link Inbox#requestRetry}, {@code
+   * txbox dead-letters retry --consumer}); the queue does this every second while it runs.
+   *
+   * @return how many keys were queued again
+   */
+  public int runRetryRequests() throws SQLException {
+    List<String> keys = inTransaction(tx -> store.takeRetryRequests(tx, consumer, Inbox.RETRY_REQUESTS_PER_RUN));
+    for (String key : keys) {
+      retry(key);
+    }
+    return keys.size();
+  }
+
   private <T> T inTransaction(LocalTransaction.Work<T> work) throws SQLException {
     return LocalTransaction.run(dataSource, work);
   }
@@ -179,6 +198,14 @@ public final class InboxQueue implements AutoCloseable {
   /** Stops the workers, waiting up to the drain timeout for the messages in hand. */
   @Override
   public void close() {
+    RetryRequests requests;
+    synchronized (this) {
+      requests = retryRequests;
+      retryRequests = null;
+    }
+    if (requests != null) {
+      requests.close();
+    }
     workers.close(drainTimeout);
   }
 

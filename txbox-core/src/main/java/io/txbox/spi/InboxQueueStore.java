@@ -75,4 +75,10 @@ public interface InboxQueueStore {
    * @return how many messages were dropped
    */
   int discardParked(Connection transaction, String consumer, String queueKey) throws SQLException;
+
+  /**
+   * Takes up to {@code limit} of {@code consumer}'s retry requests, oldest first: each is cleared
+   * and returned to one caller only, which queues the key again ({@link #requeueParked}).
+   */
+  List<String> takeRetryRequests(Connection transaction, String consumer, int limit) throws SQLException;
 }

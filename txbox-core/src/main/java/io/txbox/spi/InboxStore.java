@@ -90,4 +90,18 @@ public interface InboxStore {
    * @return how many messages were dropped
    */
   int discardParked(Connection transaction, String consumer, String queueKey) throws SQLException;
+
+  /**
+   * Marks parked key {@code queueKey} as to be retried by the running consumer, which has the
+   * handler ({@code txbox dead-letters retry --consumer}).
+   *
+   * @return false when the key is not parked
+   */
+  boolean requestRetry(Connection transaction, String consumer, String queueKey, String operator) throws SQLException;
+
+  /**
+   * Takes up to {@code limit} of {@code consumer}'s retry requests, oldest first: each is cleared
+   * and returned to one caller only. A key being retried right now is left for a later call.
+   */
+  List<String> takeRetryRequests(Connection transaction, String consumer, int limit) throws SQLException;
 }

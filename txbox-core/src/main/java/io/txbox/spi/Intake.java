@@ -50,6 +50,17 @@ public interface Intake {
     return false;
   }
 
+  /**
+   * Retries the parked keys an operator asked to retry ({@link Inbox#requestRetry}); subscribers
+   * call it through {@link RetryRequests}. An intake that cannot run handlers here (a queue, whose
+   * own workers take the requests) does nothing.
+   *
+   * @return how many keys were freed
+   */
+  default int runRetryRequests() throws Exception {
+    return 0;
+  }
+
   /** Messages processed at once by {@code handler}, deduplicated in {@code inbox}. */
   static Intake inbox(Inbox inbox, String consumer, InboxHandler handler) {
     Objects.requireNonNull(inbox, "inbox must not be null");
@@ -69,6 +80,11 @@ public interface Intake {
       public boolean deadLetter(Message message, Throwable error, int attempts) throws Exception {
         inbox.deadLetter(consumer, message, error, attempts);
         return true; // false from the inbox: it was dead or processed already, nothing to keep
+      }
+
+      @Override
+      public int runRetryRequests() throws Exception {
+        return inbox.runRetryRequests(consumer, handler);
       }
     };
   }

@@ -178,6 +178,16 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
   }
 
   @Override
+  public boolean requestRetry(Connection tx, String consumer, String queueKey, String operator) throws SQLException {
+    return parking.requestRetry(tx, consumer, queueKey, operator);
+  }
+
+  @Override
+  public List<String> takeRetryRequests(Connection tx, String consumer, int limit) throws SQLException {
+    return parking.takeRetryRequests(tx, consumer, limit);
+  }
+
+  @Override
   public Admission enqueue(Connection tx, String consumer, Message m, String queueKey, Long sequence)
       throws SQLException {
     boolean parked = parking.isParked(tx, consumer, queueKey);

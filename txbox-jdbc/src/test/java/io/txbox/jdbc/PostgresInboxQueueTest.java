@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.InboxQueue.Enqueued;
@@ -221,6 +222,30 @@ class PostgresInboxQueueTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 1);
     assertThat(appliedByKey().get("k")).as("3 follows the discarded 2 without a gap wait").containsExactly(3L);
     assertThat(queue.enqueue(one)).isEqualTo(Enqueued.DUPLICATE);
+  }
+
+  @Test
+  void aRunningQueueCarriesOutAnOperatorsRetryRequest() throws Exception {
+    AtomicBoolean broken = new AtomicBoolean(true);
+    InboxHandler failOnOne = (tx, message, key) -> {
+      if (broken.get() && message.headers().get(InboxQueue.SEQUENCE_HEADER).equals("1")) {
+        throw new IllegalStateException("no invoice for this order");
+      }
+      apply().handle(tx, message, key);
+    };
+    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", failOnOne)
+        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMillis(10)).maxAttempts(1).build()));
+    queue.enqueue(event("k", 1));
+    queue.enqueue(event("k", 2));
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.parked(100).size() == 2);
+
+    broken.set(false);
+    Inbox operator = Inbox.create(db.dataSource(), store);
+    assertThat(operator.requestRetry("billing", "k", "alice")).isTrue();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 2);
+    assertThat(appliedByKey().get("k")).containsExactly(1L, 2L);
+    assertThat(queue.parked(100)).isEmpty();
   }
 
   @Test

@@ -250,6 +250,40 @@ class PostgresInboxTest {
   }
 
   @Test
+  void anOperatorsRetryRequestIsCarriedOutOnceAndOnlyForAParkedKey() throws SQLException {
+    inbox.deadLetter("billing", message("k", "k1"), new IllegalStateException("bug"), 10);
+    inbox.receive("billing", message("k", "k2"), writeSideEffect("billing"));
+    inbox.deadLetter("billing", message("j", "j1"), new IllegalStateException("bug"), 10);
+    List<String> handled = new ArrayList<>();
+
+    assertThat(inbox.runRetryRequests("billing", (tx, m, key) -> handled.add(body(m)))).as("nothing asked").isZero();
+    assertThat(inbox.requestRetry("billing", "k", "alice")).isTrue();
+    assertThat(inbox.requestRetry("billing", "no-such-key", "alice")).isFalse();
+    assertThat(inbox.requestRetry("shipping", "k", "alice")).as("another consumer's key").isFalse();
+
+    assertThat(inbox.runRetryRequests("billing", (tx, m, key) -> handled.add(body(m)))).isEqualTo(1);
+    assertThat(handled).containsExactly("k1", "k2");
+    assertThat(inbox.parked("billing", 100)).extracting(ParkedMessage::queueKey).as("j was not asked for")
+        .containsExactly("j");
+    assertThat(inbox.runRetryRequests("billing", (tx, m, key) -> handled.add(body(m)))).as("taken once").isZero();
+  }
+
+  @Test
+  void aRequestedRetryThatFailsAgainLeavesTheKeyParkedAndTheRequestGone() throws SQLException {
+    inbox.deadLetter("billing", message("k", "k1"), new IllegalStateException("bug"), 10);
+    inbox.requestRetry("billing", "k", "alice");
+
+    assertThat(inbox.runRetryRequests("billing", (tx, m, key) -> {
+      throw new IllegalStateException("still broken");
+    })).isZero();
+
+    assertThat(inbox.parked("billing", 100)).singleElement()
+        .satisfies(p -> assertThat(p.lastError()).contains("still broken"));
+    assertThat(inbox.runRetryRequests("billing", (tx, m, key) -> { })).as("the request was used up").isZero();
+    assertThat(inbox.parked("billing", 100)).hasSize(1);
+  }
+
+  @Test
   void aDiscardedKeyFlowsAgainAndItsMessagesStayDuplicates() throws SQLException {
     Message poison = message("k", "k1");
     Message behind = message("k", "k2");

@@ -10,6 +10,7 @@ import io.txbox.kafka.internal.RecordMessages;
 import io.txbox.spi.Intake;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
+import io.txbox.spi.RetryRequests;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
@@ -89,6 +90,7 @@ public final class KafkaSubscriber implements Subscriber {
   private final SubscriberCounters counters = new SubscriberCounters();
   private final List<Member> members = new CopyOnWriteArrayList<>();
   private volatile boolean running = true;
+  private RetryRequests retryRequests;
 
   private KafkaSubscriber(Builder b) {
     this.intake = b.intake;
@@ -133,6 +135,7 @@ public final class KafkaSubscriber implements Subscriber {
       members.add(member);
       member.thread.start();
     }
+    retryRequests = RetryRequests.start(intake);
     return this;
   }
 
@@ -161,7 +164,11 @@ public final class KafkaSubscriber implements Subscriber {
   /** Whether the last poll of any of its consumers failed. */
   @Override
   public boolean isTroubled() {
-    return members.stream().anyMatch(m -> m.loop.isTroubled());
+    return members.stream().anyMatch(m -> m.loop.isTroubled()) || retryRequestsTroubled();
+  }
+
+  private synchronized boolean retryRequestsTroubled() {
+    return retryRequests != null && retryRequests.isTroubled();
   }
 
   @Override
@@ -182,6 +189,7 @@ public final class KafkaSubscriber implements Subscriber {
       return;
     }
     running = false;
+    retryRequests.close();
     members.forEach(m -> m.consumer.wakeup());
     long deadline = System.nanoTime() + drainTimeout.toNanos();
     try {

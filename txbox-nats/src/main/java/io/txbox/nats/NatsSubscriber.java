@@ -15,6 +15,7 @@ import io.txbox.nats.internal.NatsMessages;
 import io.txbox.spi.Intake;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
+import io.txbox.spi.RetryRequests;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
@@ -108,6 +109,7 @@ public final class NatsSubscriber implements Subscriber {
   private ExecutorService handlers;
   private Thread fetcher;
   private volatile boolean running = true;
+  private RetryRequests retryRequests;
   private final CountDownLatch closing = new CountDownLatch(1);
 
   private NatsSubscriber(Builder b) {
@@ -166,6 +168,7 @@ public final class NatsSubscriber implements Subscriber {
     fetcher = new Thread(() -> bound.or(() -> durable.awaitFree(closing)).ifPresent(this::fetchLoop),
         "txbox-nats-subscriber-" + consumerName);
     fetcher.start();
+    retryRequests = RetryRequests.start(intake);
     return this;
   }
 
@@ -196,7 +199,11 @@ public final class NatsSubscriber implements Subscriber {
 
   @Override
   public boolean isTroubled() {
-    return loop.isTroubled();
+    return loop.isTroubled() || retryRequestsTroubled();
+  }
+
+  private synchronized boolean retryRequestsTroubled() {
+    return retryRequests != null && retryRequests.isTroubled();
   }
 
   @Override
@@ -212,6 +219,7 @@ public final class NatsSubscriber implements Subscriber {
     }
     running = false;
     closing.countDown();
+    retryRequests.close();
     try {
       fetcher.join(settings.drainTimeout().toMillis() + FETCH_WAIT_MILLIS);
     } catch (InterruptedException e) {

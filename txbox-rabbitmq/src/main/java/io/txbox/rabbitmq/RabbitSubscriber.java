@@ -15,6 +15,7 @@ import io.txbox.rabbitmq.internal.RabbitMessages;
 import io.txbox.spi.Intake;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
+import io.txbox.spi.RetryRequests;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
@@ -91,6 +92,7 @@ public final class RabbitSubscriber implements Subscriber {
   private final List<ExecutorService> workers = new ArrayList<>();
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile boolean running = true;
+  private RetryRequests retryRequests;
   private volatile Channel channel;
   private Thread supervisor;
 
@@ -149,6 +151,7 @@ public final class RabbitSubscriber implements Subscriber {
     }
     supervisor = new Thread(this::superviseConnection, "txbox-rabbitmq-subscriber-" + consumerName);
     supervisor.start();
+    retryRequests = RetryRequests.start(intake);
     return this;
   }
 
@@ -285,7 +288,11 @@ public final class RabbitSubscriber implements Subscriber {
 
   @Override
   public boolean isTroubled() {
-    return loop.isTroubled();
+    return loop.isTroubled() || retryRequestsTroubled();
+  }
+
+  private synchronized boolean retryRequestsTroubled() {
+    return retryRequests != null && retryRequests.isTroubled();
   }
 
   @Override
@@ -309,6 +316,7 @@ public final class RabbitSubscriber implements Subscriber {
     }
     running = false; // deliveries not started yet are skipped, left unacknowledged
     stopped.countDown();
+    retryRequests.close();
     long deadline = System.nanoTime() + settings.drainTimeout().toNanos();
     for (ExecutorService w : workers) {
       w.shutdown();

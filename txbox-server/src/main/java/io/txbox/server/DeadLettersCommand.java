@@ -208,7 +208,8 @@ final class DeadLettersCommand {
   }
 
   @Command(name = "retry", mixinStandardHelpOptions = true,
-      description = "Puts outbox dead letters back into the log with their ids; more than one needs --execute.")
+      description = {"Puts outbox dead letters back into the log with their ids; with --consumer, asks the running",
+          "consumer to retry its parked keys in order. More than one message needs --execute."})
   static final class RetryCommand extends Action {
     @Option(names = "--execute", description = "Retries; without it, a scope of more than one message is a dry run.")
     boolean execute;
@@ -224,11 +225,38 @@ final class DeadLettersCommand {
       return 0;
     }
 
+    /**
+     * Asks the running consumer, which has the handler, to retry the parked keys of the scope:
+     * its subscriber takes the request within a second and processes each key in order.
+     */
     @Override
-    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) {
-      out.println("a consumer's parked key is retried by the application, which has the handler:"
-          + " Inbox.retry(consumer, key, handler), or InboxQueue.retry(key) for a queue");
-      return 2;
+    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+      Inbox inbox = inbox(ds);
+      List<ParkedMessage> parked = parkedKey(inbox);
+      List<String> keys = parked.stream().map(ParkedMessage::queueKey).distinct().toList();
+      String described = "consumer " + scope.consumer + (scope.key == null ? ", every parked key" : ", key " + scope.key);
+      if (keys.isEmpty()) {
+        out.printf("nothing to retry: no parked key (%s)%n", described);
+        return 1;
+      }
+      if (parked.size() > 1 && !execute) {
+        out.printf("dry run: retry would process %d message(s) of %d key(s) (%s); add --execute to do it. Sample:%n",
+            parked.size(), keys.size(), described);
+        parked.stream().limit(SAMPLE).forEach(p -> print(out, p));
+        store.deadLetters().record(operator(), "retry", "inbox", described, parked.size(), true);
+        return 0;
+      }
+      int asked = 0;
+      for (String key : keys) {
+        if (inbox.requestRetry(scope.consumer, key, operator())) {
+          asked++;
+        }
+      }
+      store.deadLetters().record(operator(), "retry", "inbox", described, parked.size(), false);
+      out.printf("asked consumer %s to retry %d parked key(s), %d message(s): its running subscriber processes each"
+          + " key in order within a second or so. Check with: txbox dead-letters list --consumer %s%n",
+          scope.consumer, asked, parked.size(), scope.consumer);
+      return 0;
     }
   }
 
@@ -237,7 +265,6 @@ final class DeadLettersCommand {
   static final class DiscardCommand extends Action {
     @Option(names = "--execute", description = "Discards; without it, a scope of more than one message is a dry run.")
     boolean execute;
-
     @Override
     int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
       Scope s = scope.scope();

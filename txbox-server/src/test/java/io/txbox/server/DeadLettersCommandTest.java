@@ -102,6 +102,31 @@ class DeadLettersCommandTest {
   }
 
   @Test
+  void aConsumersParkedKeyIsRetriedInOrderByTheConsumerWhenAnOperatorAsks() throws Exception {
+    Inbox inbox = Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build());
+    inbox.deadLetter("billing", event("order-7", "OrderPlaced"), new IllegalStateException("no such customer"), 10);
+    inbox.receive("billing", event("order-7", "OrderPaid"), (tx, m, key) -> { });
+    List<String> handled = new ArrayList<>();
+
+    assertThat(run("dead-letters", "retry", "--consumer", "billing")).isZero();
+    assertThat(out.toString()).contains("dry run: retry would process 2 message(s) of 1 key(s)");
+    assertThat(inbox.runRetryRequests("billing", (tx, m, key) -> handled.add(m.type()))).as("nothing asked yet").isZero();
+
+    assertThat(run("dead-letters", "retry", "--consumer", "billing", "--key", "order-7", "--execute")).isZero();
+    assertThat(out.toString()).contains("asked consumer billing to retry 1 parked key(s), 2 message(s)");
+    // what the consumer's running subscriber does every second (proven per broker by the transport contract)
+    assertThat(inbox.runRetryRequests("billing", (tx, m, key) -> handled.add(m.type()))).isEqualTo(1);
+    assertThat(handled).containsExactly("OrderPlaced", "OrderPaid");
+
+    assertThat(run("dead-letters", "retry", "--consumer", "billing", "--key", "order-7")).isEqualTo(1);
+    assertThat(out.toString()).contains("nothing to retry: no parked key (consumer billing, key order-7)");
+    assertThat(store.deadLetters().audit(10)).extracting(PostgresDeadLetters.AuditEntry::action,
+        PostgresDeadLetters.AuditEntry::target, PostgresDeadLetters.AuditEntry::dryRun).containsExactly(
+        org.assertj.core.groups.Tuple.tuple("retry", "inbox", false), org.assertj.core.groups.Tuple.tuple("retry",
+        "inbox", true));
+  }
+
+  @Test
   void executeNeverComesFromTheEnvironment() {
     Map<String, String> environment = new HashMap<>(Map.of("TXBOX_EXECUTE", "true"));
     assertThat(run(environment, "dead-letters", "discard")).isEqualTo(2);

@@ -159,6 +159,13 @@ class StarterKafkaTest {
     assertThat(parked.get(0).lastError()).isEqualTo("java.lang.IllegalArgumentException: no such product");
     assertThat(parked.get(0).attempts()).as("permanent: one attempt").isEqualTo(1);
     assertThat(handled("poison-order")).as("the failed attempt's insert rolled back").isZero();
+
+    // an operator asks for a retry before the product exists: the running listener takes the
+    // request, its handler refuses the message again, and the key stays parked with two attempts
+    assertThat(inbox.requestRetry("inventory", "poison-order", "alice")).isTrue();
+    await().atMost(Duration.ofSeconds(30)).until(() -> inbox.parked("inventory", 10).get(0).attempts() == 2);
+    assertThat(inbox.parked("inventory", 10)).hasSize(2);
+    assertThat(handled("poison-order")).isZero();
   }
 
   @Test

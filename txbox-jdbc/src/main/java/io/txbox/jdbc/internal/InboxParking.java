@@ -40,6 +40,8 @@ public final class InboxParking {
   private final String parkQueued;
   private final String requeue;
   private final String discard;
+  private final String requestRetry;
+  private final String takeRetryRequests;
 
   public InboxParking(PostgresTables tables) {
     this.isParked = tables.render("SELECT 1 FROM {inbox_parked_key} WHERE consumer = ? AND queue_key = ? FOR SHARE");
@@ -79,6 +81,39 @@ public final class InboxParking {
         + " r AS (UPDATE {inbox} i SET status = 'discarded' FROM gone"
         + "  WHERE i.consumer = ? AND i.message_id = gone.message_id)"
         + " SELECT count(*), max(sequence) FROM gone");
+    this.requestRetry = tables.render("UPDATE {inbox_parked_key} SET retry_requested_at = now(),"
+        + " retry_requested_by = ? WHERE consumer = ? AND queue_key = ?");
+    // SKIP LOCKED: a key whose retry is running right now is locked by it and taken next time.
+    this.takeRetryRequests = tables.render("UPDATE {inbox_parked_key} k SET retry_requested_at = NULL"
+        + " FROM (SELECT queue_key FROM {inbox_parked_key} WHERE consumer = ? AND retry_requested_at IS NOT NULL"
+        + "   ORDER BY retry_requested_at LIMIT ? FOR UPDATE SKIP LOCKED) AS r"
+        + " WHERE k.consumer = ? AND k.queue_key = r.queue_key RETURNING k.queue_key, k.retry_requested_by");
+  }
+
+  /** Asks the running consumer to retry {@code queueKey}; false when the key is not parked. */
+  public boolean requestRetry(Connection tx, String consumer, String queueKey, String operator) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(requestRetry)) {
+      p.setString(1, operator);
+      p.setString(2, consumer);
+      p.setString(3, queueKey);
+      return p.executeUpdate() == 1;
+    }
+  }
+
+  /** Takes up to {@code limit} retry requests: each is cleared here and returned once. */
+  public List<String> takeRetryRequests(Connection tx, String consumer, int limit) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(takeRetryRequests)) {
+      p.setString(1, consumer);
+      p.setInt(2, limit);
+      p.setString(3, consumer);
+      List<String> keys = new ArrayList<>();
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          keys.add(rs.getString(1));
+        }
+      }
+      return keys;
+    }
   }
 
   /** Whether {@code queueKey} is parked; if so, it stays parked until this transaction ends. */

@@ -2,12 +2,18 @@ package io.txbox.spring.internal;
 
 import io.txbox.Inbox;
 import io.txbox.Message;
+import io.txbox.ParkedMessage;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.Intake;
 import io.txbox.spi.Retries;
 import io.txbox.spring.MessageHandler;
+import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
+import java.util.Optional;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -17,6 +23,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * (JdbcTemplate, JPA, {@code @Transactional} services) commits with the record or not at all.
  */
 public final class TransactionalIntake implements Intake {
+  private static final Logger log = LoggerFactory.getLogger(TransactionalIntake.class);
   private final String consumer;
   private final MessageHandler handler;
   private final InboxStore store;
@@ -48,17 +55,70 @@ public final class TransactionalIntake implements Intake {
 
   @Override
   public boolean deadLetter(Message message, Throwable error, int attempts) throws Exception {
+    inTransaction(c -> store.deadLetter(c, consumer, message, attempts, Retries.describe(error)));
+    return true;
+  }
+
+  /** As {@link Inbox#runRetryRequests}, with each parked message handled in a Spring transaction. */
+  @Override
+  public int runRetryRequests() throws Exception {
+    List<String> keys = inTransaction(c -> store.takeRetryRequests(c, consumer, Inbox.RETRY_REQUESTS_PER_RUN));
+    int freed = 0;
+    for (String key : keys) {
+      if (retry(key)) {
+        freed++;
+      }
+    }
+    return freed;
+  }
+
+  /** Handles the key's parked messages in order, each in a transaction; false when one failed again. */
+  private boolean retry(String key) throws Exception {
+    while (true) {
+      Optional<ParkedMessage> handled;
+      try {
+        handled = inTransaction(c -> {
+          Optional<ParkedMessage> next = store.nextParked(c, consumer, key);
+          if (next.isPresent()) {
+            handle(next.get().message());
+            store.processedParked(c, consumer, next.get().message().id());
+          }
+          return next;
+        });
+      } catch (Inbox.HandlerException e) {
+        inTransaction(c -> {
+          store.failedParked(c, consumer, e.messageId(), Retries.describe(e.getCause()));
+          return null;
+        });
+        log.warn("consumer {}: the operator's retry of parked key {} failed again on message {}; the key stays"
+            + " parked: {}", consumer, key, e.messageId(), String.valueOf(e.getCause()));
+        return false;
+      }
+      if (handled.isEmpty()) {
+        log.info("consumer {}: retried parked key {} as an operator asked; the key flows again", consumer, key);
+        return true;
+      }
+    }
+  }
+
+  /** Work on the connection of a Spring transaction. */
+  @FunctionalInterface
+  private interface Work<T> {
+    T run(Connection connection) throws SQLException;
+  }
+
+  /** Runs {@code work} in a Spring transaction; a SQLException comes out as itself. */
+  private <T> T inTransaction(Work<T> work) throws SQLException {
     try {
-      transactions.executeWithoutResult(status -> {
+      return transactions.execute(status -> {
         try {
-          store.deadLetter(DataSourceUtils.getConnection(dataSource), consumer, message, attempts, Retries.describe(error));
+          return work.run(DataSourceUtils.getConnection(dataSource));
         } catch (SQLException e) {
           throw new Failed(e);
         }
       });
-      return true;
     } catch (Failed e) {
-      throw e.cause;
+      throw (SQLException) e.cause;
     }
   }
 
@@ -77,9 +137,13 @@ public final class TransactionalIntake implements Intake {
       default:
         break;
     }
+    handle(message);
+    return Inbox.Receipt.PROCESSED;
+  }
+
+  private void handle(Message message) {
     try {
       handler.handle(message, Inbox.idempotencyKey(consumer, message.id()));
-      return Inbox.Receipt.PROCESSED;
     } catch (Exception | Error e) {
       // unchecked, so that the template rolls back; counts toward the retry policy giving up
       throw Inbox.HandlerException.of(consumer, message, e);
