@@ -99,6 +99,14 @@ public record Message(
     return new Message(id, type, version, key, destination, payload, contentType, merged, createdAt, availableAt);
   }
 
+  /**
+   * A new event id as the builder assigns one: a version 7 UUID, ordered by time, so ids written
+   * together sit together in an index.
+   */
+  public static UUID newId() {
+    return UuidV7.next();
+  }
+
   /** A copy of the payload. */
   @Override
   public byte[] payload() {

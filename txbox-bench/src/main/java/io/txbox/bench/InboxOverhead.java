@@ -1,6 +1,6 @@
 package io.txbox.bench;
 
-import io.txbox.internal.UuidV7;
+import io.txbox.Message;
 import io.txbox.jdbc.PostgresInboxStore;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -46,7 +46,7 @@ final class InboxOverhead implements Callable<Integer> {
       Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
       variants.put("handler only", WriteOverhead::insertOrder);
       variants.put("inbox record + handler", (c, n) -> {
-        inbox.record(c, "inventory", UuidV7.next());
+        inbox.record(c, "inventory", Message.newId());
         WriteOverhead.insertOrder(c, n);
       });
       compare(db, variants, results, "empty inbox");

@@ -10,7 +10,7 @@ import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
 import io.txbox.Message;
 import io.txbox.nats.NatsPublisher;
-import io.txbox.nats.internal.NatsMessages;
+import io.txbox.nats.NatsMessages;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.Publisher;
 import io.txbox.testkit.NatsServer;

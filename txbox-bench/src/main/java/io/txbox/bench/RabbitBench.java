@@ -7,7 +7,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.MessageProperties;
 import io.txbox.rabbitmq.RabbitPublisher;
-import io.txbox.rabbitmq.internal.RabbitMessages;
+import io.txbox.rabbitmq.RabbitMessages;
 import io.txbox.spi.Publisher;
 import io.txbox.testkit.RabbitServer;
 import java.util.ArrayList;

@@ -9,7 +9,6 @@ import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
 import io.txbox.Message;
 import io.txbox.nats.internal.NatsConnections;
-import io.txbox.nats.internal.NatsMessages;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;

@@ -11,7 +11,6 @@ import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.nats.internal.Durable;
 import io.txbox.nats.internal.NatsConnections;
-import io.txbox.nats.internal.NatsMessages;
 import io.txbox.spi.Intake;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;

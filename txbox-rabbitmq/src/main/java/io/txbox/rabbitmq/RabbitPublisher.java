@@ -8,7 +8,6 @@ import com.rabbitmq.client.ShutdownSignalException;
 import io.txbox.Message;
 import io.txbox.rabbitmq.internal.Confirms;
 import io.txbox.rabbitmq.internal.RabbitConnections;
-import io.txbox.rabbitmq.internal.RabbitMessages;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;

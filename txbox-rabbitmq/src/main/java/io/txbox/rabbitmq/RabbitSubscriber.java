@@ -11,7 +11,6 @@ import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.rabbitmq.internal.RabbitConnections;
-import io.txbox.rabbitmq.internal.RabbitMessages;
 import io.txbox.spi.Intake;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;

@@ -7,7 +7,7 @@ import io.txbox.examples.spring.SpringOrderService;
 import io.txbox.testkit.ChildProcess;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
-import io.txbox.testkit.internal.LocalPorts;
+import io.txbox.testkit.LocalPorts;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

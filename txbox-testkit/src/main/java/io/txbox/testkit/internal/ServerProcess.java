@@ -1,5 +1,6 @@
 package io.txbox.testkit.internal;
 
+import io.txbox.testkit.LocalPorts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

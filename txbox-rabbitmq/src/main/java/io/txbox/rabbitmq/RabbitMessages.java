@@ -1,4 +1,4 @@
-package io.txbox.rabbitmq.internal;
+package io.txbox.rabbitmq;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Delivery;
@@ -16,9 +16,15 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * Writes a {@link Message} as AMQP properties and reads it back: the id is {@code message_id},
+ * txbox's wire format on RabbitMQ, for publishers and consumers that are not txbox: writes a
+ * {@link Message} as AMQP properties and reads it back: the id is {@code message_id},
  * the type {@code type}, the content type {@code content_type}; version, key and creation time
  * travel in headers, next to the message's own.
+ *
+ * <pre>{@code
+ * channel.basicPublish(exchange, message.key(), RabbitMessages.properties(message), message.payload());
+ * Message received = RabbitMessages.toMessage(delivery);
+ * }</pre>
  */
 public final class RabbitMessages {
   public static final String VERSION = "txbox-version";

@@ -1,4 +1,4 @@
-package io.txbox.nats.internal;
+package io.txbox.nats;
 
 import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsJetStreamMetaData;
@@ -14,9 +14,15 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * Writes a {@link Message} as NATS headers and reads it back. NATS header values are US-ASCII
+ * txbox's wire format on NATS: writes a {@link Message} as NATS headers and reads it back, for
+ * publishers and consumers that are not txbox (a reference client, another language). NATS header values are US-ASCII
  * without CR or LF, so any other value (a key or a user header in another script) travels as an
  * RFC 2047 encoded word, {@code =?utf-8?b?<base64>?=}, and is decoded on receipt.
+ *
+ * <pre>{@code
+ * connection.publish(subject, NatsMessages.headers(message), message.payload());
+ * Message received = NatsMessages.toMessage(natsMessage);
+ * }</pre>
  */
 public final class NatsMessages {
   /** The header JetStream deduplicates on: the message id. */

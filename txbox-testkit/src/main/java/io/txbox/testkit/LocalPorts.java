@@ -1,11 +1,18 @@
-package io.txbox.testkit.internal;
+package io.txbox.testkit;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 
-/** Ports on 127.0.0.1 for the brokers tests start. */
+/**
+ * Ports on 127.0.0.1 for the brokers and servers tests start.
+ *
+ * <pre>{@code
+ * int port = LocalPorts.free();
+ * await().until(() -> LocalPorts.listening(port));
+ * }</pre>
+ */
 public final class LocalPorts {
   private LocalPorts() {}
 
