@@ -10,9 +10,9 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code txbox audit}: who retried or discarded what, and when, dry runs included; newest first. */
+/** {@code txbox audit}: who retried, discarded or replayed what, and when, dry runs included; newest first. */
 @Command(name = "audit", mixinStandardHelpOptions = true,
-    description = "Shows every retry and discard of dead letters, dry runs included, newest first.")
+    description = "Shows every retry and discard of dead letters and every replay, dry runs included, newest first.")
 final class AuditCommand implements Callable<Integer> {
   @Mixin DatabaseOptions database;
 

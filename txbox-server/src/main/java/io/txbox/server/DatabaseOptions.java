@@ -8,8 +8,16 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import picocli.CommandLine.Option;
 
-/** Where the outbox tables are. */
-final class DatabaseOptions {
+/**
+ * Where the outbox tables are, and how to connect: the database options every txbox command
+ * shares, as a picocli mixin.
+ *
+ * <pre>{@code
+ * @Mixin DatabaseOptions database;
+ * try (HikariDataSource ds = database.pool()) { database.checkConnection(ds); ... }
+ * }</pre>
+ */
+public final class DatabaseOptions {
   @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
       description = "JDBC URL of the PostgreSQL database. Default: ${DEFAULT-VALUE}.")
   String jdbcUrl;
@@ -31,8 +39,11 @@ final class DatabaseOptions {
   @Option(names = "--pool-size", defaultValue = "4", description = "Database connections. Default: ${DEFAULT-VALUE}.")
   int poolSize;
 
+  /** Options picocli fills in. */
+  public DatabaseOptions() {}
+
   /** A pool that connects on first use; only the settings are checked here. */
-  HikariDataSource pool() {
+  public HikariDataSource pool() {
     if (poolSize < 2 || poolSize > 100) {
       throw new IllegalArgumentException("poolSize must be >= 2 (the relay listens on one connection)"
           + " and <= 100, was " + poolSize);
@@ -49,7 +60,7 @@ final class DatabaseOptions {
   }
 
   /** Connects once, so that an unreachable database fails at start with a message naming --jdbc-url. */
-  void checkConnection(HikariDataSource ds) {
+  public void checkConnection(HikariDataSource ds) {
     try (Connection c = ds.getConnection()) {
       c.isValid(5);
     } catch (SQLException | RuntimeException e) {
@@ -59,7 +70,8 @@ final class DatabaseOptions {
     }
   }
 
-  PostgresOutboxStore.Builder store(HikariDataSource dataSource) {
+  /** A store builder for the tables these options name. */
+  public PostgresOutboxStore.Builder store(HikariDataSource dataSource) {
     return PostgresOutboxStore.builder(dataSource).schema(schema).tablePrefix(tablePrefix);
   }
 }

@@ -6,9 +6,19 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Reads {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h}, or ISO-8601 such as {@code PT5S}. */
-final class DurationConverter implements ITypeConverter<Duration> {
+/**
+ * Reads {@code 250ms}, {@code 5s}, {@code 2m}, {@code 1h}, or ISO-8601 such as {@code PT5S}: the
+ * durations of every txbox command.
+ *
+ * <pre>{@code
+ * @Option(names = "--timeout", converter = DurationConverter.class, defaultValue = "5m") Duration timeout;
+ * }</pre>
+ */
+public final class DurationConverter implements ITypeConverter<Duration> {
   private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
+
+  /** A converter; picocli makes its own. */
+  public DurationConverter() {}
 
   @Override
   public Duration convert(String value) {

@@ -1,5 +1,6 @@
 package io.txbox.server;
 
+import java.util.Map;
 import picocli.CommandLine;
 
 /**
@@ -19,11 +20,30 @@ public final class Main {
 
   /** Runs a command and returns its exit code: 0 done, 1 failed, 2 bad settings. */
   public static int run(String... args) {
+    return run(new TxboxCommand(), args);
+  }
+
+  /**
+   * Runs picocli {@code command} (a {@code @Command}-annotated object, such as the demo's) with
+   * txbox's conventions: option defaults from {@code TXBOX_*} variables and the {@code --config}
+   * file, unknown settings refused, errors as one line naming the option. Returns its exit code.
+   */
+  public static int run(Object command, String... args) {
     try {
-      return TxboxCommand.commandLine(args).execute(args);
+      return commandLine(command, System.getenv(), args).execute(args);
     } catch (IllegalArgumentException e) {
       System.err.println("txbox: " + e.getMessage());
       return 2;
     }
+  }
+
+  /**
+   * The command line {@link #run(Object, String...)} executes, with option defaults from {@code
+   * environment} instead of the process's: for tests, and to set its output streams.
+   *
+   * @throws IllegalArgumentException when the {@code --config} file cannot be read
+   */
+  public static CommandLine commandLine(Object command, Map<String, String> environment, String... args) {
+    return TxboxCommand.commandLine(command, args, environment);
   }
 }

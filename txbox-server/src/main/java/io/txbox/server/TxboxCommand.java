@@ -25,8 +25,7 @@ import picocli.CommandLine;
       "A flag wins over the environment, which wins over the file."
     },
     subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
-        ReplayCommand.class,
-        AuditCommand.class, QuickstartCommand.class, DemoCommand.class})
+        ReplayCommand.class, AuditCommand.class})
 final class TxboxCommand {
 
   /** A command line whose defaults come from the environment and the properties file. */
@@ -36,15 +35,24 @@ final class TxboxCommand {
 
   /** A command line reading defaults from {@code environment} instead of the process's. */
   static CommandLine commandLine(String[] args, Map<String, String> environment) {
-    CommandLine cli = new CommandLine(new TxboxCommand());
+    return commandLine(new TxboxCommand(), args, environment);
+  }
+
+  /**
+   * A command line for {@code command} with txbox's conventions: defaults from the environment and
+   * the properties file, unknown settings refused, errors as one line naming the option.
+   */
+  static CommandLine commandLine(Object command, String[] args, Map<String, String> environment) {
+    CommandLine cli = new CommandLine(command);
     String path = configPath(args, environment);
     Properties file = configFile(path);
     cli.setDefaultValueProvider(new EnvironmentDefaults(environment, file));
     List<String> unknown = new UnknownSettings(cli).find(file, path, environment);
     cli.setExecutionStrategy(parsed -> {
       if (!unknown.isEmpty() && !parsed.isUsageHelpRequested() && !parsed.isVersionHelpRequested()) {
-        String command = parsed.subcommand() == null ? "txbox" : parsed.subcommand().commandSpec().name();
-        unknown.forEach(problem -> parsed.commandSpec().commandLine().getErr().println(command + ": " + problem));
+        String name = parsed.subcommand() == null ? parsed.commandSpec().name()
+            : parsed.subcommand().commandSpec().name();
+        unknown.forEach(problem -> parsed.commandSpec().commandLine().getErr().println(name + ": " + problem));
         return 2;
       }
       return new CommandLine.RunLast().execute(parsed);

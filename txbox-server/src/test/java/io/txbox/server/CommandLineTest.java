@@ -91,19 +91,6 @@ class CommandLineTest {
   }
 
   @Test
-  void demoRefusesBadSettingsBeforeStartingAnything() {
-    assertThat(run("demo", "--events", "0")).isEqualTo(2);
-    assertThat(run("demo", "--consumers", "9")).isEqualTo(2);
-    assertThat(run("demo", "--broker", "nats", "--consumers", "2")).isEqualTo(2);
-    assertThat(run("demo", "--broker", "nats", "--kafka-bootstrap-servers", "127.0.0.1:1")).isEqualTo(2);
-    assertThat(err.toString())
-        .contains("--consumers must be 1 with --broker nats")
-        .contains("--kafka-bootstrap-servers does not go with --broker nats")
-        .contains("--events must be 1 to 100,000,000, was 0")
-        .contains("--consumers must be 1 to 8 (the topic's partitions), was 9");
-  }
-
-  @Test
   void settingsComeFromTheEnvironmentAndFromAPropertiesFile(@TempDir Path dir) throws Exception {
     Map<String, String> env = Map.of("TXBOX_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1", "TXBOX_LEASE_DURATION", "1s");
     assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x")).isEqualTo(2);

@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * {@link InventoryService} as the handler. Stops cleanly on SIGTERM.
  *
  * <pre>
- * java -cp txbox.jar io.txbox.examples.inventory.InventoryApp \
+ * java -cp txbox-demo.jar io.txbox.examples.inventory.InventoryApp \
  *   --jdbc-url jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres --schema shop --instance inventory-1.7 \
  *   --broker kafka --bootstrap-servers 127.0.0.1:9092 --topic orders --member inventory-1 --threads 4
  *   (or --broker nats --nats-servers nats://127.0.0.1:4222 --stream ORDERS,

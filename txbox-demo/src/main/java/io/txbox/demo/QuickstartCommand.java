@@ -1,5 +1,6 @@
-package io.txbox.server;
+package io.txbox.demo;
 
+import io.txbox.server.DatabaseOptions;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Message;
 import io.txbox.Outbox;
@@ -25,7 +26,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code txbox quickstart}: starts a Kafka broker of its own, writes events through the outbox
+ * {@code java -jar txbox-demo.jar quickstart}: starts a Kafka broker of its own, writes events through the outbox
  * into the local PostgreSQL, relays them, reads the topic back and reports what arrived.
  */
 @Command(name = "quickstart", mixinStandardHelpOptions = true,

@@ -1,4 +1,4 @@
-package io.txbox.server;
+package io.txbox.demo;
 
 import io.txbox.examples.ShopSchema;
 import io.txbox.examples.orders.OrderService;

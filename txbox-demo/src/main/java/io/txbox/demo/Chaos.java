@@ -1,4 +1,4 @@
-package io.txbox.server;
+package io.txbox.demo;
 
 import java.io.PrintStream;
 import java.time.Duration;

@@ -1,5 +1,6 @@
-package io.txbox.server;
+package io.txbox.demo;
 
+import io.txbox.server.Main;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Outbox;
 import io.txbox.examples.ShopSchema;

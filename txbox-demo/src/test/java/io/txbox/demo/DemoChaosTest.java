@@ -1,4 +1,4 @@
-package io.txbox.server;
+package io.txbox.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.txbox.server;
+package io.txbox.demo;
 
 import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;

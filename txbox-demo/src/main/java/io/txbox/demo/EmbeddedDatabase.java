@@ -1,4 +1,4 @@
-package io.txbox.server;
+package io.txbox.demo;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;

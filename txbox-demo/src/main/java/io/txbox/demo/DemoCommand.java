@@ -1,15 +1,17 @@
-package io.txbox.server;
+package io.txbox.demo;
 
+import io.txbox.server.DurationConverter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code txbox demo}: see {@link Demo}. With no options it needs nothing installed: it starts an
- * embedded PostgreSQL and a Kafka broker of its own.
+ * {@code java -jar txbox-demo.jar}: see {@link Demo}. With no options it needs nothing installed:
+ * it starts an embedded PostgreSQL and a Kafka broker of its own. {@code java -jar txbox-demo.jar
+ * quickstart} is the short tour ({@link QuickstartCommand}).
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(name = "txbox-demo", mixinStandardHelpOptions = true, subcommands = QuickstartCommand.class,
     description = {
       "Runs an order service that writes through the outbox, relays that publish to Kafka (or NATS, or RabbitMQ) and inventory"
           + " services that reserve stock through the inbox, while chaos SIGKILLs relays and inventory"
