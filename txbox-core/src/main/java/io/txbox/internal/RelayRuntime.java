@@ -27,6 +27,7 @@ public final class RelayRuntime {
   private final ScheduledExecutorService heartbeat;
   private final Thread loopThread;
   private final AutoCloseable listener;
+  private final Metrics metrics;
 
   private final LoopGuard heartbeatGuard;
 
@@ -37,6 +38,7 @@ public final class RelayRuntime {
     int bucketCount = store.openSubscription(settings.subscription());
     Clock clock = Clock.systemUTC();
     this.buckets = new OwnedBuckets(System::nanoTime, settings.leaseValidity().toNanos());
+    this.metrics = metrics;
     this.loop = new RelayLoop(settings, store, publisher, metrics, buckets, wakeUp, clock);
     this.leases = new BucketLeases(settings, store, metrics, buckets, bucketCount, clock, System::nanoTime);
     leases.beat(); // fail fast on a store that cannot hold leases, before any thread starts
@@ -96,6 +98,9 @@ public final class RelayRuntime {
       log.warn("subscription {}: the current round did not finish within {}; its leases expire"
           + " instead of being given back", settings.subscription(), settings.drainTimeout());
     }
+    // Given back or left to expire, none is this instance's any more: a gauge still showing them
+    // would hide a subscription that no relay serves.
+    metrics.bucketsOwned(settings.subscription(), 0);
     publisher.close();
   }
 
