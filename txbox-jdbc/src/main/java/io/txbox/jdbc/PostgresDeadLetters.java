@@ -50,11 +50,33 @@ public final class PostgresDeadLetters {
    * @param since dead-lettered at or after
    * @param until dead-lettered before
    * @param errorContaining text in the error
+   * @param id the event id: one dead letter (per subscription)
    */
   public record Scope(String subscription, String type, String destination, String key, Instant since,
-      Instant until, String errorContaining) {
+      Instant until, String errorContaining, UUID id) {
     /** Every dead letter. */
-    public static final Scope ALL = new Scope(null, null, null, null, null, null, null);
+    public static final Scope ALL = new Scope(null, null, null, null, null, null, null, null);
+
+    public Scope withSubscription(String value) {
+      return new Scope(value, type, destination, key, since, until, errorContaining, id);
+    }
+
+    public Scope withType(String value) {
+      return new Scope(subscription, value, destination, key, since, until, errorContaining, id);
+    }
+
+    public Scope withKey(String value) {
+      return new Scope(subscription, type, destination, value, since, until, errorContaining, id);
+    }
+
+    public Scope withErrorContaining(String value) {
+      return new Scope(subscription, type, destination, key, since, until, value, id);
+    }
+
+    /** The dead letter of event {@code value}. */
+    public Scope withId(UUID value) {
+      return new Scope(subscription, type, destination, key, since, until, errorContaining, value);
+    }
 
     /** What the scope selects, for people and the audit table. */
     public String describe() {
@@ -66,6 +88,7 @@ public final class PostgresDeadLetters {
       add(parts, "since", since);
       add(parts, "until", until);
       add(parts, "error containing", errorContaining);
+      add(parts, "id", id);
       return parts.isEmpty() ? "all" : String.join(", ", parts);
     }
 
@@ -214,14 +237,14 @@ public final class PostgresDeadLetters {
     return " WHERE (?::text IS NULL OR subscription = ?) AND (?::text IS NULL OR type = ?)"
         + " AND (?::text IS NULL OR destination = ?) AND (?::text IS NULL OR key = ?)"
         + " AND (?::timestamptz IS NULL OR dead_lettered_at >= ?) AND (?::timestamptz IS NULL OR dead_lettered_at < ?)"
-        + " AND (?::text IS NULL OR strpos(error, ?) > 0)";
+        + " AND (?::text IS NULL OR strpos(error, ?) > 0) AND (?::uuid IS NULL OR id = ?)";
   }
 
   /** Binds a scope to {@link #where()} from parameter {@code first}; returns the next parameter. */
   private static int bind(PreparedStatement p, Scope scope, int first) throws SQLException {
     int i = first;
     for (Object value : new Object[] {scope.subscription(), scope.type(), scope.destination(), scope.key(),
-        timestamp(scope.since()), timestamp(scope.until()), scope.errorContaining()}) {
+        timestamp(scope.since()), timestamp(scope.until()), scope.errorContaining(), scope.id()}) {
       p.setObject(i++, value);
       p.setObject(i++, value);
     }

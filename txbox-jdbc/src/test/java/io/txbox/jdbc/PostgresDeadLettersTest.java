@@ -67,10 +67,10 @@ class PostgresDeadLettersTest {
   @Test
   void aScopeSelectsByTypeKeyAndErrorAndShowGivesThePayload() {
     assertThat(deadLetters.count(Scope.ALL)).isEqualTo(3);
-    assertThat(deadLetters.count(new Scope(null, "A", null, null, null, null, null))).isEqualTo(2);
-    assertThat(deadLetters.count(new Scope(null, null, null, "k", null, null, "RecordTooLarge"))).isEqualTo(2);
-    assertThat(deadLetters.count(new Scope("other", null, null, null, null, null, null))).isZero();
-    assertThat(deadLetters.list(new Scope(null, null, null, "k", null, null, null), 10))
+    assertThat(deadLetters.count(new Scope(null, "A", null, null, null, null, null, null))).isEqualTo(2);
+    assertThat(deadLetters.count(new Scope(null, null, null, "k", null, null, "RecordTooLarge", null))).isEqualTo(2);
+    assertThat(deadLetters.count(new Scope("other", null, null, null, null, null, null, null))).isZero();
+    assertThat(deadLetters.list(new Scope(null, null, null, "k", null, null, null, null), 10))
         .extracting(PostgresDeadLetters.Entry::id).containsExactlyInAnyOrder(sent.get(0).id(), sent.get(1).id());
 
     PostgresDeadLetters.Details shown = deadLetters.show("default", sent.get(1).id()).orElseThrow();
@@ -80,8 +80,8 @@ class PostgresDeadLettersTest {
 
   @Test
   void aRetriedEventReentersTheLogWithItsIdAndADiscardedOneIsGoneBothAudited() throws Exception {
-    assertThat(deadLetters.discard(new Scope(null, "B", null, null, null, null, null), "alice")).isEqualTo(1);
-    assertThat(deadLetters.retry(new Scope(null, null, null, "k", null, null, null), "bob")).isEqualTo(1);
+    assertThat(deadLetters.discard(new Scope(null, "B", null, null, null, null, null, null), "alice")).isEqualTo(1);
+    assertThat(deadLetters.retry(new Scope(null, null, null, "k", null, null, null, null), "bob")).isEqualTo(1);
 
     assertThat(deadLetters.count(Scope.ALL)).as("j1 is left").isEqualTo(1);
     assertThat(count("SELECT count(*) FROM " + db.schema() + ".txbox_outbox WHERE id = '" + sent.get(0).id() + "'"))
@@ -99,7 +99,7 @@ class PostgresDeadLettersTest {
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("UPDATE " + db.schema() + ".txbox_dead_letter SET type = '' WHERE id = '" + sent.get(2).id() + "'");
     }
-    Scope j = new Scope(null, null, null, "j", null, null, null);
+    Scope j = new Scope(null, null, null, "j", null, null, null, null);
 
     assertThatThrownBy(() -> deadLetters.retry(j, "carol")).hasMessageContaining("txbox_outbox_type_valid");
 

@@ -60,6 +60,9 @@ final class DeadLettersCommand {
     @Option(names = "--error", description = "Outbox: text the error contains.")
     String error;
 
+    @Option(names = "--id", description = "The event id: one message.")
+    UUID id;
+
     @Option(names = "--consumer", description = "A consumer's dead and parked messages instead of the outbox's.")
     String consumer;
 
@@ -67,7 +70,7 @@ final class DeadLettersCommand {
     String config;
 
     Scope scope() {
-      return new Scope(subscription, type, destination, key, since, until, error);
+      return new Scope(subscription, type, destination, key, since, until, error, id);
     }
   }
 
@@ -166,11 +169,9 @@ final class DeadLettersCommand {
 
   @Command(name = "show", mixinStandardHelpOptions = true, description = "Shows one outbox dead letter with its payload.")
   static final class ShowCommand extends Action {
-    @Option(names = "--id", required = true, description = "The event id.")
-    UUID id;
-
     @Override
     int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+      UUID id = requireId();
       String subscription = scope.subscription == null ? "default" : scope.subscription;
       var shown = deadLetters.show(subscription, id);
       if (shown.isEmpty()) {
@@ -186,6 +187,7 @@ final class DeadLettersCommand {
 
     @Override
     int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+      UUID id = requireId();
       for (ParkedMessage p : inbox(ds).parked(scope.consumer, Inbox.MAX_PARKED_LISTED)) {
         if (p.message().id().equals(id)) {
           print(out, p);
@@ -195,6 +197,13 @@ final class DeadLettersCommand {
       }
       out.printf("no dead or parked message %s of consumer %s%n", id, scope.consumer);
       return 1;
+    }
+
+    private UUID requireId() {
+      if (scope.id == null) {
+        throw new IllegalArgumentException("invalid --id: show needs the event id (txbox dead-letters list shows them)");
+      }
+      return scope.id;
     }
 
     /** The payload as text when it is UTF-8, else in base64. */
