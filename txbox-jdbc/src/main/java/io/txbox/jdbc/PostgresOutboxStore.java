@@ -356,6 +356,20 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     return status.read(tx, subscription -> backlog(subscription, limitPerBucket), this::oldestOpenTransaction);
   }
 
+  /** Most minutes {@link #writtenPerMinute} looks back. */
+  public static final int MAX_MINUTES = 24 * 60;
+
+  /**
+   * Events written per minute over the last {@code minutes} (1 to {@value #MAX_MINUTES}), oldest
+   * first, counted from the log: events the janitor already removed are not counted.
+   */
+  public List<StoreStatus.Minute> writtenPerMinute(int minutes) {
+    if (minutes < 1 || minutes > MAX_MINUTES) {
+      throw new IllegalArgumentException("minutes must be between 1 and " + MAX_MINUTES + ", was " + minutes);
+    }
+    return status.writtenPerMinute(tx, minutes);
+  }
+
   /**
    * {@inheritDoc}
    *

@@ -70,7 +70,8 @@ public final class PostgresReplay {
   /**
    * Which events of the log a replay publishes; null fields match anything.
    *
-   * @param subscription only events this subscription has already delivered (at or before its checkpoints)
+   * @param subscription only events this subscription has already delivered: at or before its
+   *     checkpoints, and not dead-lettered by it
    * @param destination the events' destination
    * @param type the event type
    * @param key the event key
@@ -442,7 +443,9 @@ public final class PostgresReplay {
   /** Every condition of a scope; a null parameter matches anything. */
   private String where() {
     return " WHERE (?::text IS NULL OR EXISTS (SELECT 1 FROM " + tables.subscription() + " s"
-        + "   WHERE s.subscription = ? AND s.bucket = o.bucket AND (o.tx_id, o.position) <= (s.tx_id, s.position)))"
+        + "   WHERE s.subscription = ? AND s.bucket = o.bucket AND (o.tx_id, o.position) <= (s.tx_id, s.position)"
+        + "     AND NOT EXISTS (SELECT 1 FROM " + tables.deadLetter() + " d"
+        + "       WHERE d.subscription = s.subscription AND d.position = o.position)))"
         + " AND (?::text IS NULL OR o.destination = ?) AND (?::text IS NULL OR o.type = ?)"
         + " AND (?::text IS NULL OR o.key = ?)"
         + " AND (?::timestamptz IS NULL OR o.created_at >= ?) AND (?::timestamptz IS NULL OR o.created_at < ?)"

@@ -49,6 +49,32 @@ public record StoreStatus(
   /** A subscription's dead letters. */
   public record OutboxDeadLetters(String subscription, long count, Instant newest) {}
 
+  /** Events written to the log in the minute that starts at {@code start}. */
+  public record Minute(Instant start, long events) {}
+
   /** A consumer's dead messages, and those parked behind them, over how many keys. */
   public record InboxDeadLetters(String consumer, long dead, long parked, long keys) {}
+
+  /**
+   * Why delivery is not healthy, one sentence each; empty when it is: a subscription with events
+   * pending and no relay, one whose oldest pending event waited longer than {@code maxPendingAge},
+   * a bucket retrying a failed event.
+   */
+  public List<String> problems(Duration maxPendingAge) {
+    List<String> problems = new java.util.ArrayList<>();
+    for (Subscription s : subscriptions) {
+      String pending = s.pending() + (s.capped() ? "+" : "");
+      if (s.pending() > 0 && s.relays().isEmpty()) {
+        problems.add("subscription " + s.name() + ": " + pending + " events pending and no relay holds a lease");
+      }
+      if (s.oldestPendingAge().compareTo(maxPendingAge) > 0) {
+        problems.add("subscription " + s.name() + ": the oldest pending event has waited " + s.oldestPendingAge()
+            + ", more than the limit of " + maxPendingAge);
+      }
+    }
+    if (!stalledBuckets.isEmpty()) {
+      problems.add(stalledBuckets.size() + " bucket(s) retrying a failed event");
+    }
+    return problems;
+  }
 }

@@ -54,7 +54,7 @@ final class StatusCommand implements Callable<Integer> {
     try (HikariDataSource ds = database.pool()) {
       database.checkConnection(ds);
       StoreStatus status = database.store(ds).build().status(limitPerBucket);
-      List<String> problems = problems(status);
+      List<String> problems = status.problems(maxPendingAge);
       PrintWriter out = spec.commandLine().getOut();
       if (json) {
         out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(asJson(status, problems)));
@@ -64,24 +64,6 @@ final class StatusCommand implements Callable<Integer> {
       out.flush();
       return problems.isEmpty() ? 0 : 1;
     }
-  }
-
-  /** Why delivery is not healthy; empty when it is. */
-  private List<String> problems(StoreStatus status) {
-    List<String> problems = new ArrayList<>();
-    for (StoreStatus.Subscription s : status.subscriptions()) {
-      if (s.pending() > 0 && s.relays().isEmpty()) {
-        problems.add("subscription " + s.name() + ": " + pending(s) + " events pending and no relay holds a lease");
-      }
-      if (s.oldestPendingAge().compareTo(maxPendingAge) > 0) {
-        problems.add("subscription " + s.name() + ": the oldest pending event has waited " + s.oldestPendingAge()
-            + ", more than --max-pending-age " + maxPendingAge);
-      }
-    }
-    if (!status.stalledBuckets().isEmpty()) {
-      problems.add(status.stalledBuckets().size() + " bucket(s) retrying a failed event");
-    }
-    return problems;
   }
 
   private static void printText(PrintWriter out, StoreStatus status, List<String> problems) {

@@ -30,6 +30,7 @@ public final class StatusQueries {
   private final String stalled;
   private final String outboxDeadLetters;
   private final String inboxDeadLetters;
+  private final String writtenPerMinute;
 
   public StatusQueries(PostgresTables tables) {
     this.buckets = tables.render("SELECT subscription, count(*),"
@@ -45,6 +46,27 @@ public final class StatusQueries {
     this.inboxDeadLetters = tables.render("SELECT consumer, count(*) FILTER (WHERE status = 'dead'),"
         + " count(*) FILTER (WHERE status = 'parked'), count(DISTINCT queue_key) FROM {inbox_queue}"
         + " WHERE status IN ('dead', 'parked') GROUP BY consumer ORDER BY consumer");
+    // A scan of the log's last minutes: the janitor keeps the log short, so this stays cheap.
+    this.writtenPerMinute = tables.render("SELECT date_trunc('minute', created_at) AS minute, count(*)"
+        + " FROM {outbox} WHERE created_at >= date_trunc('minute', now()) - make_interval(mins => ?)"
+        + " GROUP BY 1 ORDER BY 1");
+  }
+
+  /** Events written to the log per minute over the last {@code minutes}, oldest first; quiet minutes are absent. */
+  public List<StoreStatus.Minute> writtenPerMinute(Transactions tx, int minutes) {
+    return tx.inTransaction("counting events per minute", c -> {
+      try (PreparedStatement p = c.prepareStatement(writtenPerMinute)) {
+        p.setInt(1, minutes);
+        List<StoreStatus.Minute> counts = new ArrayList<>();
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            counts.add(new StoreStatus.Minute(rs.getObject(1, OffsetDateTime.class).toInstant(),
+                rs.getLong(2)));
+          }
+        }
+        return counts;
+      }
+    });
   }
 
   /**

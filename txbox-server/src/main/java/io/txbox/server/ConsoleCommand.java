@@ -1,0 +1,117 @@
+package io.txbox.server;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.Inbox;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.server.console.Console;
+import io.txbox.server.console.ConsoleUsers;
+import io.txbox.spi.Publisher;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Supplier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code txbox console}: the web console, until stopped; {@code txbox console hash-password} for the users file. */
+@Command(name = "console", mixinStandardHelpOptions = true, subcommands = ConsoleCommand.HashPassword.class,
+    description = {"Serves the web console: overview, dead letters (show, retry, discard), replay, audit.",
+        "Listens on 127.0.0.1 unless --listen says otherwise, which needs --users. Without --users everyone who",
+        "reaches it is a viewer; with it, users sign in as viewers or operators. Give the broker options of",
+        "txbox relay to run replays from it."})
+final class ConsoleCommand implements Callable<Integer> {
+  @Mixin DatabaseOptions database;
+  @Mixin BrokerOptions brokers;
+  @Spec CommandSpec spec;
+
+  @Option(names = "--listen", defaultValue = "127.0.0.1:8090",
+      description = "host:port to listen on. Default: ${DEFAULT-VALUE}.")
+  String listen;
+
+  @Option(names = "--users", description = "Users file: 'name = viewer|operator <hash>' per line"
+      + " (txbox console hash-password prints a hash).")
+  Path users;
+
+  @Option(names = "--session-timeout", converter = DurationConverter.class, defaultValue = "8h",
+      description = "How long a sign-in lasts, 1m to 7d. Default: ${DEFAULT-VALUE}.")
+  Duration sessionTimeout;
+
+  @Option(names = "--config", description = "Properties file with option values.")
+  String config;
+
+  @Override
+  public Integer call() throws Exception {
+    Console.Settings settings = new Console.Settings(address(listen), users == null ? null : ConsoleUsers.load(users),
+        sessionTimeout);
+    Supplier<Publisher> publisher = brokers.given() ? brokers::publisher : null;
+    HikariDataSource ds = database.pool();
+    Console console;
+    try {
+      database.checkConnection(ds);
+      PostgresOutboxStore store = database.store(ds).build();
+      Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema)
+          .tablePrefix(database.tablePrefix).build());
+      console = Console.start(settings, store, inbox, publisher);
+    } catch (Exception e) {
+      ds.close();
+      throw e;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      console.close();
+      ds.close();
+      stopped.countDown();
+    }, "txbox-console-shutdown"));
+    InetSocketAddress at = console.address();
+    spec.commandLine().getOut().printf("txbox console on http://%s:%d/ (%s; replays %s)%n", at.getHostString(),
+        at.getPort(), users == null ? "no users file: everyone is a viewer" : "sign-in required",
+        publisher == null ? "preview only, no broker given" : "to " + brokers.describe());
+    spec.commandLine().getOut().flush();
+    stopped.await();
+    return 0;
+  }
+
+  static InetSocketAddress address(String listen) {
+    int colon = listen.lastIndexOf(':');
+    try {
+      int port = Integer.parseInt(listen.substring(colon + 1));
+      if (colon < 1 || port < 0 || port > 65_535) {
+        throw new NumberFormatException();
+      }
+      return new InetSocketAddress(listen.substring(0, colon), port);
+    } catch (NumberFormatException | IndexOutOfBoundsException e) {
+      throw new IllegalArgumentException("invalid --listen: host:port such as 127.0.0.1:8090, was '" + listen + "'");
+    }
+  }
+
+  /** Prints a hash of the password read from standard input, for the users file. */
+  @Command(name = "hash-password", mixinStandardHelpOptions = true,
+      description = "Reads a password from standard input and prints its hash for the --users file.")
+  static final class HashPassword implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      char[] password = System.console() != null ? System.console().readPassword("password: ") : stdinLine();
+      if (password == null || password.length < 12) {
+        throw new IllegalArgumentException("invalid password: at least 12 characters");
+      }
+      spec.commandLine().getOut().println(ConsoleUsers.hash(password));
+      return 0;
+    }
+
+    private static char[] stdinLine() throws java.io.IOException {
+      String line = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+      return line == null ? null : line.toCharArray();
+    }
+  }
+}

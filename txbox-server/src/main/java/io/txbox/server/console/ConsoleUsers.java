@@ -1,0 +1,116 @@
+package io.txbox.server.console;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import javax.crypto.SecretKeyFactory;
+import javax.crypto.spec.PBEKeySpec;
+
+/**
+ * Who may sign in to the console, from a properties file: one line per user, the role and a
+ * password hash that {@code txbox console hash-password} prints. No password is ever stored.
+ *
+ * <pre>
+ * alice = operator pbkdf2-sha256:210000:3q2+7w==:j3Yw...
+ * bob   = viewer   pbkdf2-sha256:210000:c2FsdA==:9fQe...
+ * </pre>
+ */
+public final class ConsoleUsers {
+  /** PBKDF2 iterations of a new hash: OWASP's 2023 figure for PBKDF2-HMAC-SHA256. */
+  public static final int ITERATIONS = 210_000;
+  private static final String SCHEME = "pbkdf2-sha256";
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /** What a user may do: look, or also act (retry, discard, replay). */
+  public enum Role { VIEWER, OPERATOR }
+
+  private record User(Role role, String hash) {}
+
+  private final Map<String, User> users;
+
+  private ConsoleUsers(Map<String, User> users) {
+    this.users = users;
+  }
+
+  /**
+   * Reads the users file; every line is checked, and a bad one names its user and what is wrong.
+   *
+   * @throws IllegalArgumentException naming {@code --users} and the line at fault
+   */
+  public static ConsoleUsers load(Path file) {
+    Properties lines = new Properties();
+    try (InputStream in = Files.newInputStream(file)) {
+      lines.load(in);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid --users: cannot read " + file + ": " + e.getMessage());
+    }
+    Map<String, User> users = new LinkedHashMap<>();
+    for (String name : lines.stringPropertyNames()) {
+      users.put(name, parse(file, name, lines.getProperty(name).trim()));
+    }
+    if (users.isEmpty()) {
+      throw new IllegalArgumentException("invalid --users: " + file + " names no user; add lines such as"
+          + " 'alice = operator <hash from txbox console hash-password>'");
+    }
+    return new ConsoleUsers(users);
+  }
+
+  private static User parse(Path file, String name, String value) {
+    String[] parts = value.split("\\s+");
+    String problem = null;
+    Role role = null;
+    if (parts.length != 2) {
+      problem = "expected '<viewer|operator> <hash>'";
+    } else if (!parts[0].equals("viewer") && !parts[0].equals("operator")) {
+      problem = "the role must be viewer or operator, was '" + parts[0] + "'";
+    } else if (!parts[1].startsWith(SCHEME + ":") || parts[1].split(":").length != 4) {
+      problem = "the hash must come from txbox console hash-password (" + SCHEME + ":...)";
+    } else {
+      role = Role.valueOf(parts[0].toUpperCase(java.util.Locale.ROOT));
+    }
+    if (problem != null) {
+      throw new IllegalArgumentException("invalid --users: user '" + name + "' in " + file + ": " + problem);
+    }
+    return new User(role, parts[1]);
+  }
+
+  /** The user's role if {@code password} is theirs; empty for an unknown user or a wrong password. */
+  public Optional<Role> authenticate(String name, char[] password) {
+    User user = users.get(name);
+    if (user == null) {
+      hash(password, new byte[16], ITERATIONS); // as slow as a known user, so timing tells nothing
+      return Optional.empty();
+    }
+    String[] parts = user.hash().split(":");
+    byte[] salt = Base64.getDecoder().decode(parts[2]);
+    byte[] expected = Base64.getDecoder().decode(parts[3]);
+    byte[] actual = hash(password, salt, Integer.parseInt(parts[1]));
+    return MessageDigest.isEqual(expected, actual) ? Optional.of(user.role()) : Optional.empty();
+  }
+
+  /** A new hash of {@code password} with a random salt, for the users file. */
+  public static String hash(char[] password) {
+    byte[] salt = new byte[16];
+    RANDOM.nextBytes(salt);
+    return SCHEME + ":" + ITERATIONS + ":" + Base64.getEncoder().encodeToString(salt) + ":"
+        + Base64.getEncoder().encodeToString(hash(password, salt, ITERATIONS));
+  }
+
+  private static byte[] hash(char[] password, byte[] salt, int iterations) {
+    try {
+      PBEKeySpec spec = new PBEKeySpec(password, salt, iterations, 256);
+      return SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256").generateSecret(spec).getEncoded();
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("PBKDF2WithHmacSHA256 is part of every JDK", e);
+    }
+  }
+}

@@ -1,0 +1,92 @@
+package io.txbox.server.console;
+
+import com.sun.net.httpserver.HttpExchange;
+import io.txbox.server.console.Sessions.Session;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/** One HTTP request: its path, its parameters (query and form) and the session it belongs to. */
+final class Request {
+  /** Largest form accepted: forms here hold a few short fields. */
+  static final int MAX_FORM_BYTES = 64 * 1024;
+  static final String SESSION_COOKIE = "txbox_session";
+
+  private final HttpExchange exchange;
+  private final Map<String, String> params;
+  private final Optional<Session> session;
+
+  private Request(HttpExchange exchange, Map<String, String> params, Optional<Session> session) {
+    this.exchange = exchange;
+    this.params = params;
+    this.session = session;
+  }
+
+  static Request read(HttpExchange exchange, Sessions sessions) throws IOException {
+    Map<String, String> params = new HashMap<>();
+    parse(exchange.getRequestURI().getRawQuery(), params);
+    if (exchange.getRequestMethod().equals("POST")) {
+      parse(body(exchange.getRequestBody()), params);
+    }
+    return new Request(exchange, params, sessions.find(cookie(exchange, SESSION_COOKIE)));
+  }
+
+  String path() {
+    return exchange.getRequestURI().getPath();
+  }
+
+  boolean isPost() {
+    return exchange.getRequestMethod().equals("POST");
+  }
+
+  /** The parameter, or null when absent or blank. */
+  String param(String name) {
+    String value = params.get(name);
+    return value == null || value.isBlank() ? null : value.trim();
+  }
+
+  Optional<Session> session() {
+    return session;
+  }
+
+  /** Who acts, for the audit table. */
+  String operator() {
+    return session.map(Session::user).orElse("anonymous");
+  }
+
+  private static String body(InputStream in) throws IOException {
+    byte[] bytes = in.readNBytes(MAX_FORM_BYTES + 1);
+    if (bytes.length > MAX_FORM_BYTES) {
+      throw new IllegalArgumentException("form larger than " + MAX_FORM_BYTES + " bytes");
+    }
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  private static void parse(String encoded, Map<String, String> into) {
+    if (encoded == null || encoded.isEmpty()) {
+      return;
+    }
+    for (String pair : encoded.split("&")) {
+      int eq = pair.indexOf('=');
+      String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+      String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+      into.putIfAbsent(name, value);
+    }
+  }
+
+  private static String cookie(HttpExchange exchange, String name) {
+    for (String header : exchange.getRequestHeaders().getOrDefault("Cookie", java.util.List.of())) {
+      for (String part : header.split(";")) {
+        String[] kv = part.trim().split("=", 2);
+        if (kv.length == 2 && kv[0].equals(name)) {
+          return kv[1];
+        }
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,30 @@
+package io.txbox.server.console;
+
+/** What the console answers: a page, a redirect or an error. */
+record Response(int status, String contentType, String body, String location, String cookie) {
+  private static final String HTML = "text/html; charset=utf-8";
+
+  static Response page(int status, String html) {
+    return new Response(status, HTML, html, null, null);
+  }
+
+  static Response redirect(String location) {
+    return new Response(303, HTML, "", location, null);
+  }
+
+  static Response css(String css) {
+    return new Response(200, "text/css; charset=utf-8", css, null, null);
+  }
+
+  /** A page that says what went wrong, with a way back. */
+  static Response error(int status, String message) {
+    return page(status, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>txbox: " + status
+        + "</title><link rel=\"stylesheet\" href=\"/console.css\"></head><body><main><h1>" + status + "</h1>"
+        + "<p class=\"bad\" id=\"error\">" + Html.esc(message) + "</p><p><a href=\"/\">Back to the overview</a></p>"
+        + "</main></body></html>");
+  }
+
+  Response withCookie(String value) {
+    return new Response(status, contentType, body, location, value);
+  }
+}

@@ -1,0 +1,231 @@
+package io.txbox.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.txbox.Inbox;
+import io.txbox.Message;
+import io.txbox.Relay;
+import io.txbox.jdbc.PostgresDeadLetters;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.kafka.KafkaPublisher;
+import io.txbox.server.console.Console;
+import io.txbox.server.console.ConsoleUsers;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TopicReader;
+import java.io.File;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+/**
+ * The web console in a real headless Chromium (Debian's {@code chromium} and {@code
+ * chromium-driver}, which {@code .ci/run} installs) against real dead letters a relay made in
+ * PostgreSQL, and the retried event at a real Kafka broker. Skipped where no Chromium exists,
+ * except in CI.
+ */
+class ConsoleBrowserTest {
+  private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+  private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+  /** Where the README's screenshots come from. */
+  private static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
+
+  private final KafkaBroker kafka = KafkaBroker.shared();
+  private final String topic = "console-" + UUID.randomUUID();
+  private final OutboxSchema schema = new OutboxSchema();
+  private final PostgresOutboxStore store = schema.store;
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final Message poison = event("order-1");
+  private Console console;
+  private WebDriver browser;
+
+  @BeforeAll
+  static void requireChromium() {
+    assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER) || "true".equals(System.getenv("CI")),
+        "no Chromium (apt-get install chromium chromium-driver); CI requires it");
+  }
+
+  @BeforeEach
+  void deadLetterAnEventAndStartTheConsole(@TempDir Path dir) throws Exception {
+    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+        .idleInterval(Duration.ofMillis(20)).build().start()) {
+      schema.send(List.of(poison)); // its topic does not exist: the relay gives up on it
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(PostgresDeadLetters.Scope.ALL) == 1);
+    }
+    Path users = dir.resolve("users.properties");
+    Files.writeString(users, "alice = operator " + ConsoleUsers.hash("alice-password".toCharArray()) + "\n"
+        + "bob = viewer " + ConsoleUsers.hash("bob-password".toCharArray()) + "\n");
+    Inbox inbox = Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build());
+    console = Console.start(new Console.Settings(new InetSocketAddress("127.0.0.1", 0), ConsoleUsers.load(users),
+        Duration.ofHours(1)), store, inbox, () -> KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build());
+    browser = chromium();
+  }
+
+  @AfterEach
+  void stop() {
+    if (browser != null) {
+      browser.quit();
+    }
+    if (console != null) {
+      console.close();
+    }
+    schema.close();
+  }
+
+  @Test
+  void anOperatorSignsInAndRetriesADeadLetterWhichThenReachesTheBroker() throws Exception {
+    signIn("alice", "alice-password");
+    assertThat(browser.findElement(By.tagName("h1")).getText()).isEqualTo("Overview");
+    assertThat(browser.findElement(By.id("chart")).findElements(By.tagName("rect"))).hasSize(61);
+    assertThat(browser.findElement(By.id("health")).getText()).isEqualTo("HEALTHY");
+    assertThat(browser.getPageSource()).contains("alice (operator)", "/dead-letters?subscription=default");
+    screenshot("overview");
+
+    open("/dead-letters");
+    assertThat(browser.getPageSource()).contains("1 dead letter(s)", poison.id().toString(), "does not exist");
+    screenshot("dead-letters");
+    browser.findElement(By.className("show")).click();
+    assertThat(browser.findElement(By.id("payload")).getText()).isEqualTo("order-1");
+
+    kafka.createTopic(topic, 1);
+    browser.findElement(By.xpath("//button[text()='Retry']")).click();
+    assertThat(browser.findElement(By.id("notice")).getText()).contains("is back in the log with its id");
+    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+        .idleInterval(Duration.ofMillis(20)).build().start();
+        TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      assertThat(reader.readUntil(r -> !r.isEmpty(), Duration.ofSeconds(30))).extracting(TopicReader.Received::id)
+          .containsExactly(poison.id().toString());
+    }
+
+    open("/replay?subscription=default&to-destination=orders.sandbox&preview=yes");
+    // the event's first row, which the relay passed over, and its retried copy: the same id twice
+    assertThat(browser.getPageSource()).contains("2 event(s): delivered by subscription default, to destination"
+        + " orders.sandbox", "first: #1 OrderPlaced key order-1", "last: #2 OrderPlaced key order-1");
+    screenshot("replay");
+    open("/audit");
+    assertThat(browser.findElement(By.tagName("table")).getText())
+        .contains("alice retry outbox subscription default, id " + poison.id() + " 1");
+    screenshot("audit");
+  }
+
+  @Test
+  void aViewerSeesTheDeadLettersButCannotRetryThem() throws Exception {
+    signIn("bob", "bob-password");
+    open("/dead-letters");
+    assertThat(browser.getPageSource()).contains(poison.id().toString()).doesNotContain(">Retry<");
+
+    String csrf = browser.findElement(By.name("csrf")).getAttribute("value"); // the sign-out form's
+    HttpResponse<String> forced = post("/dead-letters/retry", sessionCookie(), csrf);
+    assertThat(forced.statusCode()).isEqualTo(403);
+    assertThat(forced.body()).contains("bob is a viewer");
+    assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).isEqualTo(1);
+  }
+
+  @Test
+  void aRequestWithoutCredentialsOrWithoutTheCsrfTokenIsRefused() throws Exception {
+    HttpResponse<String> page = http.send(HttpRequest.newBuilder(url("/dead-letters")).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(page.statusCode()).isEqualTo(303);
+    assertThat(page.headers().firstValue("Location")).contains("/login");
+    assertThat(post("/dead-letters/retry", null, null).statusCode()).isEqualTo(401);
+
+    signIn("alice", "wrong-password");
+    assertThat(browser.findElement(By.id("error")).getText()).isEqualTo("wrong user or password");
+    signIn("alice", "alice-password");
+    HttpResponse<String> forged = post("/dead-letters/retry", sessionCookie(), "not-the-token");
+    assertThat(forged.statusCode()).isEqualTo(403);
+    assertThat(forged.body()).contains("CSRF");
+    assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).as("nothing changed").isEqualTo(1);
+  }
+
+  @Test
+  void withoutAUsersFileItListensOnLoopbackOnlyAndChangesNothing() throws Exception {
+    assertThatThrownBy(() -> new Console.Settings(new InetSocketAddress("0.0.0.0", 0), null, Duration.ofHours(1)))
+        .hasMessageContaining("refusing to listen on 0.0.0.0 without authentication");
+    Inbox inbox = Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build());
+    try (Console anonymous = Console.start(new Console.Settings(new InetSocketAddress("127.0.0.1", 0), null,
+        Duration.ofHours(1)), store, inbox, null)) {
+      URI base = URI.create("http://127.0.0.1:" + anonymous.address().getPort());
+      browser.get(base.resolve("/dead-letters").toString());
+      assertThat(browser.getPageSource()).contains("anonymous viewer", poison.id().toString()).doesNotContain(">Retry<");
+      HttpResponse<String> refused = http.send(HttpRequest.newBuilder(base.resolve("/dead-letters/retry"))
+          .header("Content-Type", "application/x-www-form-urlencoded")
+          .POST(HttpRequest.BodyPublishers.ofString("subscription=default&id=" + poison.id())).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(refused.statusCode()).isEqualTo(403);
+    }
+  }
+
+  private void signIn(String user, String password) {
+    open("/login");
+    browser.findElement(By.id("username")).sendKeys(user);
+    browser.findElement(By.id("password")).sendKeys(password);
+    browser.findElement(By.id("sign-in")).click();
+  }
+
+  private void open(String path) {
+    browser.get(url(path).toString());
+  }
+
+  private URI url(String path) {
+    return URI.create("http://127.0.0.1:" + console.address().getPort() + path);
+  }
+
+  private String sessionCookie() {
+    return "txbox_session=" + browser.manage().getCookieNamed("txbox_session").getValue();
+  }
+
+  private HttpResponse<String> post(String path, String cookie, String csrf) throws Exception {
+    String form = "subscription=default&id=" + poison.id() + (csrf == null ? "" : "&csrf=" + csrf);
+    HttpRequest.Builder request = HttpRequest.newBuilder(url(path))
+        .header("Content-Type", "application/x-www-form-urlencoded").POST(HttpRequest.BodyPublishers.ofString(form));
+    if (cookie != null) {
+      request.header("Cookie", cookie);
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private void screenshot(String name) throws IOException {
+    Files.createDirectories(SCREENSHOTS);
+    File shot = ((ChromeDriver) browser).getScreenshotAs(OutputType.FILE);
+    Files.copy(shot.toPath(), SCREENSHOTS.resolve(name + ".png"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static WebDriver chromium() {
+    ChromeOptions options = new ChromeOptions().setBinary(CHROMIUM.toFile())
+        .addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1200,900");
+    ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
+        .usingAnyFreePort().build();
+    ChromeDriver driver = new ChromeDriver(service, options);
+    driver.manage().timeouts().implicitlyWait(Duration.ofSeconds(5));
+    return driver;
+  }
+
+  private Message event(String key) {
+    return Message.builder().id(UUID.randomUUID()).type("OrderPlaced").destination(topic).key(key)
+        .payload(key.getBytes(StandardCharsets.UTF_8)).build();
+  }
+}
