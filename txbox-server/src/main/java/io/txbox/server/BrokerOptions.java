@@ -90,22 +90,20 @@ final class BrokerOptions {
 
   /** Whether the chosen broker's address was given: a command that may publish (console) can do without. */
   boolean given() {
-    String address = switch (broker) {
-      case kafka -> bootstrapServers;
-      case nats -> natsServers;
-      case rabbitmq -> rabbitUri;
-    };
-    return address != null && !address.isBlank();
+    return address() != null && !address().isBlank();
   }
 
   /** The broker and where it is, secrets masked, for logs. */
   String describe() {
-    String address = switch (broker) {
+    return broker + " " + Secrets.mask(address());
+  }
+
+  private String address() {
+    return switch (broker) {
       case kafka -> bootstrapServers;
       case nats -> natsServers;
       case rabbitmq -> rabbitUri;
     };
-    return broker + " " + Secrets.mask(address);
   }
 
   private void require(String value, String option) {
