@@ -72,11 +72,14 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
     // only tried on keys whose head is ready. The head is each key's first queued message whether
     // ready or not: a head waiting for its retry or for a missing sequence number holds its key
     // back, and the workers go on to other keys instead of finding nothing.
+    // A parked key is passed over even with a message queued: one enqueued while its dead message
+    // was being parked commits as queued, since parking cannot see it yet; it waits for the retry.
     this.lockReadyKey = tables.render("SELECT r.queue_key FROM ("
         + " SELECT h.queue_key FROM ("
-        + "  SELECT queue_key FROM {inbox_queue} WHERE consumer = ? AND status = 'queued'"
-        + "  AND available_at <= clock_timestamp() GROUP BY queue_key ORDER BY min(position) LIMIT "
-        + CLAIM_CANDIDATES + ") c"
+        + "  SELECT q0.queue_key FROM {inbox_queue} q0 WHERE q0.consumer = ? AND q0.status = 'queued'"
+        + "  AND q0.available_at <= clock_timestamp() AND NOT EXISTS (SELECT 1 FROM {inbox_parked_key} pk"
+        + "   WHERE pk.consumer = q0.consumer AND pk.queue_key = q0.queue_key)"
+        + "  GROUP BY q0.queue_key ORDER BY min(q0.position) LIMIT " + CLAIM_CANDIDATES + ") c"
         + " CROSS JOIN LATERAL (SELECT q.queue_key, " + READY + " AS ready FROM {inbox_queue} q"
         + "  LEFT JOIN {inbox_key} k ON k.consumer = q.consumer AND k.key = q.queue_key"
         + "  WHERE q.consumer = ? AND q.queue_key = c.queue_key AND q.status = 'queued'"

@@ -72,9 +72,12 @@ class PostgresInboxQueueTest {
   }
 
   private InboxQueue started(InboxQueue.Builder builder) {
-    InboxQueue q = builder.build().start();
-    queues.add(q);
-    return q;
+    return started(builder.build());
+  }
+
+  private InboxQueue started(InboxQueue queue) {
+    queues.add(queue);
+    return queue.start();
   }
 
   private static Message event(String key, long sequence) {
@@ -233,10 +236,11 @@ class PostgresInboxQueueTest {
       }
       apply().handle(tx, message, key);
     };
-    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", failOnOne)
-        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMillis(10)).maxAttempts(1).build()));
+    InboxQueue queue = InboxQueue.builder(db.dataSource(), store, "billing", failOnOne)
+        .retryPolicy(RetryPolicy.builder().initialDelay(Duration.ofMillis(10)).maxAttempts(1).build()).build();
     queue.enqueue(event("k", 1));
-    queue.enqueue(event("k", 2));
+    queue.enqueue(event("k", 2)); // both queued before a worker runs, so the second is parked behind the first
+    started(queue);
     await().atMost(Duration.ofSeconds(10)).until(() -> queue.parked(100).size() == 2);
 
     broken.set(false);
@@ -246,6 +250,32 @@ class PostgresInboxQueueTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> queue.processed() == 2);
     assertThat(appliedByKey().get("k")).containsExactly(1L, 2L);
     assertThat(queue.parked(100)).isEmpty();
+  }
+
+  @Test
+  void aMessageQueuedWhileItsKeyWasBeingParkedWaitsForTheRetryPastTheGapTimeout() throws Exception {
+    AtomicBoolean broken = new AtomicBoolean(true);
+    InboxHandler failOnOne = (tx, message, key) -> {
+      if (broken.get() && message.headers().get(InboxQueue.SEQUENCE_HEADER).equals("1")) {
+        throw new IllegalArgumentException("no invoice for this order");
+      }
+      apply().handle(tx, message, key);
+    };
+    InboxQueue queue = started(InboxQueue.builder(db.dataSource(), store, "billing", failOnOne)
+        .retryPolicy(RetryPolicy.builder().maxAttempts(1).build()).gapTimeout(Duration.ofMillis(100)));
+    queue.enqueue(event("k", 1));
+    await().atMost(Duration.ofSeconds(10)).until(() -> queue.parked(100).size() == 1);
+    assertThat(queue.enqueue(event("k", 2))).isEqualTo(Enqueued.PARKED);
+    // What an enqueue that committed while the key was being parked leaves: queued, since the
+    // parking could not see it yet.
+    execute("UPDATE " + db.schema() + ".txbox_inbox_queue SET status = 'queued' WHERE status = 'parked'");
+
+    await().during(Duration.ofMillis(800)).atMost(Duration.ofSeconds(5))
+        .until(() -> !appliedByKey().containsKey("k"));
+    broken.set(false);
+    queue.retry("k");
+    await().atMost(Duration.ofSeconds(10)).until(() -> appliedByKey().getOrDefault("k", List.of()).size() == 2);
+    assertThat(appliedByKey().get("k")).containsExactly(1L, 2L);
   }
 
   @Test
