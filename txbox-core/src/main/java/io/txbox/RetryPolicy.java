@@ -85,10 +85,13 @@ public final class RetryPolicy {
     return nanos >= maxDelay.toNanos() ? maxDelay : Duration.ofNanos((long) nanos);
   }
 
-  /** Whether the error (or one of its causes) is permanent. */
+  /**
+   * Whether the error (or one of its causes) is permanent: a {@link PermanentPublishException}, an
+   * {@link UnprocessableMessageException}, or what {@link Builder#permanentWhen} says.
+   */
   public boolean isPermanent(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause()) {
-      if (t instanceof PermanentPublishException || permanent.test(t)) {
+      if (t instanceof PermanentPublishException || t instanceof UnprocessableMessageException || permanent.test(t)) {
         return true;
       }
       if (t.getCause() == t) {
