@@ -83,6 +83,21 @@ public final class EventTypes {
     return renamed.getOrDefault(type, type);
   }
 
+  /** The registered type names. */
+  java.util.Set<String> names() {
+    return byName.keySet();
+  }
+
+  /** The current version of type {@code name}. */
+  int versionOf(String name) {
+    return byName.get(name).version();
+  }
+
+  /** {@code event} written as JSON and read back, as a consumer of today's version would. */
+  Object writeAndRead(Object event) throws IOException {
+    return mapper.readValue(mapper.writeValueAsBytes(event), event.getClass());
+  }
+
   /** The type name {@code javaClass} is registered under. */
   String nameOf(Class<?> javaClass) {
     Registered type = byClass.get(javaClass);
