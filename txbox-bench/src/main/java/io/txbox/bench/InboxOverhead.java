@@ -13,7 +13,8 @@ import picocli.CommandLine.Option;
 
 /**
  * Handler transactions per second with and without the inbox record, 8 threads, side by side in
- * interleaved rounds; then again with millions of records already in the inbox.
+ * interleaved rounds, with the event read as its current version or upcast from version 1 by
+ * txbox-jackson; then again with millions of records already in the inbox.
  */
 @Command(name = "inbox", description = "Inbox overhead: handler tx/s with and without the inbox record, on an empty and a full inbox.")
 final class InboxOverhead implements Callable<Integer> {
@@ -49,7 +50,19 @@ final class InboxOverhead implements Callable<Integer> {
         inbox.record(c, "inventory", Message.newId());
         WriteOverhead.insertOrder(c, n);
       });
-      compare(db, variants, results, "empty inbox");
+      Map<String, TransactionRate.Work> evolved = new LinkedHashMap<>(variants);
+      evolved.put("inbox record + read v3 + handler", (c, n) -> {
+        inbox.record(c, "inventory", Message.newId());
+        EvolvedOrders.TYPES.read(EvolvedOrders.V3);
+        WriteOverhead.insertOrder(c, n);
+      });
+      evolved.put("inbox record + read v1 as v3 + handler", (c, n) -> {
+        inbox.record(c, "inventory", Message.newId());
+        EvolvedOrders.TYPES.read(EvolvedOrders.V1);
+        WriteOverhead.insertOrder(c, n);
+      });
+      compare(db, evolved, results, "empty inbox");
+      readCost(results);
       System.out.printf("writing %,d inbox records...%n", prefill);
       for (int done = 0; done < prefill; done += 1_000_000) {
         int n = Math.min(1_000_000, prefill - done);
@@ -63,6 +76,33 @@ final class InboxOverhead implements Callable<Integer> {
     }
     results.publish(Path.of("txbox-bench", "results"));
     return 0;
+  }
+
+  /**
+   * The CPU time of reading one event, current version against version 1 upcast to 3, on one
+   * thread: in the transactions above it drowns in the database's noise.
+   */
+  private void readCost(Results results) {
+    int events = 200_000;
+    Map<String, List<Double>> micros = new LinkedHashMap<>();
+    Map<String, io.txbox.Message> messages = Map.of("read v3", EvolvedOrders.V3, "read v1 as v3", EvolvedOrders.V1);
+    for (int round = 0; round <= rounds + 1; round++) { // the first two rounds warm up
+      for (String variant : List.of("read v3", "read v1 as v3")) {
+        long start = System.nanoTime();
+        for (int i = 0; i < events; i++) {
+          EvolvedOrders.TYPES.read(messages.get(variant));
+        }
+        double us = (System.nanoTime() - start) / 1_000.0 / events;
+        if (round >= 2) {
+          micros.computeIfAbsent(variant, v -> new ArrayList<>()).add(us);
+          System.out.printf("read cost, round %d  %-16s %6.2f µs/event%n", round - 1, variant, us);
+        }
+      }
+    }
+    double current = WriteOverhead.median(micros.get("read v3"));
+    results.add("read v3, one thread", current, "µs/event");
+    results.add("read v1 as v3, one thread", WriteOverhead.median(micros.get("read v1 as v3")), "µs/event",
+        "read v3, one thread", current);
   }
 
   private void compare(BenchDatabase db, Map<String, TransactionRate.Work> variants, Results results, String label)
@@ -81,7 +121,14 @@ final class InboxOverhead implements Callable<Integer> {
     }
     double bare = WriteOverhead.median(rates.get("handler only"));
     results.add(label + ": handler only", bare, "tx/s");
-    results.add(label + ": inbox record + handler", WriteOverhead.median(rates.get("inbox record + handler")),
-        "tx/s", "handler only", bare);
+    double recorded = WriteOverhead.median(rates.get("inbox record + handler"));
+    results.add(label + ": inbox record + handler", recorded, "tx/s", "handler only", bare);
+    if (rates.containsKey("inbox record + read v3 + handler")) {
+      double current = WriteOverhead.median(rates.get("inbox record + read v3 + handler"));
+      results.add(label + ": inbox record + read v3 + handler", current, "tx/s", "inbox record + handler", recorded);
+      results.add(label + ": inbox record + read v1 as v3 + handler",
+          WriteOverhead.median(rates.get("inbox record + read v1 as v3 + handler")), "tx/s",
+          "inbox record + read v3 + handler", current);
+    }
   }
 }
