@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -149,7 +150,9 @@ public final class Console implements AutoCloseable {
       return Optional.of("changes need a signed-in operator: start the console with --users");
     }
     Session session = r.session().get();
-    if (!session.csrfToken().equals(r.param("csrf"))) {
+    String csrf = r.param("csrf");
+    if (csrf == null || !MessageDigest.isEqual(session.csrfToken().getBytes(StandardCharsets.UTF_8),
+        csrf.getBytes(StandardCharsets.UTF_8))) { // in constant time: the comparison tells nothing about the token
       return Optional.of("missing or wrong CSRF token: reload the page and try again");
     }
     if (session.role() != Role.OPERATOR && !r.path().equals("/logout")) {
