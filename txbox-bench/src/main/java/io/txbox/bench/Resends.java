@@ -110,22 +110,27 @@ final class Resends implements Callable<Integer> {
   }
 
   private static void awaitRecords(KafkaBench kafka, String topic, long atLeast) throws Exception {
-    long deadline = System.nanoTime() + DRAIN_LIMIT.toNanos();
-    while (kafka.records(topic) < atLeast) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(topic + " did not reach " + atLeast + " records in " + DRAIN_LIMIT);
-      }
-      Thread.sleep(20);
-    }
+    await(() -> kafka.records(topic) >= atLeast, topic + " did not reach " + atLeast + " records");
   }
 
-  private static void awaitDrained(PostgresOutboxStore store) throws InterruptedException {
+  private static void awaitDrained(PostgresOutboxStore store) throws Exception {
+    await(() -> store.backlog(Relay.DEFAULT_SUBSCRIPTION, 1).map(b -> b.pending() == 0).orElse(false),
+        "the backlog was not drained");
+  }
+
+  /** A condition of the benchmark's own to wait for. */
+  private interface Condition {
+    boolean holds() throws Exception;
+  }
+
+  /** Polls {@code condition} every 20 ms, up to {@link #DRAIN_LIMIT}; a benchmark cannot use Awaitility's test jar. */
+  private static void await(Condition condition, String failure) throws Exception {
     long deadline = System.nanoTime() + DRAIN_LIMIT.toNanos();
-    while (store.backlog(Relay.DEFAULT_SUBSCRIPTION, 1).map(b -> b.pending() > 0).orElse(true)) {
+    while (!condition.holds()) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("the backlog was not drained in " + DRAIN_LIMIT);
+        throw new IllegalStateException(failure + " in " + DRAIN_LIMIT);
       }
-      Thread.sleep(50);
+      TimeUnit.MILLISECONDS.sleep(20);
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.txbox.jdbc;
 
+import io.txbox.jdbc.internal.OptionalFilters;
 import io.txbox.jdbc.internal.PostgresTables;
 import io.txbox.jdbc.internal.Transactions;
 import java.sql.Connection;
@@ -8,7 +9,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -242,17 +242,8 @@ public final class PostgresDeadLetters {
 
   /** Binds a scope to {@link #where()} from parameter {@code first}; returns the next parameter. */
   private static int bind(PreparedStatement p, Scope scope, int first) throws SQLException {
-    int i = first;
-    for (Object value : new Object[] {scope.subscription(), scope.type(), scope.destination(), scope.key(),
-        timestamp(scope.since()), timestamp(scope.until()), scope.errorContaining(), scope.id()}) {
-      p.setObject(i++, value);
-      p.setObject(i++, value);
-    }
-    return i;
-  }
-
-  private static OffsetDateTime timestamp(Instant instant) {
-    return instant == null ? null : instant.atOffset(ZoneOffset.UTC);
+    return OptionalFilters.bind(p, first, scope.subscription(), scope.type(), scope.destination(), scope.key(),
+        scope.since(), scope.until(), scope.errorContaining(), scope.id());
   }
 
   private void audit(Connection c, String operator, String action, String target, String scope, long count,

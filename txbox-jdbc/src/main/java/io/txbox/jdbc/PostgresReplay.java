@@ -1,6 +1,7 @@
 package io.txbox.jdbc;
 
 import io.txbox.Message;
+import io.txbox.jdbc.internal.OptionalFilters;
 import io.txbox.jdbc.internal.PostgresRows;
 import io.txbox.jdbc.internal.PostgresTables;
 import io.txbox.jdbc.internal.Transactions;
@@ -13,13 +14,13 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 
@@ -324,7 +325,7 @@ public final class PostgresReplay {
           throw new StoppedException(published, attempt, result.failure(retryFrom));
         }
         left = left.subList(retryFrom, left.size());
-        Thread.sleep(backoff.toMillis());
+        waitUntil(System.nanoTime() + backoff.toNanos());
         backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
       }
       progress.accept(published);
@@ -356,10 +357,18 @@ public final class PostgresReplay {
 
     /** Waits until what was sent so far took at least the time the rate allows for it. */
     private void pace() throws InterruptedException {
-      long dueNanos = startNanos + (published + failed) * 1_000_000_000L / request.eventsPerSecond();
+      waitUntil(startNanos + (published + failed) * 1_000_000_000L / request.eventsPerSecond());
+    }
+
+    /**
+     * Holds the replay's thread until {@code dueNanos}: a replay is one caller's job, done in
+     * that caller's thread (the command's, or the console's replay worker), so pausing it is the
+     * rate limit and the backoff; an interrupt ends the wait and the replay.
+     */
+    private static void waitUntil(long dueNanos) throws InterruptedException {
       long waitNanos = dueNanos - System.nanoTime();
       if (waitNanos > 0) {
-        Thread.sleep(waitNanos / 1_000_000, (int) (waitNanos % 1_000_000));
+        TimeUnit.NANOSECONDS.sleep(waitNanos);
       }
     }
   }
@@ -454,16 +463,7 @@ public final class PostgresReplay {
 
   /** Binds a scope to {@link #where()}; returns the next parameter. */
   private static int bind(PreparedStatement p, Scope scope) throws SQLException {
-    int i = 1;
-    for (Object value : new Object[] {scope.subscription(), scope.destination(), scope.type(), scope.key(),
-        timestamp(scope.since()), timestamp(scope.until()), scope.fromPosition(), scope.toPosition()}) {
-      p.setObject(i++, value);
-      p.setObject(i++, value);
-    }
-    return i;
-  }
-
-  private static OffsetDateTime timestamp(Instant instant) {
-    return instant == null ? null : instant.atOffset(ZoneOffset.UTC);
+    return OptionalFilters.bind(p, 1, scope.subscription(), scope.destination(), scope.type(), scope.key(),
+        scope.since(), scope.until(), scope.fromPosition(), scope.toPosition());
   }
 }

@@ -8,10 +8,7 @@ import io.txbox.jdbc.PostgresDeadLetters.Scope;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import java.io.PrintWriter;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -181,7 +178,7 @@ final class DeadLettersCommand {
       print(out, shown.get().entry());
       out.printf("created at %s, content type %s, headers %s%n", shown.get().createdAt(), shown.get().contentType(),
           shown.get().headersJson());
-      out.println(payload(shown.get().payload()));
+      out.println(PayloadText.of(shown.get().payload()));
       return 0;
     }
 
@@ -191,7 +188,7 @@ final class DeadLettersCommand {
       for (ParkedMessage p : inbox(ds).parked(scope.consumer, Inbox.MAX_PARKED_LISTED)) {
         if (p.message().id().equals(id)) {
           print(out, p);
-          out.println(payload(p.message().payload()));
+          out.println(PayloadText.of(p.message().payload()));
           return 0;
         }
       }
@@ -204,15 +201,6 @@ final class DeadLettersCommand {
         throw new IllegalArgumentException("invalid --id: show needs the event id (txbox dead-letters list shows them)");
       }
       return scope.id;
-    }
-
-    /** The payload as text when it is UTF-8, else in base64. */
-    private static String payload(byte[] payload) {
-      try {
-        return StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(payload)).toString();
-      } catch (CharacterCodingException e) {
-        return "base64:" + Base64.getEncoder().encodeToString(payload);
-      }
     }
   }
 

@@ -1,6 +1,7 @@
 package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.PostgresReplay;
 import io.txbox.jdbc.PostgresReplay.Preview;
 import io.txbox.jdbc.PostgresReplay.Request;
@@ -87,13 +88,13 @@ final class ReplayCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     try (HikariDataSource ds = database.pool()) {
       database.checkConnection(ds);
-      PostgresReplay replay = database.store(ds).build().replay();
+      PostgresOutboxStore store = database.store(ds).build();
+      PostgresReplay replay = store.replay();
       Preview preview = replay.preview(request.scope());
       print(out, request, preview);
       if (!execute) {
         out.println("dry run: nothing was published; add --execute to publish");
-        database.store(ds).build().deadLetters().record(request.operator(), "replay", "outbox", request.describe(),
-            preview.count(), true);
+        store.deadLetters().record(request.operator(), "replay", "outbox", request.describe(), preview.count(), true);
         return 0;
       }
       return run(replay, request, preview.count(), out);

@@ -8,14 +8,12 @@ import io.txbox.jdbc.PostgresDeadLetters;
 import io.txbox.jdbc.PostgresDeadLetters.Scope;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.StoreStatus;
+import io.txbox.server.PayloadText;
 import io.txbox.server.console.ConsoleUsers.Role;
 import java.net.URLEncoder;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -93,7 +91,7 @@ final class DeadLetterPages {
     List<List<String>> rows = new ArrayList<>();
     fields.forEach((k, v) -> rows.add(List.of(esc(k), esc(v))));
     String body = Html.table(List.of("field", "value"), rows, "") + "<h2>Payload (" + e.payloadBytes() + " bytes)</h2><pre"
-        + " id=\"payload\">" + esc(payload(d.payload())) + "</pre>" + (isOperator(r) ? actions(r, subscription, id) : "");
+        + " id=\"payload\">" + esc(PayloadText.of(d.payload())) + "</pre>" + (isOperator(r) ? actions(r, subscription, id) : "");
     return Response.page(200, Html.page("Dead letter " + id, r, body));
   }
 
@@ -175,15 +173,6 @@ final class DeadLetterPages {
 
   private static String url(String value) {
     return esc(URLEncoder.encode(value, StandardCharsets.UTF_8));
-  }
-
-  /** The payload as text when it is UTF-8, else in base64. */
-  private static String payload(byte[] payload) {
-    try {
-      return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(payload)).toString();
-    } catch (CharacterCodingException e) {
-      return "base64:" + Base64.getEncoder().encodeToString(payload);
-    }
   }
 
   private interface Query<T> {
