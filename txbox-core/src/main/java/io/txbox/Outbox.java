@@ -1,6 +1,7 @@
 package io.txbox;
 
 import io.txbox.spi.CurrentTransaction;
+import io.txbox.spi.EventWriter;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.OutgoingHeaders;
 import java.sql.Connection;
@@ -35,6 +36,10 @@ import java.util.Objects;
  * needs no connection; the txbox Spring Boot starter builds such an outbox, with
  * {@link OutgoingHeaders} that carry the writer's trace context.
  *
+ * <p>An outbox built with an {@link EventWriter} (such as {@code txbox-jackson}'s
+ * {@code EventTypes}) also takes the application's event objects as they are:
+ * {@code outbox.sendEvent(tx, new OrderPlaced(...))}.
+ *
  * <p>Thread-safe; one instance serves the whole application.
  */
 public final class Outbox {
@@ -45,14 +50,22 @@ public final class Outbox {
             + " transaction, or build the outbox with Outbox.builder(store).currentTransaction(...)");
   };
 
+  private static final EventWriter NO_EVENT_WRITER = event -> {
+    throw new IllegalStateException("Outbox.sendEvent needs to know how to write "
+        + event.getClass().getName() + " as a message, and this outbox was built without an EventWriter:"
+        + " build it with Outbox.builder(store).events(eventTypes) (txbox-jackson), or send a Message");
+  };
+
   private final OutboxStore store;
   private final CurrentTransaction currentTransaction;
   private final OutgoingHeaders outgoingHeaders;
+  private final EventWriter events;
 
   private Outbox(Builder b) {
     this.store = b.store;
     this.currentTransaction = b.currentTransaction;
     this.outgoingHeaders = b.outgoingHeaders;
+    this.events = b.events;
   }
 
   /** An outbox that writes to {@code store}, in the transaction passed to each send. */
@@ -100,6 +113,23 @@ public final class Outbox {
     }
   }
 
+  /**
+   * Adds the application's {@code event} to the transaction the caller is in, written as a
+   * message by the outbox's {@link EventWriter}.
+   *
+   * @throws IllegalStateException when the caller is in no transaction, or the outbox has no
+   *     event writer
+   * @throws IllegalArgumentException when the writer does not know the event's class
+   */
+  public void sendEvent(Object event) throws SQLException {
+    send(events.toMessage(Objects.requireNonNull(event, "event must not be null")));
+  }
+
+  /** Adds the application's {@code event} to the caller's open transaction; as {@link #sendEvent(Object)}. */
+  public void sendEvent(Connection transaction, Object event) throws SQLException {
+    send(transaction, events.toMessage(Objects.requireNonNull(event, "event must not be null")));
+  }
+
   private List<Message> withOutgoingHeaders(List<Message> messages) {
     Map<String, String> outgoing = outgoingHeaders.current();
     if (outgoing.isEmpty()) {
@@ -119,6 +149,7 @@ public final class Outbox {
     private final OutboxStore store;
     private CurrentTransaction currentTransaction = NO_CURRENT_TRANSACTION;
     private OutgoingHeaders outgoingHeaders = OutgoingHeaders.NONE;
+    private EventWriter events = NO_EVENT_WRITER;
 
     private Builder(OutboxStore store) {
       this.store = store;
@@ -136,6 +167,15 @@ public final class Outbox {
     /** Headers added to every message written, such as trace context. Default none. */
     public Builder headers(OutgoingHeaders outgoingHeaders) {
       this.outgoingHeaders = Objects.requireNonNull(outgoingHeaders, "outgoingHeaders must not be null");
+      return this;
+    }
+
+    /**
+     * How {@link Outbox#sendEvent} writes the application's event objects as messages, such as
+     * {@code txbox-jackson}'s {@code EventTypes}. Default none: only messages can be sent.
+     */
+    public Builder events(EventWriter events) {
+      this.events = Objects.requireNonNull(events, "events must not be null");
       return this;
     }
 

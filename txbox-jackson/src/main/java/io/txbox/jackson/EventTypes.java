@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.txbox.Message;
 import io.txbox.UnprocessableMessageException;
+import io.txbox.spi.EventWriter;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -25,14 +26,16 @@ import java.util.function.Function;
  *     .upcast("OrderPlaced", 1, e -> { e.set("customerId", e.remove("customer")); return e; })
  *     .upcast("OrderPlaced", 2, e -> e.put("currency", "EUR"))
  *     .build();
- * outbox.send(tx, types.toMessage(new OrderPlaced(...)));
+ * Outbox outbox = Outbox.builder(store).events(types).build();
+ * outbox.sendEvent(tx, new OrderPlaced(...));          // or outbox.send(tx, types.toMessage(...))
+ * OrderPlaced order = types.read(message, OrderPlaced.class); // any version, as version 3
  * }</pre>
  *
  * <p>An event of a version newer than the registered one is not guessed at: reading it throws an
  * {@link UnprocessableMessageException} that names both versions, which a consumer dead-letters
  * at once while its other keys go on.
  */
-public final class EventTypes {
+public final class EventTypes implements EventWriter {
   /** The content type of the events it writes. */
   public static final String CONTENT_TYPE = "application/json";
 
@@ -64,6 +67,7 @@ public final class EventTypes {
    *
    * @throws IllegalArgumentException when its class is not registered, or Jackson cannot write it
    */
+  @Override
   public Message toMessage(Object event) {
     Registered type = byClass.get(event.getClass());
     if (type == null) {
@@ -134,6 +138,20 @@ public final class EventTypes {
           + ", upcast to " + type.version() + ") cannot be read as " + type.javaClass().getSimpleName() + ": "
           + e.getOriginalMessage(), e);
     }
+  }
+
+  /**
+   * As {@link #read(Message)}, for a message that must be an {@code eventClass}.
+   *
+   * @throws UnprocessableMessageException also when the message is of another type
+   */
+  public <T> T read(Message message, Class<T> eventClass) {
+    Object event = read(message);
+    if (!eventClass.isInstance(event)) {
+      throw new UnprocessableMessageException("event " + message.id() + " is of type " + message.type()
+          + ", not " + nameOf(eventClass) + " as expected");
+    }
+    return eventClass.cast(event);
   }
 
   private ObjectNode tree(Message message, String name) {

@@ -6,10 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import io.txbox.Message;
+import io.txbox.Outbox;
 import io.txbox.RetryPolicy;
 import io.txbox.UnprocessableMessageException;
+import io.txbox.jdbc.PostgresOutboxStore;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 class EventTypesTest {
   private final EventTypes types = OrderPlaced.types(new ObjectMapper());
@@ -44,6 +47,32 @@ class EventTypesTest {
     assertThat(new String(m.payload(), StandardCharsets.UTF_8)).contains("\"customer_id\":\"c-9\"", "\"amount_minor\":1250");
     assertThat(snake.read(m)).isEqualTo(order);
   }
+
+  @Test
+  void readingAsAClassRefusesAnEventOfAnotherTypeForGood() {
+    EventTypes two = EventTypes.builder(new ObjectMapper())
+        .type("OrderPlaced", 1, Placed.class, "orders", Placed::sku)
+        .type("OrderCancelled", 1, Cancelled.class, "orders", Cancelled::sku).build();
+    Message cancelled = two.toMessage(new Cancelled("sku-1"));
+    assertThat(two.read(cancelled, Cancelled.class)).isEqualTo(new Cancelled("sku-1"));
+    assertThatThrownBy(() -> two.read(cancelled, Placed.class)).isInstanceOf(UnprocessableMessageException.class)
+        .hasMessageContaining("is of type OrderCancelled, not OrderPlaced as expected");
+  }
+
+  @Test
+  void anOutboxWithoutEventTypesSaysHowToSendAnEventObject() {
+    PostgresOutboxStore store = PostgresOutboxStore.builder(new PGSimpleDataSource()).build(); // never reached
+    Outbox plain = Outbox.create(store);
+    assertThatThrownBy(() -> plain.sendEvent(new Cancelled("sku-1"))).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("Outbox.builder(store).events(eventTypes)");
+    Outbox typed = Outbox.builder(store).events(types).build();
+    assertThatThrownBy(() -> typed.sendEvent(new Cancelled("sku-1"))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("Cancelled is not registered");
+  }
+
+  record Placed(String sku) {}
+
+  record Cancelled(String sku) {}
 
   @Test
   void aNewerVersionThanTheConsumerKnowsIsAPermanentFailureNamingBothVersions() {

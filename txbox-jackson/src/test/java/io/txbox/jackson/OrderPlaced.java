@@ -13,8 +13,13 @@ record OrderPlaced(String orderId, String customerId, String sku, int quantity, 
 
   /** The registry an order service and its consumers share. */
   static EventTypes types(ObjectMapper mapper) {
+    return types(mapper, "orders");
+  }
+
+  /** The registry, with the events sent to {@code destination}. */
+  static EventTypes types(ObjectMapper mapper, String destination) {
     return EventTypes.builder(mapper)
-        .type("OrderPlaced", 3, OrderPlaced.class, "orders", OrderPlaced::sku)
+        .type("OrderPlaced", 3, OrderPlaced.class, destination, OrderPlaced::sku)
         .upcast("OrderPlaced", 1, OrderPlaced::renameCustomerAndAddCurrency)
         .upcast("OrderPlaced", 2, OrderPlaced::amountInMinorUnits)
         .build();
