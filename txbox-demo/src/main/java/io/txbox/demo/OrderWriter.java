@@ -68,7 +68,8 @@ final class OrderWriter {
       for (long i = 0; i < share; i++) {
         LockSupport.parkNanos(next - System.nanoTime());
         next += intervalNanos;
-        orders.place(tx, ShopSchema.sku(ownSku(thread, threads)), 1 + ThreadLocalRandom.current().nextInt(3));
+        orders.place(tx, "customer-" + thread, ShopSchema.sku(ownSku(thread, threads)),
+            1 + ThreadLocalRandom.current().nextInt(3));
         tx.commit();
         written.incrementAndGet();
       }

@@ -42,7 +42,7 @@ public final class ShopSchema {
           + " reserved bigint NOT NULL DEFAULT 0, last_sequence bigint NOT NULL DEFAULT 0)");
       s.execute("CREATE TABLE " + schema + ".reservation (id bigserial PRIMARY KEY, order_id uuid NOT NULL,"
           + " sku text NOT NULL, quantity integer NOT NULL, sequence bigint NOT NULL, in_order boolean NOT NULL,"
-          + " reserved_at timestamptz NOT NULL DEFAULT clock_timestamp())");
+          + " customer_id text NOT NULL, amount_minor bigint NOT NULL, reserved_at timestamptz NOT NULL DEFAULT clock_timestamp())");
       s.execute("CREATE TABLE " + schema + ".subscriber_stats (instance text PRIMARY KEY,"
           + " processed bigint NOT NULL, duplicates bigint NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())");
     }

@@ -1,5 +1,6 @@
 package io.txbox.spring;
 
+import io.txbox.InboxHandler;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import java.util.List;
@@ -20,6 +21,24 @@ import java.util.regex.Pattern;
  * }
  * }</pre>
  *
+ * <p>Typed events: hand it {@code txbox-jackson}'s {@code EventHandlers}, an {@link InboxHandler},
+ * and each message arrives as today's version of its event class, whatever version wrote it:
+ *
+ * <pre>{@code
+ * @Bean
+ * EventTypes events(ObjectMapper mapper) { // the application's ObjectMapper, with its settings
+ *   return EventTypes.builder(mapper).type("OrderPlaced", 3, OrderPlaced.class, "orders", OrderPlaced::sku)
+ *       .upcast("OrderPlaced", 1, ...).upcast("OrderPlaced", 2, ...).build();
+ * }
+ *
+ * @Bean
+ * InboxListener inventory(EventTypes events, JdbcTemplate jdbc) {
+ *   return InboxListener.consumer("inventory").from("orders").handler(EventHandlers.builder(events)
+ *       .on(OrderPlaced.class, (tx, order, meta) -> jdbc.update("...", order.sku()))
+ *       .build());
+ * }
+ * }</pre>
+ *
  * <p>What {@code from} names depends on the broker: Kafka topics (one or more), a JetStream stream
  * (one), or a RabbitMQ queue (one).
  *
@@ -31,10 +50,10 @@ import java.util.regex.Pattern;
  * @param retryPolicy how a message whose handler fails is retried, and when it is given up on
  * @param whenExhausted what becomes of a message given up on: dead-lettered with its key parked
  *     (the default), or retried until a fixed handler takes it
- * @param handler what is done with each message
+ * @param handler what is done with each message, on the connection of the Spring transaction
  */
 public record InboxListener(String consumer, List<String> sources, int concurrency, RetryPolicy retryPolicy,
-    WhenExhausted whenExhausted, MessageHandler handler) {
+    WhenExhausted whenExhausted, InboxHandler handler) {
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /** Most messages handled at once per listener. */
@@ -103,6 +122,16 @@ public record InboxListener(String consumer, List<String> sources, int concurren
 
     /** The listener, handling each message with {@code handler}. */
     public InboxListener handler(MessageHandler handler) {
+      Objects.requireNonNull(handler, "InboxListener " + consumer + " needs a handler");
+      return handler((transaction, message, idempotencyKey) -> handler.handle(message, idempotencyKey));
+    }
+
+    /**
+     * The listener, handling each message with {@code handler}, which is also given the Spring
+     * transaction's connection: {@code txbox-jackson}'s {@code EventHandlers}, or a handler shared
+     * with a plain {@link io.txbox.Inbox}.
+     */
+    public InboxListener handler(InboxHandler handler) {
       return new InboxListener(consumer, sources, concurrency, retryPolicy, whenExhausted, handler);
     }
   }

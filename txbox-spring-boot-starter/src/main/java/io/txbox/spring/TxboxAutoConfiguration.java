@@ -1,5 +1,6 @@
 package io.txbox.spring;
 
+import io.txbox.InboxHandler;
 import io.txbox.Janitor;
 import io.txbox.Outbox;
 import io.txbox.Relay;
@@ -7,6 +8,7 @@ import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
+import io.txbox.spi.EventWriter;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
@@ -44,7 +46,8 @@ import org.springframework.util.function.SingletonSupplier;
  *
  * <ul>
  *   <li>an {@link Outbox} whose {@code send(message)} joins the caller's Spring transaction and
- *       refuses to run outside one;
+ *       refuses to run outside one, and whose {@code sendEvent(event)} writes event objects with
+ *       the application's {@code EventTypes} bean, when it has one;
  *   <li>the PostgreSQL stores, migrated at start-up unless {@code txbox.migrate=false};
  *   <li>a {@link Relay} to the broker, started with the context and drained when it stops
  *       ({@code txbox.relay.enabled});
@@ -99,14 +102,20 @@ public class TxboxAutoConfiguration {
         .build());
   }
 
-  /** The outbox, joining the Spring transaction the caller is in. */
+  /**
+   * The outbox, joining the Spring transaction the caller is in; with the application's
+   * {@link EventWriter} bean (such as {@code txbox-jackson}'s {@code EventTypes}) when it has one,
+   * for {@link Outbox#sendEvent(Object)}.
+   */
   @Bean
   @ConditionalOnMissingBean
-  public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing) {
-    return Outbox.builder(store)
+  public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
+      ObjectProvider<EventWriter> events) {
+    Outbox.Builder outbox = Outbox.builder(store)
         .currentTransaction(new SpringTransaction(dataSource))
-        .headers(tracing.getIfAvailable(() -> Tracing.NONE).outgoingHeaders())
-        .build();
+        .headers(tracing.getIfAvailable(() -> Tracing.NONE).outgoingHeaders());
+    events.ifAvailable(outbox::events);
+    return outbox.build();
   }
 
   /** The broker's clients; Kafka's servers default to Spring's own Kafka setting. */
@@ -204,7 +213,7 @@ public class TxboxAutoConfiguration {
     TransactionTemplate transactions = new TransactionTemplate(transactionManager(beans, properties));
     return new InboxListeners(listeners, listener -> {
       BrokerClients broker = broker(properties, environment);
-      MessageHandler handler = tracing.getIfAvailable(() -> Tracing.NONE).handler(listener.consumer(), listener.handler());
+      InboxHandler handler = tracing.getIfAvailable(() -> Tracing.NONE).handler(listener.consumer(), listener.handler());
       Subscriber subscriber = broker.subscriber(listener, new TransactionalIntake(
           listener.consumer(), handler, store, dataSource, transactions));
       return subscriber.start();

@@ -1,8 +1,9 @@
 package io.txbox.examples.orders;
 
-import io.txbox.Message;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.txbox.Outbox;
 import io.txbox.examples.ShopSchema;
+import io.txbox.jackson.EventTypes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -12,35 +13,39 @@ import java.util.UUID;
 /**
  * Places orders: the order row and its {@code OrderPlaced} event are written in the caller's
  * transaction, so either both exist or neither does. The event's key is the SKU, so the orders of
- * one product reach consumers in the order they were placed.
+ * one product reach consumers in the order they were placed. Every product costs 12.50 EUR.
  *
  * <pre>{@code
  * OrderService orders = new OrderService(Outbox.create(store), "shop", "orders");
  * try (Connection tx = dataSource.getConnection()) {
  *   tx.setAutoCommit(false);
- *   orders.place(tx, "sku-7", 2);
+ *   orders.place(tx, "customer-4", "sku-7", 2);
  *   tx.commit();
  * }
  * }</pre>
  */
 public final class OrderService {
+  /** The price of every product, in euro cents. */
+  public static final long UNIT_PRICE_MINOR = 1250;
+
   private final Outbox outbox;
-  private final String topic;
+  private final EventTypes events;
   private final String countOrder;
   private final String insertOrder;
 
   /** An order service writing into {@code schema} and publishing to {@code topic}. */
   public OrderService(Outbox outbox, String schema, String topic) {
     this.outbox = outbox;
-    this.topic = topic;
+    this.events = ShopEvents.types(new ObjectMapper(), topic);
     ShopSchema.requireName(schema);
     this.countOrder = "UPDATE " + schema + ".order_counter SET placed = placed + 1 WHERE sku = ? RETURNING placed";
     this.insertOrder = "INSERT INTO " + schema + ".orders (id, sku, quantity, sequence) VALUES (?, ?, ?, ?)";
   }
 
   /** Places an order in {@code transaction}; the caller commits. */
-  public OrderPlaced place(Connection transaction, String sku, int quantity) throws SQLException {
-    OrderPlaced order = new OrderPlaced(UUID.randomUUID(), sku, quantity, countOrder(transaction, sku));
+  public OrderPlaced place(Connection transaction, String customerId, String sku, int quantity) throws SQLException {
+    OrderPlaced order = new OrderPlaced(UUID.randomUUID(), customerId, sku, quantity, countOrder(transaction, sku),
+        "EUR", quantity * UNIT_PRICE_MINOR);
     try (PreparedStatement p = transaction.prepareStatement(insertOrder)) {
       p.setObject(1, order.orderId());
       p.setString(2, sku);
@@ -48,12 +53,7 @@ public final class OrderService {
       p.setLong(4, order.sequence());
       p.executeUpdate();
     }
-    outbox.send(transaction, Message.builder()
-        .type(OrderPlaced.TYPE)
-        .destination(topic)
-        .key(sku)
-        .payload(order.toJson(), "application/json")
-        .build());
+    outbox.send(transaction, events.toMessage(order)); // OrderPlaced version 3, keyed by SKU
     return order;
   }
 

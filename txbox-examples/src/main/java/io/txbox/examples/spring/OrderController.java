@@ -9,10 +9,10 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * {@code POST /orders?sku=sku-1&quantity=2}: places an order and answers with its id.
+ * {@code POST /orders?customer=c-1&sku=sku-1&quantity=2}: places an order and answers with its id.
  *
  * <pre>{@code
- * curl -X POST 'localhost:8080/orders?sku=sku-1&quantity=2'
+ * curl -X POST 'localhost:8080/orders?customer=c-1&sku=sku-1&quantity=2'
  * {"orderId":"4f0c..."}
  * }</pre>
  */
@@ -25,9 +25,9 @@ class OrderController {
   }
 
   @PostMapping("/orders")
-  Map<String, String> place(@RequestParam String sku, @RequestParam(defaultValue = "1") int quantity)
-      throws SQLException {
-    return Map.of("orderId", orders.place(sku, quantity).toString());
+  Map<String, String> place(@RequestParam(defaultValue = "guest") String customer, @RequestParam String sku,
+      @RequestParam(defaultValue = "1") int quantity) throws SQLException {
+    return Map.of("orderId", orders.place(customer, sku, quantity).toString());
   }
 
   @ExceptionHandler(IllegalArgumentException.class)

@@ -1,8 +1,8 @@
 package io.txbox.examples.spring;
 
-import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.examples.orders.OrderPlaced;
+import io.txbox.examples.orders.OrderService;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
@@ -15,7 +15,7 @@ import org.springframework.transaction.annotation.Transactional;
  * Places orders: the order row and its event commit together, or neither does.
  *
  * <pre>{@code
- * UUID id = orders.place("sku-1", 2);
+ * UUID id = orders.place("customer-4", "sku-1", 2);
  * }</pre>
  */
 @Service
@@ -23,18 +23,16 @@ public class Orders {
   private final JdbcTemplate jdbc;
   private final Outbox outbox;
   private final String schema;
-  private final String topic;
 
-  Orders(JdbcTemplate jdbc, Outbox outbox, @Value("${shop.schema}") String schema, @Value("${shop.topic}") String topic) {
+  Orders(JdbcTemplate jdbc, Outbox outbox, @Value("${shop.schema}") String schema) {
     this.jdbc = jdbc;
     this.outbox = outbox;
     this.schema = schema;
-    this.topic = topic;
   }
 
   /** Writes the order and its {@code OrderPlaced} event in the caller's (or a new) transaction. */
   @Transactional
-  public UUID place(String sku, int quantity) throws SQLException {
+  public UUID place(String customerId, String sku, int quantity) throws SQLException {
     List<Long> counted = jdbc.queryForList(
         "UPDATE " + schema + ".order_counter SET placed = placed + 1 WHERE sku = ? RETURNING placed", Long.class, sku);
     if (counted.isEmpty()) {
@@ -44,12 +42,9 @@ public class Orders {
     UUID id = UUID.randomUUID();
     jdbc.update("INSERT INTO " + schema + ".orders (id, sku, quantity, sequence) VALUES (?, ?, ?, ?)",
         id, sku, quantity, sequence);
-    outbox.send(Message.builder()
-        .type(OrderPlaced.TYPE)
-        .destination(topic)
-        .key(sku) // the inventory sees each SKU's orders in order
-        .payload(new OrderPlaced(id, sku, quantity, sequence).toJson(), "application/json")
-        .build());
+    // Written as JSON by the shop's EventTypes bean, keyed by SKU: the inventory sees each SKU's orders in order.
+    outbox.sendEvent(new OrderPlaced(id, customerId, sku, quantity, sequence, "EUR",
+        quantity * OrderService.UNIT_PRICE_MINOR));
     return id;
   }
 }

@@ -11,12 +11,12 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.context.propagation.TextMapPropagator;
+import io.txbox.InboxHandler;
 import io.txbox.Message;
 import io.txbox.spi.OutgoingHeaders;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.SendScope;
-import io.txbox.spring.MessageHandler;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -99,8 +99,8 @@ public final class OpenTelemetryTracing implements Tracing {
   }
 
   @Override
-  public MessageHandler handler(String consumer, MessageHandler handler) {
-    return (message, idempotencyKey) -> {
+  public InboxHandler handler(String consumer, InboxHandler handler) {
+    return (transaction, message, idempotencyKey) -> {
       Context parent = propagator().extract(Context.root(), message, HEADERS);
       Span span = tracer().spanBuilder(message.destination() + " process")
           .setSpanKind(SpanKind.CONSUMER)
@@ -110,7 +110,7 @@ public final class OpenTelemetryTracing implements Tracing {
           .setAttribute(CONSUMER, consumer)
           .startSpan();
       try (Scope ignored = span.makeCurrent()) {
-        handler.handle(message, idempotencyKey);
+        handler.handle(transaction, message, idempotencyKey);
       } catch (Exception e) {
         span.recordException(e);
         span.setStatus(StatusCode.ERROR);

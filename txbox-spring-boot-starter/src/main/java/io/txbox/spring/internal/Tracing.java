@@ -1,9 +1,9 @@
 package io.txbox.spring.internal;
 
+import io.txbox.InboxHandler;
 import io.txbox.spi.OutgoingHeaders;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.SendScope;
-import io.txbox.spring.MessageHandler;
 
 /**
  * Where txbox meets the application's tracing: none, or {@link OpenTelemetryTracing} when the
@@ -30,7 +30,7 @@ public interface Tracing {
     }
 
     @Override
-    public MessageHandler handler(String consumer, MessageHandler handler) {
+    public InboxHandler handler(String consumer, InboxHandler handler) {
       return handler;
     }
   };
@@ -48,5 +48,5 @@ public interface Tracing {
   SendScope sendScope();
 
   /** {@code handler}, inside a consumer span that is the child of the event's publish span. */
-  MessageHandler handler(String consumer, MessageHandler handler);
+  InboxHandler handler(String consumer, InboxHandler handler);
 }

@@ -1,12 +1,12 @@
 package io.txbox.spring.internal;
 
 import io.txbox.Inbox;
+import io.txbox.InboxHandler;
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.Intake;
 import io.txbox.spi.Retries;
-import io.txbox.spring.MessageHandler;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -25,13 +25,13 @@ import org.springframework.transaction.support.TransactionTemplate;
 public final class TransactionalIntake implements Intake {
   private static final Logger log = LoggerFactory.getLogger(TransactionalIntake.class);
   private final String consumer;
-  private final MessageHandler handler;
+  private final InboxHandler handler;
   private final InboxStore store;
   private final DataSource dataSource;
   private final TransactionTemplate transactions;
 
   public TransactionalIntake(
-      String consumer, MessageHandler handler, InboxStore store, DataSource dataSource, TransactionTemplate transactions) {
+      String consumer, InboxHandler handler, InboxStore store, DataSource dataSource, TransactionTemplate transactions) {
     this.consumer = consumer;
     this.handler = handler;
     this.store = store;
@@ -80,7 +80,7 @@ public final class TransactionalIntake implements Intake {
         handled = inTransaction(c -> {
           Optional<ParkedMessage> next = store.nextParked(c, consumer, key);
           if (next.isPresent()) {
-            handle(next.get().message());
+            handle(c, next.get().message());
             store.processedParked(c, consumer, next.get().message().id());
           }
           return next;
@@ -123,9 +123,10 @@ public final class TransactionalIntake implements Intake {
   }
 
   private Inbox.Receipt admitAndHandle(Message message) {
+    Connection transaction = DataSourceUtils.getConnection(dataSource);
     InboxStore.Admission admission;
     try {
-      admission = store.admit(DataSourceUtils.getConnection(dataSource), consumer, message);
+      admission = store.admit(transaction, consumer, message);
     } catch (SQLException e) {
       throw new Failed(e);
     }
@@ -137,13 +138,13 @@ public final class TransactionalIntake implements Intake {
       default:
         break;
     }
-    handle(message);
+    handle(transaction, message);
     return Inbox.Receipt.PROCESSED;
   }
 
-  private void handle(Message message) {
+  private void handle(Connection transaction, Message message) {
     try {
-      handler.handle(message, Inbox.idempotencyKey(consumer, message.id()));
+      handler.handle(transaction, message, Inbox.idempotencyKey(consumer, message.id()));
     } catch (Exception | Error e) {
       // unchecked, so that the template rolls back; counts toward the retry policy giving up
       throw Inbox.HandlerException.of(consumer, message, e);
