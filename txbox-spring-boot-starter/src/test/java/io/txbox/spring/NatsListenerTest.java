@@ -35,10 +35,7 @@ class NatsListenerTest extends BrokerListenerTest {
 
   @DynamicPropertySource
   static void connections(DynamicPropertyRegistry properties) {
-    properties.add("spring.datasource.url", TestDatabase::jdbcUrl);
-    properties.add("txbox.schema", () -> db.schema());
-    properties.add("shop.schema", () -> db.schema());
-    properties.add("shop.topic", () -> SUBJECT);
+    ShopProperties.register(properties, () -> db, SUBJECT);
     properties.add("shop.source", () -> STREAM);
   }
 

@@ -38,10 +38,7 @@ class RabbitListenerTest extends BrokerListenerTest {
 
   @DynamicPropertySource
   static void connections(DynamicPropertyRegistry properties) {
-    properties.add("spring.datasource.url", TestDatabase::jdbcUrl);
-    properties.add("txbox.schema", () -> db.schema());
-    properties.add("shop.schema", () -> db.schema());
-    properties.add("shop.topic", () -> EXCHANGE);
+    ShopProperties.register(properties, () -> db, EXCHANGE);
     properties.add("shop.source", () -> EXCHANGE);
   }
 

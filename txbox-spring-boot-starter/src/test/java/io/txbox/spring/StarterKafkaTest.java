@@ -106,10 +106,7 @@ class StarterKafkaTest {
 
   @DynamicPropertySource
   static void connections(DynamicPropertyRegistry properties) {
-    properties.add("spring.datasource.url", TestDatabase::jdbcUrl);
-    properties.add("txbox.schema", () -> db.schema());
-    properties.add("shop.schema", () -> db.schema());
-    properties.add("shop.topic", () -> TOPIC);
+    ShopProperties.register(properties, () -> db, TOPIC);
     properties.add("txbox.kafka.bootstrap-servers", () -> KafkaBroker.shared().bootstrapServers());
   }
 
