@@ -1,6 +1,7 @@
 package io.txbox;
 
 import io.txbox.internal.UuidV7;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -208,6 +209,12 @@ public record Message(
       this.payload = payload;
       this.contentType = contentType;
       return this;
+    }
+
+    /** The body as text, encoded in UTF-8, and its media type: {@code payload(json, "application/json")}. */
+    public Builder payload(String text, String contentType) {
+      return payload(Objects.requireNonNull(text, "payload must not be null").getBytes(StandardCharsets.UTF_8),
+          contentType);
     }
 
     /** Adds a header; a later value for the same name replaces an earlier one. */

@@ -38,6 +38,13 @@ class MessageTest {
   }
 
   @Test
+  void aTextPayloadIsWrittenAsUtf8() {
+    Message m = Message.builder().type("t").destination("d").payload("{\"name\":\"Zoë\"}", "application/json").build();
+    assertThat(m.payload()).isEqualTo("{\"name\":\"Zoë\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(m.contentType()).isEqualTo("application/json");
+  }
+
+  @Test
   void thePayloadIsCopiedInAndOut() {
     byte[] payload = {1, 2, 3};
     Message m = Message.builder().type("T").destination("d").payload(payload).build();

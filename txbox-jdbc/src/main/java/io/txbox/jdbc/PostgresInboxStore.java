@@ -57,8 +57,10 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
   private final String retryLater;
   private final String markDead;
   private final String markRecordDead;
+  private final PostgresTables tables;
 
   private PostgresInboxStore(PostgresTables tables) {
+    this.tables = tables;
     this.record = tables.render("INSERT INTO {inbox} (consumer, message_id, processed_at)"
         + " VALUES (?, ?, now()) ON CONFLICT (consumer, message_id) DO NOTHING");
     // One statement on the usual path: recorded unless the key is parked. Taking the parked key
@@ -127,6 +129,8 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
       if (p.executeUpdate() == 1) {
         return Admission.NEW;
       }
+    } catch (SQLException e) {
+      throw tables.explainMissing(e); // the first statement a consumer-only service runs
     }
     if (!parking.isParked(tx, consumer, queueKey)) {
       return Admission.DUPLICATE;

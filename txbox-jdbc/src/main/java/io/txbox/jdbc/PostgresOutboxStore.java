@@ -136,6 +136,8 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
       } else {
         insert.executeUpdate();
       }
+    } catch (SQLException e) {
+      throw tables.explainMissing(e);
     }
     if (notifyOnAppend && notifyDue()) {
       try (PreparedStatement notify = transaction.prepareStatement(sql.wakeRelays())) {

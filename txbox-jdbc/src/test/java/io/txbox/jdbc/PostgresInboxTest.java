@@ -7,6 +7,7 @@ import io.txbox.Inbox;
 import io.txbox.Inbox.Receipt;
 import io.txbox.InboxHandler;
 import io.txbox.Message;
+import io.txbox.Outbox;
 import io.txbox.ParkedMessage;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
@@ -67,6 +68,23 @@ class PostgresInboxTest {
         ResultSet rs = s.executeQuery("SELECT count(*) FROM " + db.schema() + "." + table)) {
       rs.next();
       return rs.getInt(1);
+    }
+  }
+
+  @Test
+  void aServiceWhoseTablesWereNeverCreatedIsToldToRunMigrate() throws SQLException {
+    try (TestDatabase bare = TestDatabase.create()) {
+      Inbox consumerOnly = Inbox.create(bare.dataSource(), PostgresInboxStore.builder().schema(bare.schema()).build());
+      assertThatThrownBy(() -> consumerOnly.receive("inventory", message(), writeSideEffect("inventory")))
+          .isInstanceOf(SQLException.class).hasMessageContaining("txbox's tables are missing")
+          .hasMessageContaining("txbox_inbox").hasMessageContaining("PostgresOutboxStore.migrate()")
+          .hasMessageContaining("--schema " + bare.schema());
+      Outbox producer = Outbox.create(PostgresOutboxStore.builder(bare.dataSource()).schema(bare.schema()).build());
+      try (Connection tx = bare.dataSource().getConnection()) {
+        tx.setAutoCommit(false);
+        assertThatThrownBy(() -> producer.send(tx, message())).isInstanceOf(SQLException.class)
+            .hasMessageContaining("txbox's tables are missing").hasMessageContaining("txbox_outbox");
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 package io.txbox.jdbc.internal;
 
+import java.sql.SQLException;
 import java.util.regex.Pattern;
 
 /**
@@ -22,6 +23,21 @@ public record PostgresTables(String schema, String prefix) {
           + " (lower case letters, digits and _, at most 20 characters, may be empty), was '"
           + prefix + "'");
     }
+  }
+
+  /**
+   * {@code e}, explained when it is PostgreSQL's "relation does not exist" (42P01) because
+   * txbox's tables were never created where these names point; any other error as it is.
+   */
+  public SQLException explainMissing(SQLException e) {
+    if (!"42P01".equals(e.getSQLState())) {
+      return e;
+    }
+    return new SQLException("txbox's tables are missing (" + e.getMessage() + "): create them with"
+        + " PostgresOutboxStore.migrate(), which creates the inbox's tables too, so a service that only"
+        + " consumes runs it as well; or with `java -jar txbox.jar migrate --schema " + schema + "`, or the"
+        + " scripts of `migrate --print-sql`. If they exist elsewhere, set schema ('" + schema + "') and"
+        + " tablePrefix ('" + prefix + "') to match", e.getSQLState(), e);
   }
 
   public String outbox() {
