@@ -1,6 +1,7 @@
 package io.txbox.kafka;
 
 import io.txbox.Message;
+import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.kafka.internal.KafkaErrors;
 import io.txbox.kafka.internal.TopicCheck;
 import io.txbox.spi.PermanentPublishException;
@@ -329,6 +330,7 @@ public final class KafkaPublisher implements Publisher {
     }
 
     public KafkaPublisher build() {
+      KafkaClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       Object servers = config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
       if (servers == null || servers.toString().isBlank()) {
         throw new IllegalArgumentException("bootstrap.servers must be set, such as localhost:9092");

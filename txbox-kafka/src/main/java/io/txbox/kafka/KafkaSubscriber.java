@@ -6,6 +6,7 @@ import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
+import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.kafka.internal.RecordMessages;
 import io.txbox.spi.Intake;
 import io.txbox.spi.LoopGuard;
@@ -469,6 +470,7 @@ public final class KafkaSubscriber implements Subscriber {
 
     /** Checks the settings and builds the subscriber; it connects on {@link KafkaSubscriber#start()}. */
     public KafkaSubscriber build() {
+      KafkaClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
         throw new IllegalArgumentException(
             "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");

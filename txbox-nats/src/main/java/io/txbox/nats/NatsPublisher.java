@@ -8,6 +8,7 @@ import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.impl.Headers;
 import io.txbox.Message;
+import io.txbox.nats.internal.NatsClientVersion;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
@@ -333,6 +334,7 @@ public final class NatsPublisher implements Publisher {
     }
 
     public NatsPublisher build() {
+      NatsClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       NatsConnections.checkServers(servers);
       if (ackTimeout == null || ackTimeout.compareTo(Duration.ofMillis(1)) < 0 || ackTimeout.compareTo(MAX_ACK_TIMEOUT) > 0) {
         throw new IllegalArgumentException("ackTimeout must be >= 1 ms and <= " + MAX_ACK_TIMEOUT + ", was " + ackTimeout);

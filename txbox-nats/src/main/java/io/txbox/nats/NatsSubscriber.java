@@ -10,6 +10,7 @@ import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.nats.internal.Durable;
+import io.txbox.nats.internal.NatsClientVersion;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.spi.Intake;
 import io.txbox.spi.LoopGuard;
@@ -463,6 +464,7 @@ public final class NatsSubscriber implements Subscriber {
 
     /** Checks the settings and builds the subscriber; it connects on {@link NatsSubscriber#start()}. */
     public NatsSubscriber build() {
+      NatsClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
         throw new IllegalArgumentException(
             "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");

@@ -7,6 +7,7 @@ import com.rabbitmq.client.Return;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.txbox.Message;
 import io.txbox.rabbitmq.internal.Confirms;
+import io.txbox.rabbitmq.internal.RabbitClientVersion;
 import io.txbox.rabbitmq.internal.RabbitConnections;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
@@ -258,6 +259,7 @@ public final class RabbitPublisher implements Publisher {
 
     /** Checks the settings and builds the publisher; it connects on first use. */
     public RabbitPublisher build() {
+      RabbitClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       ConnectionFactory factory = RabbitConnections.factory(uri);
       if (confirmTimeout == null || confirmTimeout.compareTo(Duration.ofMillis(1)) < 0
           || confirmTimeout.compareTo(MAX_CONFIRM_TIMEOUT) > 0) {

@@ -10,6 +10,7 @@ import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
+import io.txbox.rabbitmq.internal.RabbitClientVersion;
 import io.txbox.rabbitmq.internal.RabbitConnections;
 import io.txbox.spi.Intake;
 import io.txbox.spi.LoopGuard;
@@ -400,6 +401,7 @@ public final class RabbitSubscriber implements Subscriber {
 
     /** Checks the settings and builds the subscriber; it connects on {@link RabbitSubscriber#start()}. */
     public RabbitSubscriber build() {
+      RabbitClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
         throw new IllegalArgumentException(
             "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");

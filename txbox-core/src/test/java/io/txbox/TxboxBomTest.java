@@ -1,0 +1,61 @@
+package io.txbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
+
+/** txbox-bom says what the build uses: the same client versions, and every library module. */
+class TxboxBomTest {
+  private static final Path ROOT = Path.of("..");
+  /** Modules users do not add to their builds: applications, examples, benchmarks, the BOM itself. */
+  private static final List<String> NOT_LIBRARIES =
+      List.of("txbox-bom", "txbox-examples", "txbox-server", "txbox-demo", "txbox-bench");
+
+  @Test
+  void theBomPinsTheVersionsTheBuildIsTestedWith() throws Exception {
+    Map<String, String> bom = properties(read(ROOT.resolve("txbox-bom/pom.xml")));
+    Map<String, String> build = properties(read(ROOT.resolve("pom.xml")));
+    assertThat(bom).isNotEmpty();
+    bom.forEach((name, version) -> assertThat(build.get(name)).as(name).isEqualTo(version));
+  }
+
+  @Test
+  void theBomListsEveryLibraryModule() throws Exception {
+    List<String> libraries = new ArrayList<>(texts(read(ROOT.resolve("pom.xml")), "module"));
+    libraries.removeAll(NOT_LIBRARIES);
+    assertThat(texts(read(ROOT.resolve("txbox-bom/pom.xml")), "artifactId")).containsAll(libraries);
+  }
+
+  private static Document read(Path pom) throws Exception {
+    return DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(pom.toFile());
+  }
+
+  private static Map<String, String> properties(Document pom) {
+    Map<String, String> properties = new HashMap<>();
+    NodeList children = ((Element) pom.getElementsByTagName("properties").item(0)).getChildNodes();
+    for (int i = 0; i < children.getLength(); i++) {
+      if (children.item(i) instanceof Element e) {
+        properties.put(e.getTagName(), e.getTextContent().trim());
+      }
+    }
+    return properties;
+  }
+
+  private static List<String> texts(Document pom, String tag) {
+    List<String> texts = new ArrayList<>();
+    NodeList nodes = pom.getElementsByTagName(tag);
+    for (int i = 0; i < nodes.getLength(); i++) {
+      texts.add(nodes.item(i).getTextContent().trim());
+    }
+    return texts;
+  }
+}

@@ -1,0 +1,17 @@
+package io.txbox.rabbitmq.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.rabbitmq.client.impl.ClientVersion;
+import io.txbox.rabbitmq.RabbitPublisher;
+import io.txbox.spi.ClientVersions;
+import org.junit.jupiter.api.Test;
+
+class RabbitClientVersionTest {
+
+  @Test
+  void theBuildRecordsTheClientItTestsWithAndThatClientRaisesNoWarning() {
+    assertThat(ClientVersions.tested(RabbitPublisher.class)).isEqualTo(ClientVersion.VERSION);
+    assertThat(RabbitClientVersion.check()).isEmpty();
+  }
+}
