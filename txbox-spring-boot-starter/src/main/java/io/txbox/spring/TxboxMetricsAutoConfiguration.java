@@ -29,7 +29,10 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(
     after = TxboxAutoConfiguration.class,
-    afterName = "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration")
+    // Boot 3's name, then Boot 4's: the registry this binds to must exist first.
+    afterName = {
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, RelayMeters.class})
 @ConditionalOnBean({MeterRegistry.class, PostgresOutboxStore.class})
 public class TxboxMetricsAutoConfiguration {

@@ -18,9 +18,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
-import org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -38,9 +35,8 @@ class StarterConfigurationTest {
   void createSchema() {
     db = TestDatabase.create();
     runner = new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
-            DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
-            TxboxAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(BootLine.jdbcAutoConfigurations()))
+        .withConfiguration(AutoConfigurations.of(TxboxAutoConfiguration.class))
         .withPropertyValues("spring.datasource.url=" + TestDatabase.jdbcUrl(), "txbox.schema=" + db.schema());
   }
 

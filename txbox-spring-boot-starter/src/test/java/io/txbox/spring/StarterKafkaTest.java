@@ -35,11 +35,9 @@ import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.actuate.health.Health;
-import org.springframework.boot.actuate.health.HealthEndpoint;
-import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.annotation.DirtiesContext;
@@ -66,7 +64,7 @@ class StarterKafkaTest {
   @Autowired JdbcTemplate jdbc;
   @Autowired Outbox outbox;
   @Autowired MeterRegistry registry;
-  @Autowired HealthEndpoint health;
+  @Autowired ApplicationContext context;
   @Autowired ContextBound<Relay> relay;
   @Autowired OpenTelemetry openTelemetry;
   @Autowired InMemorySpanExporter spans;
@@ -202,21 +200,21 @@ class StarterKafkaTest {
 
   @Test
   void healthIsDownWhileTheRelayIsStoppedAndNamesTheOldestPendingEvent() throws Exception {
-    await().atMost(Duration.ofSeconds(30)).until(() -> health.healthForPath("txbox").getStatus().equals(Status.UP));
+    await().atMost(Duration.ofSeconds(30)).until(() -> BootLine.health(context, "txbox").isUp());
     relay.stop();
     try {
       orders.send(Message.builder().type("Late").destination(TOPIC).key("late")
           .createdAt(Instant.now().minus(Duration.ofHours(1))).payload(new byte[0]).build());
-      Health down = (Health) health.healthForPath("txbox");
-      assertThat(down.getStatus()).isEqualTo(Status.DOWN);
-      assertThat(down.getDetails()).containsEntry("relay", "stopped").containsEntry("pending", 1L);
-      assertThat((String) down.getDetails().get("oldestPendingAge")).startsWith("PT1H");
+      HealthView down = BootLine.health(context, "txbox");
+      assertThat(down.status()).isEqualTo("DOWN");
+      assertThat(down.details()).containsEntry("relay", "stopped").containsEntry("pending", 1L);
+      assertThat((String) down.details().get("oldestPendingAge")).startsWith("PT1H");
     } finally {
       relay.start();
     }
-    await().atMost(Duration.ofSeconds(30)).until(() -> health.healthForPath("txbox").getStatus().equals(Status.UP));
+    await().atMost(Duration.ofSeconds(30)).until(() -> BootLine.health(context, "txbox").isUp());
     await().atMost(Duration.ofSeconds(30)).until(() -> handled("late") == 1);
-    assertThat(((Health) health.healthForPath("txbox")).getDetails()).containsEntry("troubled", List.of());
+    assertThat(BootLine.health(context, "txbox").details()).containsEntry("troubled", List.of());
     assertThat(registry.get("txbox.loops.troubled").gauge().value()).isZero();
   }
 

@@ -40,7 +40,9 @@ import org.springframework.transaction.support.TransactionTemplate;
     "txbox.broker=kafka",
     "txbox.relay.idle-interval=50ms",
     "txbox.janitor.enabled=false",
-    "spring.jackson.property-naming-strategy=SNAKE_CASE"})
+    // Boot 3's ObjectMapper reads the first; Boot 4's Jackson 2 module (spring-boot-jackson2) the second.
+    "spring.jackson.property-naming-strategy=SNAKE_CASE",
+    "spring.jackson2.property-naming-strategy=SNAKE_CASE"})
 @DirtiesContext
 class StarterTypedEventsTest {
   private static final String TOPIC = "typed-orders-" + UUID.randomUUID();

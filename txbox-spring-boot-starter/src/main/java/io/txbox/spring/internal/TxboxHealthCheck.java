@@ -5,19 +5,25 @@ import io.txbox.spi.Backlog;
 import io.txbox.spi.OutboxStore;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
-import org.springframework.boot.actuate.health.AbstractHealthIndicator;
-import org.springframework.boot.actuate.health.Health;
 
 /**
- * DOWN when this application's relay has stopped, or when the oldest event nobody relayed is
+ * What the {@code txbox} health indicator reports, in no Spring Boot type, so that the Boot 3 and
+ * Boot 4 indicators ({@link Boot3HealthIndicator}, {@link Boot4HealthIndicator}) say the same.
+ *
+ * <p>DOWN when this application's relay has stopped, or when the oldest event nobody relayed is
  * older than the threshold: the silent backlog that nobody notices, whatever its cause (every
  * relay down, a broker refusing, a long transaction holding delivery back). The {@code troubled}
  * detail lists the background loops whose last step failed.
  */
-public final class TxboxHealthIndicator extends AbstractHealthIndicator {
+public final class TxboxHealthCheck {
+  /** The verdict and the details shown beside it, in the order they were added. */
+  public record Result(boolean up, Map<String, Object> details) {}
+
   private final OutboxStore store;
   private final String subscription;
   private final Optional<ContextBound<Relay>> relay;
@@ -26,10 +32,9 @@ public final class TxboxHealthIndicator extends AbstractHealthIndicator {
   private final Clock clock;
   private final Supplier<List<String>> troubledLoops;
 
-  public TxboxHealthIndicator(
+  public TxboxHealthCheck(
       OutboxStore store, String subscription, Optional<ContextBound<Relay>> relay, Duration maxPendingAge,
       int limitPerBucket, Clock clock, Supplier<List<String>> troubledLoops) {
-    super("txbox health check failed");
     this.store = store;
     this.subscription = subscription;
     this.relay = relay;
@@ -39,30 +44,31 @@ public final class TxboxHealthIndicator extends AbstractHealthIndicator {
     this.troubledLoops = troubledLoops;
   }
 
-  @Override
-  protected void doHealthCheck(Health.Builder health) {
-    health.up().withDetail("subscription", subscription);
-    relay.ifPresent(bound -> {
-      Optional<Relay> running = bound.current().filter(Relay::isRunning);
-      health.withDetail("relay", running.isPresent() ? "running" : "stopped");
-      running.ifPresent(r -> health.withDetail("instance", r.instanceId())
-          .withDetail("ownedBuckets", r.ownedBuckets().size()));
-      if (running.isEmpty()) {
-        health.down();
-      }
-    });
+  public Result check() {
+    Map<String, Object> details = new LinkedHashMap<>();
+    boolean up = true;
+    details.put("subscription", subscription);
+    if (relay.isPresent()) {
+      Optional<Relay> running = relay.get().current().filter(Relay::isRunning);
+      details.put("relay", running.isPresent() ? "running" : "stopped");
+      running.ifPresent(r -> {
+        details.put("instance", r.instanceId());
+        details.put("ownedBuckets", r.ownedBuckets().size());
+      });
+      up = running.isPresent();
+    }
     // A failing loop goes on trying; it shows here, and DOWN comes from its effect: a stopped
     // relay or an old backlog.
-    health.withDetail("troubled", troubledLoops.get());
+    details.put("troubled", troubledLoops.get());
     Optional<Backlog> backlog = store.backlog(subscription, limitPerBucket);
-    backlog.ifPresent(b -> {
+    if (backlog.isPresent()) {
+      Backlog b = backlog.get();
       Duration age = b.oldestAge(clock.instant());
-      health.withDetail("pending", b.capped() ? b.pending() + "+" : b.pending())
-          .withDetail("oldestPendingAge", age.toString())
-          .withDetail("maxPendingAge", maxPendingAge.toString());
-      if (age.compareTo(maxPendingAge) > 0) {
-        health.down();
-      }
-    });
+      details.put("pending", b.capped() ? b.pending() + "+" : b.pending());
+      details.put("oldestPendingAge", age.toString());
+      details.put("maxPendingAge", maxPendingAge.toString());
+      up &= age.compareTo(maxPendingAge) <= 0;
+    }
+    return new Result(up, details);
   }
 }
