@@ -1,5 +1,7 @@
 package io.txbox.testkit;
 
+import static org.awaitility.Awaitility.await;
+
 import io.txbox.testkit.internal.ServerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,12 +13,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * A real single-node Kafka broker (KRaft) in a child JVM, started from the Kafka jars on the
@@ -121,15 +126,38 @@ public final class KafkaBroker implements StoppableBroker {
     createTopic(name, partitions, Map.of());
   }
 
-  /** Creates a topic with replication factor 1 and topic configs, unless it exists. */
+  /**
+   * Creates a topic with replication factor 1 and topic configs, unless it exists, and returns
+   * once the broker names a leader for every partition.
+   */
   public void createTopic(String name, int partitions, Map<String, String> configs) {
     try (Admin admin = admin()) {
-      admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
-          .all().get(30, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      if (!(e.getCause() instanceof TopicExistsException)) {
-        throw new IllegalStateException("could not create topic " + name, e);
+      try {
+        admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
+            .all().get(30, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof TopicExistsException)) {
+          throw e;
+        }
       }
+      // The controller answers once it has recorded the topic; the broker applies that record a
+      // moment later, and a send in between waits on a partition it does not know yet.
+      await().atMost(Duration.ofSeconds(30)).until(() -> everyPartitionHasALeader(admin, name));
+    } catch (Exception e) {
+      throw new IllegalStateException("could not create topic " + name, e);
+    }
+  }
+
+  private static boolean everyPartitionHasALeader(Admin admin, String topic) throws Exception {
+    try {
+      TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
+          .get(10, TimeUnit.SECONDS).get(topic);
+      return description.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+        return false;
+      }
+      throw e;
     }
   }
 
