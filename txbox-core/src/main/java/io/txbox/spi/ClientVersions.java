@@ -3,6 +3,8 @@ package io.txbox.spi;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
@@ -16,9 +18,11 @@ import org.slf4j.LoggerFactory;
  * {@code spring-boot-starter-parent}'s, can pick without a word), and an slf4j-api 1.x that sends
  * every log line nowhere. Each is said once, with the setting that fixes it; nothing is refused.
  *
+ * <p>Besides its own version, a broker module lists in {@code also-tested} the versions that Spring
+ * Boot 3.5 and 4 manage, which the starter's tests run with; those are not warned about.
+ *
  * <pre>{@code
- * ClientVersions.warnIfOlder("kafka-clients", AppInfoParser.getVersion(),
- *     ClientVersions.tested(KafkaPublisher.class), "kafka.version");
+ * ClientVersions.warnIfOlder("kafka-clients", AppInfoParser.getVersion(), KafkaPublisher.class, "kafka.version");
  * }</pre>
  */
 public final class ClientVersions {
@@ -32,35 +36,51 @@ public final class ClientVersions {
    * beside {@code module} (filled in by the build).
    */
   public static String tested(Class<?> module) {
+    return testedClient(module).getProperty("version", "unknown");
+  }
+
+  /**
+   * The other client versions txbox's tests run with, from {@code also-tested} in the same file:
+   * those that Spring Boot 3.5 and 4 manage.
+   */
+  public static List<String> alsoTested(Class<?> module) {
+    String list = testedClient(module).getProperty("also-tested", "");
+    return Arrays.stream(list.split(",")).map(String::trim).filter(v -> !v.isEmpty()).toList();
+  }
+
+  private static Properties testedClient(Class<?> module) {
     try (InputStream in = module.getResourceAsStream("tested-client.properties")) {
       Properties p = new Properties();
       if (in != null) {
         p.load(in);
       }
-      return p.getProperty("version", "unknown");
+      return p;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }
 
   /**
-   * Warns, once per client, when {@code found} is older than {@code tested} in its major or minor
-   * version; checks slf4j first.
+   * Warns, once per client, when {@code found} is older than the version {@code module} is tested
+   * with in its major or minor version, unless that line is one of its {@linkplain #alsoTested
+   * other tested versions}; checks slf4j first.
    *
    * @param bootProperty the property with which {@code spring-boot-starter-parent} picks this
    *     client's version, or null when Boot does not manage it
    * @return the warning, when there was one
    */
-  public static Optional<String> warnIfOlder(String client, String found, String tested, String bootProperty) {
+  public static Optional<String> warnIfOlder(String client, String found, Class<?> module, String bootProperty) {
     warnIfLoggingGoesNowhere();
-    Optional<String> warning = olderWarning(client, found, tested, bootProperty);
+    Optional<String> warning = olderWarning(client, found, tested(module), alsoTested(module), bootProperty);
     warning.filter(w -> SAID.add(client)).ifPresent(log::warn);
     return warning;
   }
 
-  /** The warning for {@code found} against {@code tested}, when it is older. */
-  static Optional<String> olderWarning(String client, String found, String tested, String bootProperty) {
-    if (found == null || tested == null || compareMinor(found, tested) >= 0) {
+  /** The warning for {@code found} against {@code tested}, when it is older and not also tested. */
+  static Optional<String> olderWarning(
+      String client, String found, String tested, List<String> alsoTested, String bootProperty) {
+    if (found == null || tested == null || compareMinor(found, tested) >= 0
+        || alsoTested.stream().anyMatch(other -> compareMinor(found, other) == 0)) {
       return Optional.empty();
     }
     return Optional.of(client + " " + found + " is on the class path, older than the " + tested

@@ -1,7 +1,9 @@
 package io.txbox.testkit;
 
 import io.txbox.testkit.internal.ChildMain;
+import java.io.File;
 import java.io.IOException;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,11 +24,21 @@ public final class ChildProcess {
   /** Starts {@code mainClass} with {@code jvmOptions}; the child exits when this JVM goes away. */
   public static Process start(List<String> jvmOptions, String mainClass, List<String> args, Path output)
       throws IOException {
+    return start(jvmOptions, System.getProperty("java.class.path"), mainClass, args, output);
+  }
+
+  /**
+   * Starts {@code mainClass} on a class path of its own (testkit's classes are added): for a
+   * server whose libraries must not follow the test's, such as the Kafka broker.
+   */
+  public static Process start(List<String> jvmOptions, String classPath, String mainClass, List<String> args,
+      Path output) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(jvmOptions);
     command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
+    command.add(classPath.equals(System.getProperty("java.class.path"))
+        ? classPath : testkitClasses() + File.pathSeparator + classPath);
     command.add(ChildMain.class.getName());
     command.add(mainClass);
     command.addAll(args);
@@ -38,10 +50,24 @@ public final class ChildProcess {
 
   /** Runs {@code mainClass} to completion; fails with its output when it exits non-zero. */
   public static void run(String mainClass, List<String> args, Path output) throws IOException, InterruptedException {
-    Process p = start(List.of("-Xmx256m"), mainClass, args, output);
+    run(System.getProperty("java.class.path"), mainClass, args, output);
+  }
+
+  /** Runs {@code mainClass} on a class path of its own to completion; fails with its output when it exits non-zero. */
+  public static void run(String classPath, String mainClass, List<String> args, Path output)
+      throws IOException, InterruptedException {
+    Process p = start(List.of("-Xmx256m"), classPath, mainClass, args, output);
     int code = p.waitFor();
     if (code != 0) {
       throw new IOException(mainClass + " exited with " + code + ": " + java.nio.file.Files.readString(output));
+    }
+  }
+
+  private static String testkitClasses() {
+    try {
+      return Path.of(ChildMain.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException("cannot locate txbox-testkit's classes", e);
     }
   }
 }

@@ -3,12 +3,16 @@ package io.txbox.testkit;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.testkit.internal.ServerProcess;
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +45,12 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  */
 public final class KafkaBroker implements StoppableBroker {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
+  /**
+   * The broker's own libraries, as resolved when testkit was built (kafka-broker.classpath), so
+   * that a test built on another kafka-clients, such as the one Spring Boot manages, still runs
+   * the broker txbox is tested with. This JVM's class path when that file is missing or stale.
+   */
+  private static final String BROKER_CLASS_PATH = brokerClassPath();
   private static KafkaBroker shared;
 
   private final Path directory;
@@ -74,7 +84,7 @@ public final class KafkaBroker implements StoppableBroker {
       int controllerPort = LocalPorts.free();
       Path directory = Files.createTempDirectory("txbox-kafka-");
       writeProperties(directory, port, controllerPort, settings);
-      ChildProcess.run("kafka.tools.StorageTool",
+      ChildProcess.run(BROKER_CLASS_PATH, "kafka.tools.StorageTool",
           List.of("format", "-t", Uuid.randomUuid().toString(), "-c", directory.resolve("server.properties").toString()),
           directory.resolve("format.log"));
       KafkaBroker broker = new KafkaBroker(directory, port, heap);
@@ -161,6 +171,20 @@ public final class KafkaBroker implements StoppableBroker {
     }
   }
 
+  private static String brokerClassPath() {
+    try (InputStream in = KafkaBroker.class.getResourceAsStream("kafka-broker.classpath")) {
+      if (in != null) {
+        String classPath = new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (Arrays.stream(classPath.split(File.pathSeparator)).allMatch(entry -> Files.exists(Path.of(entry)))) {
+          return classPath;
+        }
+      }
+      return System.getProperty("java.class.path");
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the Kafka broker's class path", e);
+    }
+  }
+
   /** An admin client for this broker; the caller closes it. */
   public Admin admin() {
     Properties p = new Properties();
@@ -185,7 +209,7 @@ public final class KafkaBroker implements StoppableBroker {
     }
     try {
       process = ChildProcess.start(
-          List.of("-Xms256m", "-Xmx" + heap, "-XX:+UseG1GC", "-Djava.awt.headless=true"),
+          List.of("-Xms256m", "-Xmx" + heap, "-XX:+UseG1GC", "-Djava.awt.headless=true"), BROKER_CLASS_PATH,
           "kafka.Kafka", List.of(directory.resolve("server.properties").toString()),
           directory.resolve("kafka.log"));
       awaitReady();

@@ -11,6 +11,6 @@ public final class KafkaClientVersion {
 
   /** The warning given, when there was one. */
   public static Optional<String> check() {
-    return ClientVersions.warnIfOlder("kafka-clients", AppInfoParser.getVersion(), ClientVersions.tested(KafkaPublisher.class), "kafka.version");
+    return ClientVersions.warnIfOlder("kafka-clients", AppInfoParser.getVersion(), KafkaPublisher.class, "kafka.version");
   }
 }

@@ -11,6 +11,8 @@ class KafkaClientVersionTest {
 
   @Test
   void theBuildRecordsTheClientItTestsWithAndThatClientRaisesNoWarning() {
+    assertThat(ClientVersions.alsoTested(KafkaPublisher.class)).as("Spring Boot 3.5's and 4's").hasSize(2)
+        .allMatch(version -> version.matches("\\d+\\.\\d+\\.\\d+"));
     assertThat(ClientVersions.tested(KafkaPublisher.class)).isEqualTo(AppInfoParser.getVersion());
     assertThat(KafkaClientVersion.check()).isEmpty();
   }

@@ -11,6 +11,8 @@ class RabbitClientVersionTest {
 
   @Test
   void theBuildRecordsTheClientItTestsWithAndThatClientRaisesNoWarning() {
+    assertThat(ClientVersions.alsoTested(RabbitPublisher.class)).as("Spring Boot 3.5's and 4's").hasSize(2)
+        .allMatch(version -> version.matches("\\d+\\.\\d+\\.\\d+"));
     assertThat(ClientVersions.tested(RabbitPublisher.class)).isEqualTo(ClientVersion.VERSION);
     assertThat(RabbitClientVersion.check()).isEmpty();
   }
