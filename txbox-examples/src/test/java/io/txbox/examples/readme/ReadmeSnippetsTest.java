@@ -1,0 +1,171 @@
+package io.txbox.examples.readme;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spring.TxboxProperties;
+import io.txbox.testkit.TestDatabase;
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import javax.tools.DiagnosticCollector;
+import javax.tools.JavaCompiler;
+import javax.tools.JavaFileObject;
+import javax.tools.SimpleJavaFileObject;
+import javax.tools.ToolProvider;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+
+/**
+ * Every code block of the README works as written: the Java snippets compile against today's API,
+ * the Spring properties bind to the starter's settings, the XML parses and the SQL writes an event
+ * into a migrated schema. {@code ...} in a Java snippet stands for what the reader fills in.
+ */
+class ReadmeSnippetsTest {
+  private static final Path README = Path.of("..", "README.md");
+  private static final Pattern BLOCK = Pattern.compile("(?ms)^```(\\w+)\\n(.*?)^```$");
+  private static final String IMPORTS = """
+      import com.fasterxml.jackson.databind.ObjectMapper;
+      import io.txbox.*;
+      import io.txbox.examples.orders.ShopEvents;
+      import io.txbox.jackson.*;
+      import io.txbox.jdbc.*;
+      import io.txbox.kafka.*;
+      import io.txbox.nats.*;
+      import io.txbox.rabbitmq.*;
+      import io.txbox.spi.Publisher;
+      import io.txbox.spring.*;
+      import io.txbox.testkit.InMemoryOutboxStore;
+      import java.math.BigDecimal;
+      import java.sql.Connection;
+      import java.sql.SQLException;
+      import java.time.Duration;
+      import java.util.List;
+      import java.util.UUID;
+      import javax.sql.DataSource;
+      import org.springframework.context.annotation.Bean;
+      import org.springframework.jdbc.core.JdbcTemplate;
+      import org.springframework.stereotype.Service;
+      import org.springframework.transaction.annotation.Transactional;
+      """;
+
+  @Test
+  void everyJavaSnippetCompilesAgainstTheApi() throws IOException {
+    List<String> snippets = blocks("java");
+    assertThat(snippets).hasSizeGreaterThanOrEqualTo(10);
+    List<JavaFileObject> sources = new ArrayList<>();
+    for (int i = 0; i < snippets.size(); i++) {
+      sources.add(source("Snippet" + (i + 1), snippets.get(i)));
+    }
+    assertThat(compile(sources)).isEmpty();
+  }
+
+  @Test
+  void aSnippetThatNoLongerMatchesTheApiIsCaught() throws IOException {
+    String wrong = "Outbox outbox = Outbox.create(null);\noutbox.sendMessage(tx, message);";
+    assertThat(compile(List.of(source("Wrong", wrong)))).singleElement().asString()
+        .contains("Wrong").contains("sendMessage");
+  }
+
+  @Test
+  void theSpringPropertiesBindToTheStartersSettings() throws IOException {
+    List<String> blocks = blocks("properties");
+    assertThat(blocks).isNotEmpty();
+    for (String block : blocks) {
+      Properties properties = new Properties();
+      properties.load(new StringReader(block));
+      Map<String, String> txbox = properties.stringPropertyNames().stream()
+          .collect(Collectors.toMap(name -> name, properties::getProperty));
+      assertThat(txbox).isNotEmpty().allSatisfy((name, value) -> {
+        assertThat(name).startsWith("txbox.");
+        assertThat(value).as("%s: a # after a value is part of the value in .properties", name).doesNotContain("#");
+      });
+      // Unknown names and values that do not parse (a comment after a value, say) fail here.
+      new Binder(new MapConfigurationPropertySource(txbox))
+          .bind("txbox", Bindable.of(TxboxProperties.class), new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
+    }
+  }
+
+  @Test
+  void theXmlIsWellFormed() throws Exception {
+    for (String block : blocks("xml")) {
+      DocumentBuilderFactory.newInstance().newDocumentBuilder()
+          .parse(new org.xml.sax.InputSource(new StringReader(block)));
+    }
+  }
+
+  @Test
+  void thePlainSqlWriteIsAnEventInAMigratedSchema() throws Exception {
+    List<String> blocks = blocks("sql");
+    assertThat(blocks).isNotEmpty();
+    try (TestDatabase db = TestDatabase.create()) {
+      PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
+      try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        s.execute("SET search_path TO " + db.schema());
+        for (String block : blocks) {
+          s.execute(block);
+        }
+        try (ResultSet rows = s.executeQuery("SELECT count(*) FROM txbox_outbox")) {
+          rows.next();
+          assertThat(rows.getInt(1)).isEqualTo(blocks.size());
+        }
+      }
+    }
+  }
+
+  private static List<String> blocks(String language) throws IOException {
+    Matcher m = BLOCK.matcher(Files.readString(README));
+    List<String> blocks = new ArrayList<>();
+    while (m.find()) {
+      if (m.group(1).equals(language)) {
+        blocks.add(m.group(2));
+      }
+    }
+    return blocks;
+  }
+
+  /** A snippet of statements becomes a method body; one with beans or classes, a class body. */
+  private static JavaFileObject source(String name, String snippet) {
+    String code = snippet.replace("= ...;", "= null;");
+    boolean members = code.lines().anyMatch(line -> line.startsWith("@"));
+    String body = members ? code : "void run() throws Exception {\n" + code + "\n}";
+    String text = "package io.txbox.examples.readme;\n" + IMPORTS
+        + "@SuppressWarnings(\"unused\") class " + name + " extends ReadmeContext {\n" + body + "\n}\n";
+    return new SimpleJavaFileObject(java.net.URI.create("string:///" + name + ".java"), JavaFileObject.Kind.SOURCE) {
+      @Override
+      public CharSequence getCharContent(boolean ignoreEncodingErrors) {
+        return text;
+      }
+    };
+  }
+
+  /** The compiler's errors, each with the snippet class and line it is in. */
+  private static List<String> compile(List<JavaFileObject> sources) throws IOException {
+    JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
+    DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
+    Path out = Files.createTempDirectory("readme-snippets");
+    List<String> options = List.of("-classpath", System.getProperty("java.class.path"), "-d", out.toString(),
+        "-proc:none");
+    compiler.getTask(null, null, diagnostics, options, null, sources).call();
+    return diagnostics.getDiagnostics().stream()
+        .filter(d -> d.getKind() == javax.tools.Diagnostic.Kind.ERROR)
+        .map(d -> d.getSource().getName() + ":" + d.getLineNumber() + ": " + d.getMessage(null))
+        .toList();
+  }
+}
