@@ -5,6 +5,7 @@ import io.txbox.nats.NatsPublisher;
 import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Secrets;
+import io.txbox.sqs.SqsPublisher;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -14,7 +15,7 @@ import picocli.CommandLine.Option;
 /** Which broker events go to and how to reach it: shared by {@code txbox relay} and {@code txbox replay}. */
 final class BrokerOptions {
   /** The brokers txbox can publish to. */
-  enum Broker { kafka, nats, rabbitmq }
+  enum Broker { kafka, nats, rabbitmq, sqs }
 
   @Option(names = "--broker", defaultValue = "kafka",
       description = "Where events go: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
@@ -43,6 +44,24 @@ final class BrokerOptions {
   @Option(names = "--rabbitmq-max-message-size",
       description = "Largest payload in bytes; set it to the broker's max_message_size. Default: 16777216.")
   Integer rabbitMaxMessageSize;
+
+  @Option(names = "--sqs-region", description = "AWS region of the queues, such as eu-west-1. Default: the AWS SDK's"
+      + " chain (AWS_REGION, profiles). Credentials come from the SDK's chain too: AWS_ACCESS_KEY_ID and"
+      + " AWS_SECRET_ACCESS_KEY, profiles, instance and task roles. Messages go to the queue named by their"
+      + " destination; FIFO queues (.fifo) keep each key's order.")
+  String sqsRegion;
+
+  @Option(names = "--sqs-endpoint", description = "SQS endpoint URL, for an SQS-compatible server such as"
+      + " http://localhost:9324. Default: AWS's endpoint for the region.")
+  String sqsEndpoint;
+
+  @Option(names = "--sqs-send-timeout", converter = DurationConverter.class,
+      description = "How long one SendMessageBatch request may take, the SDK's retries included. Default: 10s.")
+  Duration sqsSendTimeout;
+
+  @Option(names = "--sqs-max-message-size",
+      description = "Largest message in bytes, body and attributes: the queues' MaximumMessageSize. Default: 262144.")
+  Integer sqsMaxMessageSize;
 
   @Option(names = "--kafka-property", description = "Extra producer property, name=value; repeatable.")
   Map<String, String> kafkaProperties = new LinkedHashMap<>();
@@ -85,6 +104,20 @@ final class BrokerOptions {
               .replaceFirst("^maxMessageSize ", "rabbitmqMaxMessageSize "), e);
         }
       }
+      case sqs -> {
+        SqsPublisher.Builder sqs = SqsPublisher.builder();
+        set(sqsRegion, sqs::region);
+        set(sqsEndpoint, sqs::endpoint);
+        set(sqsSendTimeout, sqs::sendTimeout);
+        set(sqsMaxMessageSize, sqs::maxMessageSize);
+        try {
+          yield sqs.build();
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(e.getMessage().replaceFirst("^endpoint ", "sqsEndpoint ")
+              .replaceFirst("^sendTimeout ", "sqsSendTimeout ")
+              .replaceFirst("^maxMessageSize ", "sqsMaxMessageSize "), e);
+        }
+      }
     };
   }
 
@@ -103,6 +136,7 @@ final class BrokerOptions {
       case kafka -> bootstrapServers;
       case nats -> natsServers;
       case rabbitmq -> rabbitUri;
+      case sqs -> sqsEndpoint != null ? sqsEndpoint : sqsRegion != null ? sqsRegion : System.getenv("AWS_REGION");
     };
   }
 

@@ -88,6 +88,14 @@ class CommandLineTest {
     assertThat(err.toString())
         .contains("--rabbitmq-uri (TXBOX_RABBITMQ_URI) is required with --broker rabbitmq")
         .contains("invalid --rabbitmq-max-message-size (TXBOX_RABBITMQ_MAX_MESSAGE_SIZE): rabbitmqMaxMessageSize must be >= 1");
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "sqs",
+        "--sqs-endpoint", "localhost:9324")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "sqs",
+        "--sqs-region", "eu-west-1", "--sqs-max-message-size", "2000000")).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("invalid --sqs-endpoint (TXBOX_SQS_ENDPOINT): sqsEndpoint must be a URL")
+        .contains("invalid --sqs-max-message-size (TXBOX_SQS_MAX_MESSAGE_SIZE): sqsMaxMessageSize must be >= 8192"
+            + " and <= 1048576 (SQS's limit), was 2000000");
   }
 
   @Test

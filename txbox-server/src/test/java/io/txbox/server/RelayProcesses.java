@@ -13,10 +13,17 @@ final class RelayProcesses implements AutoCloseable {
   private final List<Path> logs = new ArrayList<>();
 
   Process start(Path dir, List<String> args) throws IOException {
+    return start(dir, List.of(), args);
+  }
+
+  /** A relay with {@code systemProperties} ({@code -Dname=value}) added to its JVM's options. */
+  Process start(Path dir, List<String> systemProperties, List<String> args) throws IOException {
     Path log = dir.resolve("relay-" + processes.size() + ".log");
     List<String> all = new ArrayList<>(List.of("relay"));
     all.addAll(args);
-    Process p = ChildProcess.start(List.of("-Xmx192m", "-XX:TieredStopAtLevel=1"), Main.class.getName(), all, log);
+    List<String> jvm = new ArrayList<>(List.of("-Xmx192m", "-XX:TieredStopAtLevel=1"));
+    jvm.addAll(systemProperties);
+    Process p = ChildProcess.start(jvm, Main.class.getName(), all, log);
     processes.add(p);
     logs.add(log);
     return p;

@@ -51,6 +51,7 @@ class ReadmeSnippetsTest {
       import io.txbox.rabbitmq.*;
       import io.txbox.spi.Publisher;
       import io.txbox.spring.*;
+      import io.txbox.sqs.*;
       import io.txbox.testkit.InMemoryOutboxStore;
       import java.math.BigDecimal;
       import java.sql.Connection;
