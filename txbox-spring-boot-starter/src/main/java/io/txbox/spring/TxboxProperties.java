@@ -22,7 +22,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param buckets buckets the outbox log is split into, fixed once the tables exist: the most relay
  *     instances that share the work
  * @param broker the broker events are relayed to and listeners read from; needed only when more
- *     than one of txbox-kafka, txbox-nats and txbox-rabbitmq is on the class path
+ *     than one of txbox-kafka, txbox-nats, txbox-rabbitmq and txbox-sqs is on the class path
  * @param relay the relay, which publishes committed events
  * @param janitor the janitor, which deletes relayed events and old inbox records
  * @param inbox the inbox listeners
@@ -32,6 +32,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param kafka the Kafka connection
  * @param nats the NATS connection
  * @param rabbitmq the RabbitMQ connection
+ * @param sqs Amazon SQS
  */
 @ConfigurationProperties("txbox")
 public record TxboxProperties(
@@ -48,7 +49,8 @@ public record TxboxProperties(
     @DefaultValue Tracing tracing,
     @DefaultValue Kafka kafka,
     @DefaultValue Nats nats,
-    @DefaultValue Rabbitmq rabbitmq) {
+    @DefaultValue Rabbitmq rabbitmq,
+    @DefaultValue Sqs sqs) {
 
   /** The brokers txbox relays to. */
   public enum Broker {
@@ -57,7 +59,9 @@ public record TxboxProperties(
     /** NATS JetStream, through txbox-nats. */
     NATS,
     /** RabbitMQ, through txbox-rabbitmq. */
-    RABBITMQ
+    RABBITMQ,
+    /** Amazon SQS, through txbox-sqs. */
+    SQS
   }
 
   /**
@@ -170,4 +174,25 @@ public record TxboxProperties(
   public record Rabbitmq(
       @DefaultValue("amqp://guest:guest@localhost:5672") String uri,
       @DefaultValue("10s") Duration confirmTimeout) {}
+
+  /**
+   * Amazon SQS. Credentials come from the AWS SDK's chain (AWS_ACCESS_KEY_ID and
+   * AWS_SECRET_ACCESS_KEY, profiles, roles) unless both keys are set here.
+   *
+   * @param region the AWS region, such as eu-west-1; unset, the SDK's chain (AWS_REGION, profiles)
+   * @param endpoint the endpoint URL of an SQS-compatible server; unset, AWS's for the region
+   * @param accessKeyId a fixed access key id, with {@code secretAccessKey}
+   * @param secretAccessKey a fixed secret access key, with {@code accessKeyId}
+   * @param sendTimeout how long one SendMessageBatch request of the relay may take
+   * @param visibilityTimeout how long SQS hides a message a listener received, extended while in hand
+   * @param waitTime a listener's long-poll wait, at most 20 s
+   */
+  public record Sqs(
+      String region,
+      String endpoint,
+      String accessKeyId,
+      String secretAccessKey,
+      @DefaultValue("10s") Duration sendTimeout,
+      @DefaultValue("30s") Duration visibilityTimeout,
+      @DefaultValue("20s") Duration waitTime) {}
 }

@@ -40,7 +40,7 @@ class SqsContractTest extends TransportContract {
   @Override
   protected String createDestination(String broker, String name) {
     String queue = name + ".fifo";
-    try (var sqs = new io.txbox.sqs.internal.SqsClients(broker, REGION, KEY, KEY).build(Duration.ofSeconds(10))) {
+    try (var sqs = new io.txbox.sqs.internal.ClientSettings(broker, REGION, KEY, KEY).build(Duration.ofSeconds(10))) {
       sqs.createQueue(r -> r.queueName(queue).attributes(Map.of(
           QueueAttributeName.FIFO_QUEUE, "true", QueueAttributeName.CONTENT_BASED_DEDUPLICATION, "false")));
     }

@@ -16,7 +16,7 @@ import org.springframework.util.ClassUtils;
 /** The publisher and subscribers of the broker the application uses. */
 public interface BrokerClients {
 
-  /** The broker's name for traces: {@code kafka}, {@code nats} or {@code rabbitmq}. */
+  /** The broker's name for traces: {@code kafka}, {@code nats}, {@code rabbitmq} or {@code aws_sqs}. */
   String system();
 
   /** The relay's publisher, entering {@code sendScope} around each message it hands its client. */
@@ -35,6 +35,7 @@ public interface BrokerClients {
       case KAFKA -> new KafkaClients(properties, springKafkaServers);
       case NATS -> new NatsClients(properties);
       case RABBITMQ -> new RabbitClients(properties);
+      case SQS -> new SqsClients(properties);
     };
   }
 
@@ -42,7 +43,8 @@ public interface BrokerClients {
     Map<Broker, String> modules = Map.of(
         Broker.KAFKA, "io.txbox.kafka.KafkaPublisher",
         Broker.NATS, "io.txbox.nats.NatsPublisher",
-        Broker.RABBITMQ, "io.txbox.rabbitmq.RabbitPublisher");
+        Broker.RABBITMQ, "io.txbox.rabbitmq.RabbitPublisher",
+        Broker.SQS, "io.txbox.sqs.SqsPublisher");
     List<Broker> present = new ArrayList<>();
     for (Broker b : Broker.values()) {
       if (ClassUtils.isPresent(modules.get(b), BrokerClients.class.getClassLoader())) {
@@ -61,7 +63,7 @@ public interface BrokerClients {
     }
     if (present.isEmpty()) {
       throw new IllegalStateException("txbox has no broker to relay to: add io.txbox:txbox-kafka,"
-          + " txbox-nats or txbox-rabbitmq to the application's dependencies, or turn the relay and"
+          + " txbox-nats, txbox-rabbitmq or txbox-sqs to the application's dependencies, or turn the relay and"
           + " the listeners off with txbox.relay.enabled=false and txbox.inbox.enabled=false");
     }
     throw new IllegalStateException("txbox finds several broker modules on the class path ("

@@ -17,9 +17,9 @@ import software.amazon.awssdk.services.sqs.SqsClientBuilder;
  * client, the region and credentials given or else the SDK's default chains (AWS_REGION,
  * AWS_ACCESS_KEY_ID, profiles, instance roles), an endpoint for SQS-compatible servers.
  */
-public record SqsClients(String endpoint, String region, String accessKeyId, String secretAccessKey) {
+public record ClientSettings(String endpoint, String region, String accessKeyId, String secretAccessKey) {
 
-  /** Checks the settings; {@code what} names the builder in errors. */
+  /** Checks the settings. */
   public void check() {
     if (endpoint != null) {
       try {
