@@ -10,6 +10,11 @@ interface BenchBroker extends AutoCloseable {
   /** The destination the relay's backlog goes to. */
   String RELAY_DESTINATION = "bench-relay";
 
+  /** The destination the relay's backlog goes to on this broker. */
+  default String relayDestination() {
+    return RELAY_DESTINATION;
+  }
+
   /** What the reference is, for the results. */
   String reference();
 

@@ -16,13 +16,13 @@ import picocli.CommandLine.Option;
 /**
  * Drains a backlog of events of ~300 bytes into a broker, acknowledged and checkpointed, next to
  * that broker's own client publishing the same number of messages of the same size, acknowledged,
- * to the same broker, run before and after: Kafka's ProducerPerformance, jnats to JetStream, or
- * amqp-client with publisher confirms.
+ * to the same broker, run before and after: Kafka's ProducerPerformance, jnats to JetStream,
+ * amqp-client with publisher confirms, or the AWS SDK's SendMessageBatch to ElasticMQ.
  */
 @Command(name = "relay", description = "Relay throughput: drain a backlog into a broker, next to its own client.")
 final class RelayThroughput implements Callable<Integer> {
   /** The brokers the benchmark can start. */
-  enum Broker { kafka, nats, rabbitmq }
+  enum Broker { kafka, nats, rabbitmq, sqs }
 
   @Option(names = "--broker", defaultValue = "kafka", description = "${COMPLETION-CANDIDATES}; default ${DEFAULT-VALUE}")
   Broker broker;
@@ -44,7 +44,7 @@ final class RelayThroughput implements Callable<Integer> {
     try (BenchDatabase db = new BenchDatabase(jdbcUrl, 8); BenchBroker target = start()) {
       PostgresOutboxStore store = db.store().build();
       store.migrate();
-      fill(db, store);
+      fill(db, store, target.relayDestination());
 
       double before = bare(target);
       double relay = drain(store, target);
@@ -82,6 +82,7 @@ final class RelayThroughput implements Callable<Integer> {
       case kafka -> new KafkaBench(partitions);
       case nats -> new NatsBench();
       case rabbitmq -> new RabbitBench();
+      case sqs -> new SqsBench();
     };
   }
 
@@ -92,13 +93,13 @@ final class RelayThroughput implements Callable<Integer> {
   }
 
   /** Writes the backlog with SQL, in transactions of 100,000 rows, then vacuums it. */
-  private void fill(BenchDatabase db, PostgresOutboxStore store) throws Exception {
+  private void fill(BenchDatabase db, PostgresOutboxStore store, String destination) throws Exception {
     System.out.printf("writing a backlog of %,d events...%n", events);
     for (int done = 0; done < events; done += 100_000) {
       int n = Math.min(100_000, events - done);
       db.execute("INSERT INTO " + store.outboxTable()
           + " (id, key, type, destination, payload, content_type, headers, created_at)"
-          + " SELECT gen_random_uuid(), 'customer-' || (g % 10000), 'OrderPlaced', '" + BenchBroker.RELAY_DESTINATION + "',"
+          + " SELECT gen_random_uuid(), 'customer-' || (g % 10000), 'OrderPlaced', '" + destination + "',"
           + " convert_to(repeat('x', 300), 'UTF8'), 'application/json',"
           + " jsonb_build_object('traceparent', '" + Events.TRACEPARENT + "'), now()"
           + " FROM generate_series(" + (done + 1) + ", " + (done + n) + ") AS g");

@@ -34,7 +34,7 @@ final class Demo {
   private static final int PARTITIONS = KafkaDemoBroker.PARTITIONS;
 
   /** The brokers the demo runs on. */
-  enum Broker { kafka, nats, rabbitmq }
+  enum Broker { kafka, nats, rabbitmq, sqs }
 
   /**
    * What to run; see {@link DemoCommand} for the defaults. {@code jdbcUrl} and {@code brokerAddress}
@@ -108,7 +108,7 @@ final class Demo {
     OrderWriter writer = new OrderWriter(ds, new OrderService(Outbox.create(store), schema, broker.destination()),
         settings.products());
     ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor();
-    try (DemoProcesses processes = new DemoProcesses(logs)) {
+    try (DemoProcesses processes = new DemoProcesses(logs, broker.jvmOptions())) {
       startProcesses(processes, jdbcUrl, broker, schema);
       long started = System.nanoTime();
       progress.scheduleAtFixedRate(() -> progress(ds, schema, writer, processes, broker, started), 2, 2,
@@ -229,6 +229,7 @@ final class Demo {
       case kafka -> new KafkaDemoBroker(settings.brokerAddress(), run, out);
       case nats -> new NatsDemoBroker(settings.brokerAddress(), run, out);
       case rabbitmq -> new RabbitDemoBroker(settings.brokerAddress(), run, out);
+      case sqs -> new SqsDemoBroker(settings.brokerAddress(), run, out);
     };
   }
 

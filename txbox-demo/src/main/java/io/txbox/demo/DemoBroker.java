@@ -20,6 +20,11 @@ interface DemoBroker extends AutoCloseable {
   /** The {@code InventoryApp} options that consume from it, for the process named {@code member}. */
   List<String> inventoryArgs(String member);
 
+  /** JVM options every relay and inventory process needs for this broker (credentials, say). */
+  default List<String> jvmOptions() {
+    return List.of();
+  }
+
   /** Events the broker holds now, for progress (RabbitMQ: those still queued). */
   long held();
 

@@ -13,14 +13,15 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "txbox-demo", mixinStandardHelpOptions = true, subcommands = QuickstartCommand.class,
     description = {
-      "Runs an order service that writes through the outbox, relays that publish to Kafka (or NATS, or RabbitMQ) and inventory"
+      "Runs an order service that writes through the outbox, relays that publish to Kafka (or NATS, RabbitMQ, SQS) and inventory"
           + " services that reserve stock through the inbox, while chaos SIGKILLs relays and inventory"
           + " services at random. Reports lost, applied-twice and out-of-order events, and exits 1 if any"
           + " of them is not 0.",
       "Needs nothing installed: without --jdbc-url it starts an embedded PostgreSQL, without"
           + " --kafka-bootstrap-servers a Kafka broker. With them it works in a new schema and topic,"
           + " and drops the schema at the end. --broker nats and --broker rabbitmq start the machine's"
-          + " nats-server or RabbitMQ on a port of their own, unless --nats-servers or --rabbitmq-uri is given."})
+          + " nats-server or RabbitMQ on a port of their own, unless --nats-servers or --rabbitmq-uri is given;"
+          + " --broker sqs starts ElasticMQ (an SQS-compatible server from Maven Central) unless --sqs-endpoint is given."})
 final class DemoCommand implements Callable<Integer> {
   @Option(names = "--events", defaultValue = "20000", description = "Orders to place. Default: ${DEFAULT-VALUE}.")
   long events;
@@ -76,6 +77,10 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--rabbitmq-uri", description = "RabbitMQ to use (with --broker rabbitmq) instead of a node of its own.")
   String rabbitmq;
 
+  @Option(names = "--sqs-endpoint", description = "An SQS-compatible endpoint to use (with --broker sqs) instead of"
+      + " an ElasticMQ of its own; credentials from the AWS SDK's chain.")
+  String sqs;
+
   @Option(names = "--timeout", converter = DurationConverter.class, defaultValue = "5m",
       description = "How long to wait for the last reservations after the last order. Default: 5m.")
   Duration timeout;
@@ -98,10 +103,12 @@ final class DemoCommand implements Callable<Integer> {
     refuse(broker != Demo.Broker.kafka && kafka != null, "--kafka-bootstrap-servers");
     refuse(broker != Demo.Broker.nats && nats != null, "--nats-servers");
     refuse(broker != Demo.Broker.rabbitmq && rabbitmq != null, "--rabbitmq-uri");
+    refuse(broker != Demo.Broker.sqs && sqs != null, "--sqs-endpoint");
     return switch (broker) {
       case kafka -> kafka;
       case nats -> nats;
       case rabbitmq -> rabbitmq;
+      case sqs -> sqs;
     };
   }
 

@@ -22,12 +22,17 @@ final class DemoProcesses implements AutoCloseable {
   record Kind(String mainClass, IntFunction<List<String>> args) {}
 
   private final Path logs;
+  private final List<String> jvmOptions;
   private final Map<String, Kind> kinds = new LinkedHashMap<>();
   private final Map<String, Process> running = new LinkedHashMap<>();
   private final Map<String, Integer> generations = new LinkedHashMap<>();
 
-  DemoProcesses(Path logs) {
+  /** Processes logging under {@code logs}, with {@code brokerOptions} added to their JVMs' options. */
+  DemoProcesses(Path logs, List<String> brokerOptions) {
     this.logs = logs;
+    List<String> all = new ArrayList<>(JVM_OPTIONS);
+    all.addAll(brokerOptions);
+    this.jvmOptions = List.copyOf(all);
   }
 
   synchronized void start(String name, Kind kind) throws IOException {
@@ -40,7 +45,7 @@ final class DemoProcesses implements AutoCloseable {
     int generation = generations.merge(name, 1, Integer::sum);
     Kind kind = kinds.get(name);
     Path log = logs.resolve(name + "." + generation + ".log");
-    running.put(name, ChildProcess.start(JVM_OPTIONS, kind.mainClass(), kind.args().apply(generation), log));
+    running.put(name, ChildProcess.start(jvmOptions, kind.mainClass(), kind.args().apply(generation), log));
   }
 
   /** SIGKILL: no shutdown hook runs, nothing is drained or committed. */

@@ -7,11 +7,13 @@ import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.nats.NatsSubscriber;
 import io.txbox.rabbitmq.RabbitSubscriber;
+import io.txbox.sqs.SqsSubscriber;
 import io.txbox.spi.Subscriber;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.HashMap;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
@@ -29,7 +31,8 @@ import org.slf4j.LoggerFactory;
  *   --jdbc-url jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres --schema shop --instance inventory-1.7 \
  *   --broker kafka --bootstrap-servers 127.0.0.1:9092 --topic orders --member inventory-1 --threads 4
  *   (or --broker nats --nats-servers nats://127.0.0.1:4222 --stream ORDERS,
- *    or --broker rabbitmq --rabbitmq-uri amqp://guest:guest@127.0.0.1:5672 --queue orders.inventory)
+ *    or --broker rabbitmq --rabbitmq-uri amqp://guest:guest@127.0.0.1:5672 --queue orders.inventory,
+ *    or --broker sqs --sqs-region eu-west-1 --queue orders.fifo)
  * </pre>
  *
  * <p>With Kafka, {@code --threads} consumers (default 1) handle partitions in parallel, and {@code
@@ -95,7 +98,15 @@ public final class InventoryApp {
           .queue(required(options, "--queue"))
           .concurrency(threads)
           .build();
-      default -> throw new IllegalArgumentException("InventoryApp --broker must be kafka, nats or rabbitmq, was '"
+      case "sqs" -> SqsSubscriber.builder(inbox, CONSUMER, handler)
+          .endpoint(options.get("--sqs-endpoint"))
+          .region(options.get("--sqs-region"))
+          .queue(required(options, "--queue"))
+          .concurrency(threads)
+          .visibilityTimeout(Duration.ofSeconds(10)) // a killed process's messages come again after 10 s
+          .waitTime(Duration.ofSeconds(5))
+          .build();
+      default -> throw new IllegalArgumentException("InventoryApp --broker must be kafka, nats, rabbitmq or sqs, was '"
           + broker + "'");
     };
   }
