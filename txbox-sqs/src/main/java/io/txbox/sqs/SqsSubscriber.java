@@ -317,7 +317,7 @@ public final class SqsSubscriber implements Subscriber {
     private final String consumerName;
     private final Intake intake;
     private SqsClient client;
-    private ClientSettings clients = new ClientSettings(null, null, null, null);
+    private ClientSettings clients = ClientSettings.DEFAULTS;
     private String queue;
     private int concurrency = DEFAULT_CONCURRENCY;
     private Duration visibilityTimeout = DEFAULT_VISIBILITY_TIMEOUT;
@@ -340,19 +340,19 @@ public final class SqsSubscriber implements Subscriber {
 
     /** Where SQS is, for an SQS-compatible server such as {@code http://localhost:9324}. Default: AWS's endpoint for the region. */
     public Builder endpoint(String endpoint) {
-      this.clients = new ClientSettings(endpoint, clients.region(), clients.accessKeyId(), clients.secretAccessKey());
+      this.clients = clients.withEndpoint(endpoint);
       return this;
     }
 
     /** The AWS region, such as {@code eu-west-1}. Default: the SDK's chain (AWS_REGION, profiles). */
     public Builder region(String region) {
-      this.clients = new ClientSettings(clients.endpoint(), region, clients.accessKeyId(), clients.secretAccessKey());
+      this.clients = clients.withRegion(region);
       return this;
     }
 
     /** Fixed credentials. Default: the SDK's chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, profiles, roles). */
     public Builder credentials(String accessKeyId, String secretAccessKey) {
-      this.clients = new ClientSettings(clients.endpoint(), clients.region(), accessKeyId, secretAccessKey);
+      this.clients = clients.withCredentials(accessKeyId, secretAccessKey);
       return this;
     }
 

@@ -19,6 +19,21 @@ import software.amazon.awssdk.services.sqs.SqsClientBuilder;
  */
 public record ClientSettings(String endpoint, String region, String accessKeyId, String secretAccessKey) {
 
+  /** No settings given: the SDK's chains for region and credentials, AWS's endpoint. */
+  public static final ClientSettings DEFAULTS = new ClientSettings(null, null, null, null);
+
+  public ClientSettings withEndpoint(String endpoint) {
+    return new ClientSettings(endpoint, region, accessKeyId, secretAccessKey);
+  }
+
+  public ClientSettings withRegion(String region) {
+    return new ClientSettings(endpoint, region, accessKeyId, secretAccessKey);
+  }
+
+  public ClientSettings withCredentials(String accessKeyId, String secretAccessKey) {
+    return new ClientSettings(endpoint, region, accessKeyId, secretAccessKey);
+  }
+
   /** Checks the settings. */
   public void check() {
     if (endpoint != null) {
