@@ -35,6 +35,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Cookie;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -194,8 +195,11 @@ class ConsoleBrowserTest {
     return URI.create("http://127.0.0.1:" + console.address().getPort() + path);
   }
 
+  /** The session cookie, once the browser has the sign-in's answer (a click does not wait for it). */
   private String sessionCookie() {
-    return "txbox_session=" + browser.manage().getCookieNamed("txbox_session").getValue();
+    Cookie session = await().atMost(Duration.ofSeconds(30))
+        .until(() -> browser.manage().getCookieNamed("txbox_session"), cookie -> cookie != null);
+    return "txbox_session=" + session.getValue();
   }
 
   private HttpResponse<String> post(String path, String cookie, String csrf) throws Exception {
