@@ -175,13 +175,18 @@ public final class SqsSubscriber implements Subscriber {
             MessageSystemAttributeName.MESSAGE_DEDUPLICATION_ID, MessageSystemAttributeName.SENT_TIMESTAMP))
         .messages();
     inHand.received(received);
-    for (software.amazon.awssdk.services.sqs.model.Message m : received) {
-      if (!running) {
-        break;
+    try {
+      for (software.amazon.awssdk.services.sqs.model.Message m : received) {
+        if (!running) {
+          break;
+        }
+        handleUntilDone(m);
       }
-      handleUntilDone(m);
+    } finally {
+      // those left by closing (or by a failure of this step): visible to the next receiver at once,
+      // never kept in hand and extended forever
+      inHand.releaseAll(received);
     }
-    inHand.releaseAll(received); // those left by closing: visible to the next receiver at once
   }
 
   /** Handles one message, retrying in hand until it succeeds, is dead-lettered, or closing. */
