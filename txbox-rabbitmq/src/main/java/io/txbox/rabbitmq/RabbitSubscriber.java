@@ -79,6 +79,8 @@ public final class RabbitSubscriber implements Subscriber {
   public static final int MAX_CONCURRENCY = 64;
   /** Default time {@link #close()} waits for the deliveries in hand. */
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+  /** Every how many one-second looks the supervisor asks the broker whether it still lists a consumer. */
+  private static final int CONSUMER_CHECK_EVERY = 5;
   /** Largest message body the subscriber accepts: RabbitMQ's own hard limit. */
   private static final int MAX_BODY = 512 * 1024 * 1024;
 
@@ -95,6 +97,7 @@ public final class RabbitSubscriber implements Subscriber {
   private RetryRequests retryRequests;
   private volatile Channel channel;
   private Thread supervisor;
+  private long looks; // the supervisor's thread only
 
   private RabbitSubscriber(Builder b, ConnectionFactory factory) {
     this.intake = b.intake;
@@ -185,6 +188,13 @@ public final class RabbitSubscriber implements Subscriber {
         if (ch == null || !ch.isOpen()) {
           consume();
           log.info("subscriber {}: consuming queue '{}' again", consumerName, settings.queue());
+        } else if (++looks % CONSUMER_CHECK_EVERY == 0 && ch.consumerCount(settings.queue()) == 0) {
+          // A node that restarts can take a consumer and then forget it (rabbitmq-server#4613):
+          // the channel stays open and nothing arrives. Its deliveries in hand are void; they come again.
+          log.warn("subscriber {}: the broker lists no consumer on queue '{}'; consuming again",
+              consumerName, settings.queue());
+          ch.abort();
+          consume();
         }
       });
     }

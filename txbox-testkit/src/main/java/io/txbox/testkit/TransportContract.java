@@ -38,6 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -590,7 +591,14 @@ public abstract class TransportContract {
   }
 
   private void awaitHandled(String consumer, int count) {
-    await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> handledIds(consumer).size() >= count);
+    try {
+      await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> handledIds(consumer).size() >= count);
+    } catch (ConditionTimeoutException e) {
+      // a hang, not slowness: say where every thread is, so that the failure tells where to look
+      Thread.getAllStackTraces().forEach((thread, stack) -> System.err.println("thread " + thread.getName() + " "
+          + thread.getState() + String.join("", java.util.Arrays.stream(stack).map(f -> "\n    at " + f).toList())));
+      throw e;
+    }
   }
 
   /** Every side effect's message id, duplicates included, in the order they were applied. */
