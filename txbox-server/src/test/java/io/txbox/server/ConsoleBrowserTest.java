@@ -38,9 +38,12 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.Cookie;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * The web console in a real headless Chromium (Debian's {@code chromium} and {@code
@@ -108,11 +111,11 @@ class ConsoleBrowserTest {
     open("/dead-letters");
     assertThat(browser.getPageSource()).contains("1 dead letter(s)", poison.id().toString(), "does not exist");
     screenshot("dead-letters");
-    browser.findElement(By.className("show")).click();
+    clickAndWaitForTheNextPage(By.className("show"));
     assertThat(browser.findElement(By.id("payload")).getText()).isEqualTo("order-1");
 
     kafka.createTopic(topic, 1);
-    browser.findElement(By.xpath("//button[text()='Retry']")).click();
+    clickAndWaitForTheNextPage(By.xpath("//button[text()='Retry']"));
     assertThat(browser.findElement(By.id("notice")).getText()).contains("is back in the log with its id");
     try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start();
@@ -184,7 +187,17 @@ class ConsoleBrowserTest {
     open("/login");
     browser.findElement(By.id("username")).sendKeys(user);
     browser.findElement(By.id("password")).sendKeys(password);
-    browser.findElement(By.id("sign-in")).click();
+    clickAndWaitForTheNextPage(By.id("sign-in"));
+  }
+
+  /**
+   * Clicks and returns once the browser shows the answer: a click does not wait for the page it
+   * leads to, and an element found before that page arrived goes stale under our feet.
+   */
+  private void clickAndWaitForTheNextPage(By target) {
+    WebElement page = browser.findElement(By.tagName("html"));
+    browser.findElement(target).click();
+    new WebDriverWait(browser, Duration.ofSeconds(30)).until(ExpectedConditions.stalenessOf(page));
   }
 
   private void open(String path) {
