@@ -117,6 +117,16 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     return new PostgresMigration(dataSource, tables, buckets).scripts();
   }
 
+  /** The schema of this store's tables. */
+  public String schema() {
+    return tables.schema();
+  }
+
+  /** The prefix of this store's table names. */
+  public String tablePrefix() {
+    return tables.prefix();
+  }
+
   /** The qualified name of the outbox table, for writers that insert with plain SQL. */
   public String outboxTable() {
     return tables.outbox();
@@ -316,6 +326,26 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
       }
       p.executeBatch();
     }
+  }
+
+  /**
+   * Writes dead letters that carry their whole event, for relays that read events from elsewhere
+   * than the outbox table (logical decoding); a letter already saved for the same subscription
+   * and position is kept as it is.
+   */
+  public void saveDeadLetterCopies(List<DeadLetter> letters) {
+    if (letters.isEmpty()) {
+      return;
+    }
+    tx.inTransaction("saving dead letters", c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.deadLetterCopy())) {
+        for (DeadLetter d : letters) {
+          PostgresRows.bindDeadLetterCopy(p, c, d);
+          p.addBatch();
+        }
+        return p.executeBatch().length;
+      }
+    });
   }
 
   @Override

@@ -10,7 +10,7 @@ import java.util.Map;
  * times cheaper for the database than expanding the object with {@code jsonb_each_text} in the
  * batch read, and txbox-jdbc depends on no JSON library.
  */
-final class JsonHeaders {
+public final class JsonHeaders {
   private final String json;
   private int at;
 
@@ -19,7 +19,7 @@ final class JsonHeaders {
   }
 
   /** The headers of a JSON object; an empty map for {@code null} or {@code {}}. */
-  static Map<String, String> parse(String json) {
+  public static Map<String, String> parse(String json) {
     if (json == null || json.equals("{}")) {
       return Map.of();
     }

@@ -1,5 +1,6 @@
 package io.txbox.jdbc.internal;
 
+import io.txbox.DeadLetter;
 import io.txbox.Message;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
@@ -13,6 +14,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 
@@ -37,6 +39,28 @@ public final class PostgresRows {
     p.setArray(9, c.createArrayOf("text", values));
     p.setObject(10, utc(m.createdAt()));
     p.setObject(11, m.availableAt() == null ? null : utc(m.availableAt()));
+  }
+
+  /** Binds the dead-letter copy statement: the letter's place, its whole event, its error. */
+  public static void bindDeadLetterCopy(PreparedStatement p, Connection c, DeadLetter d) throws SQLException {
+    Message m = d.message();
+    p.setString(1, d.subscription());
+    p.setLong(2, d.position().position());
+    p.setString(3, Long.toUnsignedString(d.position().txId()));
+    p.setObject(4, m.id());
+    p.setInt(5, d.bucket());
+    p.setString(6, m.key());
+    p.setString(7, m.type());
+    p.setInt(8, m.version());
+    p.setString(9, m.destination());
+    p.setBytes(10, m.payload());
+    p.setString(11, m.contentType());
+    String[] names = m.headers().keySet().toArray(String[]::new);
+    p.setArray(12, c.createArrayOf("text", names));
+    p.setArray(13, c.createArrayOf("text", Arrays.stream(names).map(m.headers()::get).toArray(String[]::new)));
+    p.setObject(14, utc(m.createdAt()));
+    p.setString(15, d.error());
+    p.setInt(16, d.attempts());
   }
 
   public static void bindReads(PreparedStatement p, Connection c, List<BucketRead> reads)

@@ -16,6 +16,7 @@ public record PostgresSql(
     String read,
     String saveProgress,
     String deadLetter,
+    String deadLetterCopy,
     String oldestOpenTransaction,
     String backlog,
     String janitorLock,
@@ -83,6 +84,11 @@ public record PostgresSql(
             + " SELECT ?, o.position, o.tx_id, o.id, o.bucket, o.key, o.type, o.version,"
             + " o.destination, o.payload, o.content_type, o.headers, o.created_at, ?, ?"
             + " FROM {outbox} o WHERE o.bucket = ? AND o.tx_id = ?::xid8 AND o.position = ?"
+            + " ON CONFLICT (subscription, position) DO NOTHING"),
+        // For events that no outbox row holds (WAL messages): the letter carries the whole event.
+        t.render("INSERT INTO {dead_letter} (subscription, position, tx_id, id, bucket, key, type,"
+            + " version, destination, payload, content_type, headers, created_at, error, attempts)"
+            + " VALUES (?, ?, ?::xid8, ?, ?, ?, ?, ?, ?, ?, ?, jsonb_object(?::text[], ?::text[]), ?, ?, ?)"
             + " ON CONFLICT (subscription, position) DO NOTHING"),
         "SELECT pid, (extract(epoch FROM now() - xact_start) * 1000)::bigint,"
             + " coalesce(usename, '?') || '@' || coalesce(datname, '?') || ' ' ||"

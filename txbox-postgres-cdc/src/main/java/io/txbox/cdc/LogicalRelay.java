@@ -1,0 +1,262 @@
+package io.txbox.cdc;
+
+import io.txbox.RetryPolicy;
+import io.txbox.cdc.internal.StreamLoop;
+import io.txbox.cdc.internal.StreamSettings;
+import io.txbox.spi.Metrics;
+import io.txbox.spi.Publisher;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Properties;
+
+/**
+ * Relays outbox events to a broker from PostgreSQL's logical decoding, in commit order: the WAL
+ * messages of a {@link WalOutboxStore} and the rows inserted into the outbox table, through one
+ * replication slot. Nothing waits for other open transactions, in this database or another: a
+ * transaction's events come when it commits, after every transaction that committed before it.
+ *
+ * <p>At least once, in order per key: the slot's position is confirmed only after the broker
+ * acknowledged (or the relay dead-lettered) every event before it; after a crash the stream
+ * resumes there. A failing event waits with its key under the {@link RetryPolicy} while other keys
+ * go on, and is dead-lettered when the policy gives up. One relay streams a slot at a time; others
+ * started on the same slot stand by and take over within about {@code standbyInterval} of the
+ * active one's connection closing (a killed process closes it at once; a relay cut off by the
+ * network is noticed by the server after its {@code wal_sender_timeout}).
+ *
+ * <pre>{@code
+ * LogicalReplication replication = LogicalReplication.builder(dataSource, store).build();
+ * replication.migrate();
+ * LogicalRelay relay = LogicalRelay.builder(replication, kafkaPublisher)
+ *     .connection("jdbc:postgresql://db:5432/shop", credentials)   // not a pooled connection
+ *     .build()
+ *     .start();
+ * ...
+ * relay.close();
+ * }</pre>
+ *
+ * <table>
+ *   <caption>Settings and their defaults</caption>
+ *   <tr><th>setting</th><th>default</th><th>range</th></tr>
+ *   <tr><td>batchSize</td><td>{@value #DEFAULT_BATCH_SIZE}</td><td>1 to {@value #MAX_BATCH_SIZE}</td></tr>
+ *   <tr><td>maxPending</td><td>{@value #DEFAULT_MAX_PENDING}</td><td>batchSize to {@value #MAX_PENDING_LIMIT}: events read and not yet confirmed</td></tr>
+ *   <tr><td>idleInterval</td><td>5 ms</td><td>1 ms to 1 s: longest pause between reads when nothing comes</td></tr>
+ *   <tr><td>statusInterval</td><td>1 s</td><td>10 ms to 1 min: how often confirmations reach the server</td></tr>
+ *   <tr><td>standbyInterval</td><td>1 s</td><td>10 ms to 1 min: how often a standby tries the slot</td></tr>
+ *   <tr><td>drainTimeout</td><td>30 s</td><td>0 to 1 h</td></tr>
+ *   <tr><td>retryPolicy</td><td>{@link RetryPolicy#defaults()}</td><td></td></tr>
+ * </table>
+ */
+public final class LogicalRelay implements AutoCloseable {
+  /** Default most events per publish. */
+  public static final int DEFAULT_BATCH_SIZE = 1000;
+  /** Highest accepted batch size. */
+  public static final int MAX_BATCH_SIZE = 100_000;
+  /** Default most events read and not yet confirmed. */
+  public static final int DEFAULT_MAX_PENDING = 20_000;
+  /** Highest accepted maxPending. */
+  public static final int MAX_PENDING_LIMIT = 1_000_000;
+
+  private final StreamSettings settings;
+  private final LogicalReplication replication;
+  private final Publisher publisher;
+  private final Metrics metrics;
+  private StreamLoop loop;
+  private Thread thread;
+
+  private LogicalRelay(Builder b) {
+    this.replication = b.replication;
+    this.publisher = b.publisher;
+    this.metrics = b.metrics;
+    this.settings = new StreamSettings(b.jdbcUrl, b.properties, replication.slot(), replication.publication(),
+        replication.messagePrefix(), replication.store().schema(), replication.store().tablePrefix() + "outbox",
+        b.batchSize, b.maxPending, b.idleInterval, b.statusInterval, b.standbyInterval, b.drainTimeout,
+        b.retryPolicy);
+  }
+
+  /** A builder for a relay of {@code replication}'s slot to {@code publisher}. */
+  public static Builder builder(LogicalReplication replication, Publisher publisher) {
+    return new Builder(replication, publisher);
+  }
+
+  /** Starts streaming, or standing by while another relay streams the slot. */
+  public synchronized LogicalRelay start() {
+    if (loop != null) {
+      throw new IllegalStateException("logical relay of slot " + settings.slot() + " is already started");
+    }
+    loop = new StreamLoop(settings, publisher, replication.store(), metrics);
+    thread = new Thread(loop, "txbox-logical-" + settings.slot());
+    thread.start();
+    return this;
+  }
+
+  /** Whether this relay streams the slot now; {@code false} while it stands by. */
+  public boolean isStreaming() {
+    StreamLoop l = loop;
+    return l != null && l.isStreaming();
+  }
+
+  /** Whether the relay is started and its thread alive. */
+  public boolean isRunning() {
+    Thread t = thread;
+    return t != null && t.isAlive();
+  }
+
+  /** Whether its last attempt to stream failed; {@link #problem()} says why. */
+  public boolean isTroubled() {
+    StreamLoop l = loop;
+    return l != null && l.isTroubled();
+  }
+
+  /** The last error with what to do about it, or {@code null}. */
+  public String problem() {
+    StreamLoop l = loop;
+    return l == null ? null : l.problem();
+  }
+
+  /** The last WAL position this relay confirmed to the slot; 0 before the first. */
+  public long confirmedLsn() {
+    StreamLoop l = loop;
+    return l == null ? 0 : l.confirmedLsn();
+  }
+
+  /** How long ago the oldest event read and not yet confirmed committed; zero when none waits. */
+  public Duration lag() {
+    StreamLoop l = loop;
+    Instant oldest = l == null ? null : l.oldestPending();
+    return oldest == null ? Duration.ZERO : Duration.between(oldest, Instant.now());
+  }
+
+  /** The slot this relay streams. */
+  public String slot() {
+    return settings.slot();
+  }
+
+  /**
+   * Stops: the batch in hand is published and confirmed within the drain timeout, the replication
+   * connection closes (a standby takes over), and the publisher is closed. Safe to call twice.
+   */
+  @Override
+  public synchronized void close() {
+    if (loop == null) {
+      return;
+    }
+    loop.stop();
+    try {
+      thread.join(settings.drainTimeout().toMillis() + settings.standbyInterval().toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    loop = null;
+    publisher.close();
+  }
+
+  /** Builds a {@link LogicalRelay}; {@link #build()} checks every setting. */
+  public static final class Builder {
+    private final LogicalReplication replication;
+    private final Publisher publisher;
+    private String jdbcUrl;
+    private Properties properties = new Properties();
+    private int batchSize = DEFAULT_BATCH_SIZE;
+    private int maxPending = DEFAULT_MAX_PENDING;
+    private Duration idleInterval = Duration.ofMillis(5);
+    private Duration statusInterval = Duration.ofSeconds(1);
+    private Duration standbyInterval = Duration.ofSeconds(1);
+    private Duration drainTimeout = Duration.ofSeconds(30);
+    private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private Metrics metrics = Metrics.NONE;
+
+    private Builder(LogicalReplication replication, Publisher publisher) {
+      this.replication = Objects.requireNonNull(replication, "replication must not be null");
+      this.publisher = Objects.requireNonNull(publisher, "publisher must not be null");
+    }
+
+    /**
+     * Where the replication connection goes: a {@code jdbc:postgresql:} URL of the database that
+     * holds the slot, and its properties (user, password, SSL). Required. The relay opens this
+     * connection itself, since a pool cannot hand out replication connections.
+     */
+    public Builder connection(String jdbcUrl, Properties properties) {
+      this.jdbcUrl = jdbcUrl;
+      this.properties = Objects.requireNonNull(properties, "properties must not be null");
+      return this;
+    }
+
+    /** Most events per publish. Default {@value #DEFAULT_BATCH_SIZE}. */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /**
+     * Most events held in memory, read and not yet confirmed; the stream pauses (and the server
+     * keeps the rest) while a failing key holds this many behind it. Default {@value #DEFAULT_MAX_PENDING}.
+     */
+    public Builder maxPending(int maxPending) {
+      this.maxPending = maxPending;
+      return this;
+    }
+
+    /** Longest pause between reads while nothing comes. Default 5 ms. */
+    public Builder idleInterval(Duration idleInterval) {
+      this.idleInterval = idleInterval;
+      return this;
+    }
+
+    /** How often the confirmed position is sent to the server. Default 1 s. */
+    public Builder statusInterval(Duration statusInterval) {
+      this.statusInterval = statusInterval;
+      return this;
+    }
+
+    /** How often a standby tries to take the slot. Default 1 s. */
+    public Builder standbyInterval(Duration standbyInterval) {
+      this.standbyInterval = standbyInterval;
+      return this;
+    }
+
+    /** How long {@link LogicalRelay#close()} waits for the batch in hand. Default 30 s. */
+    public Builder drainTimeout(Duration drainTimeout) {
+      this.drainTimeout = drainTimeout;
+      return this;
+    }
+
+    /** How failed events are retried and when they are dead-lettered. */
+    public Builder retryPolicy(RetryPolicy retryPolicy) {
+      this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
+      return this;
+    }
+
+    /** Where the relay reports what it does; the slot's name is the subscription. Default none. */
+    public Builder metrics(Metrics metrics) {
+      this.metrics = Objects.requireNonNull(metrics, "metrics must not be null");
+      return this;
+    }
+
+    /** Checks the settings and builds the relay; it starts with {@link LogicalRelay#start()}. */
+    public LogicalRelay build() {
+      if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
+        throw new IllegalArgumentException("connection must be a jdbc:postgresql: URL of the database that"
+            + " holds the slot, was '" + jdbcUrl + "'");
+      }
+      if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+        throw new IllegalArgumentException("batchSize must be >= 1 and <= " + MAX_BATCH_SIZE + ", was " + batchSize);
+      }
+      if (maxPending < batchSize || maxPending > MAX_PENDING_LIMIT) {
+        throw new IllegalArgumentException("maxPending must be >= batchSize (" + batchSize + ") and <= "
+            + MAX_PENDING_LIMIT + ", was " + maxPending);
+      }
+      requireBetween("idleInterval", idleInterval, Duration.ofMillis(1), Duration.ofSeconds(1));
+      requireBetween("statusInterval", statusInterval, Duration.ofMillis(10), Duration.ofMinutes(1));
+      requireBetween("standbyInterval", standbyInterval, Duration.ofMillis(10), Duration.ofMinutes(1));
+      requireBetween("drainTimeout", drainTimeout, Duration.ZERO, Duration.ofHours(1));
+      return new LogicalRelay(this);
+    }
+
+    private static void requireBetween(String name, Duration value, Duration min, Duration max) {
+      if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+        throw new IllegalArgumentException(name + " must be >= " + min + " and <= " + max + ", was " + value);
+      }
+    }
+  }
+}

@@ -1,0 +1,260 @@
+package io.txbox.cdc;
+
+import io.txbox.TxboxException;
+import io.txbox.jdbc.PostgresOutboxStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+
+/**
+ * What a {@link LogicalRelay} reads from: a replication slot with the {@code pgoutput} plugin, a
+ * publication of the outbox table's inserts, and the prefix of the events' WAL messages. {@link
+ * #migrate()} creates them (and the outbox tables, and the SQL function plain-SQL writers call);
+ * {@link #drop()} removes slot and publication; {@link #status()} tells how far behind the slot is.
+ *
+ * <pre>{@code
+ * PostgresOutboxStore store = PostgresOutboxStore.builder(dataSource).build();
+ * LogicalReplication replication = LogicalReplication.builder(dataSource, store).slot("txbox").build();
+ * replication.migrate();  // needs wal_level = logical; safe to repeat
+ * }</pre>
+ *
+ * <p>A slot keeps every WAL segment from its confirmed position on: while no relay streams it,
+ * the server's {@code pg_wal} grows by the database's whole write volume. Bound it with the server
+ * setting {@code max_slot_wal_keep_size}; a slot that passes it is invalidated, and the relay
+ * stops with the recovery steps rather than skip anything.
+ *
+ * <table>
+ *   <caption>Settings and their defaults</caption>
+ *   <tr><th>setting</th><th>default</th><th>rule</th></tr>
+ *   <tr><td>slot</td><td>{@value #DEFAULT_SLOT}</td><td>{@code [a-z0-9_]}, 1 to 63 characters</td></tr>
+ *   <tr><td>publication</td><td>{@value #DEFAULT_PUBLICATION}</td><td>{@code [a-z0-9_]}, 1 to 63 characters</td></tr>
+ *   <tr><td>messagePrefix</td><td>{@value #DEFAULT_MESSAGE_PREFIX}</td><td>{@code A-Z a-z 0-9 . _ -}, 1 to 64 characters</td></tr>
+ * </table>
+ */
+public final class LogicalReplication {
+  /** Default slot name. */
+  public static final String DEFAULT_SLOT = "txbox";
+  /** Default publication name. */
+  public static final String DEFAULT_PUBLICATION = "txbox";
+  /** Default prefix of the events' WAL messages. */
+  public static final String DEFAULT_MESSAGE_PREFIX = "txbox";
+
+  private static final Pattern SQL_NAME = Pattern.compile("[a-z0-9_]{1,63}");
+  private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+  private static final String DUPLICATE_OBJECT = "42710";
+
+  private final DataSource dataSource;
+  private final PostgresOutboxStore store;
+  private final String slot;
+  private final String publication;
+  private final String messagePrefix;
+
+  private LogicalReplication(Builder b) {
+    this.dataSource = b.dataSource;
+    this.store = b.store;
+    this.slot = b.slot;
+    this.publication = b.publication;
+    this.messagePrefix = b.messagePrefix;
+  }
+
+  /** A builder over the database's pool and the store whose tables it replicates. */
+  public static Builder builder(DataSource dataSource, PostgresOutboxStore store) {
+    return new Builder(dataSource, store);
+  }
+
+  /**
+   * Creates or upgrades the outbox tables, the function {@code <schema>.<prefix>emit}, the
+   * publication and the slot; safe to repeat. Creating the slot waits for the write transactions
+   * open at that moment to end.
+   *
+   * @throws TxboxException when the server does not run with {@code wal_level = logical}, naming
+   *     the setting and how to change it
+   */
+  public void migrate() {
+    store.migrate();
+    try (Connection c = dataSource.getConnection()) {
+      requireLogicalWal(c);
+      c.setAutoCommit(false);
+      try (Statement s = c.createStatement()) {
+        s.execute("SELECT pg_advisory_xact_lock(hashtext('txbox-logical-replication'))");
+        s.execute(EmitFunction.sql(store.schema(), store.tablePrefix()));
+        if (!exists(c, "SELECT 1 FROM pg_publication WHERE pubname = ?", publication)) {
+          s.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + store.outboxTable()
+              + " WITH (publish = 'insert')");
+        }
+      }
+      c.commit();
+      c.setAutoCommit(true);
+      // A slot cannot be created in a transaction that has written anything.
+      if (!exists(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ?", slot)) {
+        try (PreparedStatement p = c.prepareStatement("SELECT pg_create_logical_replication_slot(?, 'pgoutput')")) {
+          p.setString(1, slot);
+          p.executeQuery().close();
+        }
+      }
+    } catch (SQLException e) {
+      if (!DUPLICATE_OBJECT.equals(e.getSQLState())) { // another instance created it meanwhile
+        throw new TxboxException("cannot set up logical replication (slot " + slot + ", publication "
+            + publication + "): " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * Drops the slot and the publication, if they exist. The slot must not be streamed: stop the
+   * relays first. Events committed after the slot's confirmed position and not relayed yet are no
+   * longer delivered unless the outbox table holds them.
+   */
+  public void drop() {
+    try (Connection c = dataSource.getConnection()) {
+      Optional<SlotStatus> now = status(c);
+      if (now.isPresent() && now.get().active()) {
+        throw new TxboxException("slot " + slot + " is streamed by server process " + now.get().activePid()
+            + "; stop the relays of this slot before dropping it");
+      }
+      try (Statement s = c.createStatement()) {
+        if (now.isPresent()) {
+          s.execute("SELECT pg_drop_replication_slot('" + slot + "')");
+        }
+        s.execute("DROP PUBLICATION IF EXISTS " + publication);
+      }
+    } catch (SQLException e) {
+      throw new TxboxException("cannot drop slot " + slot + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The slot's state now, or empty when it does not exist. */
+  public Optional<SlotStatus> status() {
+    try (Connection c = dataSource.getConnection()) {
+      return status(c);
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the state of slot " + slot + ": " + e.getMessage(), e);
+    }
+  }
+
+  private Optional<SlotStatus> status(Connection c) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(
+        "SELECT active, active_pid, wal_status, confirmed_flush_lsn::text,"
+            + " pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint,"
+            + " pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint"
+            + " FROM pg_replication_slots WHERE slot_name = ?")) {
+      p.setString(1, slot);
+      try (ResultSet rs = p.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        Integer pid = (Integer) rs.getObject(2);
+        return Optional.of(new SlotStatus(slot, rs.getBoolean(1), pid, rs.getString(3), rs.getString(4),
+            rs.getLong(5), rs.getLong(6)));
+      }
+    }
+  }
+
+  /** The slot's name. */
+  public String slot() {
+    return slot;
+  }
+
+  /** The publication's name. */
+  public String publication() {
+    return publication;
+  }
+
+  /** The prefix of the events' WAL messages. */
+  public String messagePrefix() {
+    return messagePrefix;
+  }
+
+  /** The store whose outbox table the publication covers and whose table keeps dead letters. */
+  public PostgresOutboxStore store() {
+    return store;
+  }
+
+  /** The database's pool. */
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  static void requireLogicalWal(Connection c) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW wal_level")) {
+      rs.next();
+      String level = rs.getString(1);
+      if (!"logical".equals(level)) {
+        throw new TxboxException("PostgreSQL runs with wal_level = " + level + ", and logical decoding needs"
+            + " wal_level = logical: run ALTER SYSTEM SET wal_level = logical (or set it in postgresql.conf)"
+            + " and restart the server; max_replication_slots and max_wal_senders need one more each per"
+            + " slot (their defaults, 10, are enough for a few)");
+      }
+    }
+  }
+
+  private static boolean exists(Connection c, String query, String name) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(query)) {
+      p.setString(1, name);
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  static String requireName(String setting, String value) {
+    if (value == null || !PREFIX.matcher(value).matches()) {
+      throw new IllegalArgumentException(setting + " must be 1 to 64 characters of A-Z a-z 0-9 . _ -, was '"
+          + value + "'");
+    }
+    return value;
+  }
+
+  /** Builds a {@link LogicalReplication}; {@link #build()} checks every setting. */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private final PostgresOutboxStore store;
+    private String slot = DEFAULT_SLOT;
+    private String publication = DEFAULT_PUBLICATION;
+    private String messagePrefix = DEFAULT_MESSAGE_PREFIX;
+
+    private Builder(DataSource dataSource, PostgresOutboxStore store) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+      this.store = Objects.requireNonNull(store, "store must not be null");
+    }
+
+    /** The replication slot; one per relayed stream. Default {@value #DEFAULT_SLOT}. */
+    public Builder slot(String slot) {
+      this.slot = slot;
+      return this;
+    }
+
+    /** The publication of the outbox table's inserts. Default {@value #DEFAULT_PUBLICATION}. */
+    public Builder publication(String publication) {
+      this.publication = publication;
+      return this;
+    }
+
+    /** The prefix the writers' {@link WalOutboxStore} uses. Default {@value #DEFAULT_MESSAGE_PREFIX}. */
+    public Builder messagePrefix(String messagePrefix) {
+      this.messagePrefix = messagePrefix;
+      return this;
+    }
+
+    /** Checks the settings and builds. */
+    public LogicalReplication build() {
+      requireSqlName("slot", slot);
+      requireSqlName("publication", publication);
+      requireName("messagePrefix", messagePrefix);
+      return new LogicalReplication(this);
+    }
+
+    private static void requireSqlName(String setting, String value) {
+      if (value == null || !SQL_NAME.matcher(value).matches()) {
+        throw new IllegalArgumentException(setting + " must be 1 to 63 characters of a-z 0-9 _, was '"
+            + value + "'");
+      }
+    }
+  }
+}

@@ -1,0 +1,141 @@
+package io.txbox.cdc;
+
+import io.txbox.Message;
+import java.io.ByteArrayOutputStream;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * How an event travels as a PostgreSQL WAL message ({@code pg_logical_emit_message}): a compact,
+ * versioned envelope that the {@link LogicalRelay} reads back into a {@link Message}.
+ *
+ * <p>Format 1, every integer big-endian, every text UTF-8 behind its byte length (-1 for null):
+ *
+ * <pre>
+ * byte    format (1)
+ * text    id, destination, key, type, version (decimal), content type
+ * int32   header count, then name and value texts of each header
+ * text    created at, available at (ISO-8601 instants, e.g. 2026-11-24T10:00:00.123456Z)
+ * bytes   the payload: everything that is left
+ * </pre>
+ *
+ * <p>SQL writers build the same envelope with the function {@code <prefix>emit(...)} that
+ * {@link LogicalReplication#migrate()} creates. A relay refuses a newer format by dead-lettering
+ * the event with the format named, so that an old relay never guesses.
+ *
+ * <pre>{@code
+ * byte[] envelope = WalEnvelope.encode(message);
+ * Message same = WalEnvelope.decode(envelope);
+ * }</pre>
+ */
+public final class WalEnvelope {
+  /** The format this version writes and reads. */
+  public static final int FORMAT = 1;
+
+  private WalEnvelope() {}
+
+  /** The envelope of {@code message}. */
+  public static byte[] encode(Message message) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(256 + message.payload().length);
+    out.write(FORMAT);
+    text(out, message.id().toString());
+    text(out, message.destination());
+    text(out, message.key());
+    text(out, message.type());
+    text(out, Integer.toString(message.version()));
+    text(out, message.contentType());
+    int32(out, message.headers().size());
+    message.headers().forEach((name, value) -> {
+      text(out, name);
+      text(out, value);
+    });
+    text(out, message.createdAt().toString());
+    text(out, message.availableAt() == null ? null : message.availableAt().toString());
+    out.writeBytes(message.payload());
+    return out.toByteArray();
+  }
+
+  /**
+   * The message in {@code envelope}.
+   *
+   * @throws IllegalArgumentException naming what is wrong: an unknown format, a truncated
+   *     envelope, or a field that breaks the message rules
+   */
+  public static Message decode(byte[] envelope) {
+    ByteBuffer in = ByteBuffer.wrap(envelope);
+    try {
+      int format = in.get() & 0xff;
+      if (format != FORMAT) {
+        throw new IllegalArgumentException("envelope format " + format + " is not one this relay reads ("
+            + FORMAT + "); upgrade the relay, then retry the dead letter");
+      }
+      UUID id = UUID.fromString(required(in, "id"));
+      String destination = text(in);
+      String key = text(in);
+      String type = text(in);
+      int version = Integer.parseInt(required(in, "version"));
+      String contentType = text(in);
+      int headerCount = in.getInt();
+      if (headerCount < 0 || headerCount > in.remaining() / 8) {
+        throw new IllegalArgumentException("header count " + headerCount + " does not fit the envelope");
+      }
+      Map<String, String> headers = new LinkedHashMap<>();
+      for (int i = 0; i < headerCount; i++) {
+        headers.put(required(in, "header name"), required(in, "header value"));
+      }
+      Instant createdAt = Instant.parse(required(in, "created at"));
+      String availableAt = text(in);
+      byte[] payload = new byte[in.remaining()];
+      in.get(payload);
+      return new Message(id, type, version, key, destination, payload, contentType, headers, createdAt,
+          availableAt == null ? null : Instant.parse(availableAt));
+    } catch (BufferUnderflowException e) {
+      throw new IllegalArgumentException("envelope of " + envelope.length + " bytes ends before its last field");
+    } catch (RuntimeException e) {
+      throw e instanceof IllegalArgumentException iae ? iae : new IllegalArgumentException(e.toString(), e);
+    }
+  }
+
+  private static void text(ByteArrayOutputStream out, String value) {
+    if (value == null) {
+      int32(out, -1);
+      return;
+    }
+    byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
+    int32(out, bytes.length);
+    out.writeBytes(bytes);
+  }
+
+  private static void int32(ByteArrayOutputStream out, int value) {
+    out.write(value >>> 24);
+    out.write(value >>> 16);
+    out.write(value >>> 8);
+    out.write(value);
+  }
+
+  private static String required(ByteBuffer in, String field) {
+    String value = text(in);
+    if (value == null) {
+      throw new IllegalArgumentException(field + " is missing from the envelope");
+    }
+    return value;
+  }
+
+  private static String text(ByteBuffer in) {
+    int length = in.getInt();
+    if (length == -1) {
+      return null;
+    }
+    if (length < 0 || length > in.remaining()) {
+      throw new IllegalArgumentException("a text field of " + length + " bytes does not fit the envelope");
+    }
+    String value = new String(in.array(), in.position(), length, StandardCharsets.UTF_8);
+    in.position(in.position() + length);
+    return value;
+  }
+}

@@ -1,0 +1,163 @@
+package io.txbox.cdc.internal;
+
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.Set;
+
+/**
+ * The events read from the slot and not yet done, in commit order. An event is sendable when no
+ * earlier event of its key is unfinished, it is not in flight, and its retry or delivery time has
+ * come, so a failing key waits alone while every other key goes on. The slot may confirm the end
+ * of every transaction at the head whose events are all done (acknowledged or dead-lettered).
+ */
+public final class PendingEvents {
+  private final ArrayDeque<Transaction> transactions = new ArrayDeque<>();
+  private int size;
+
+  /** One event and what became of it so far. */
+  public static final class Entry {
+    private final StreamEvent event;
+    private int failedAttempts;
+    private Instant nextAttemptAt;
+    private boolean inFlight;
+    private boolean done;
+
+    private Entry(StreamEvent event) {
+      this.event = event;
+    }
+
+    public StreamEvent event() {
+      return event;
+    }
+
+    /** How often publishing it failed. */
+    public int failedAttempts() {
+      return failedAttempts;
+    }
+
+    /** Marks it handed to the publisher. */
+    public void sent() {
+      inFlight = true;
+    }
+
+    /** Acknowledged by the broker, or dead-lettered: finished. */
+    public void done() {
+      inFlight = false;
+      done = true;
+    }
+
+    /** Failed; tried again at {@code nextAttemptAt}, and until then its key waits. */
+    public void failed(Instant nextAttemptAt) {
+      inFlight = false;
+      failedAttempts++;
+      this.nextAttemptAt = nextAttemptAt;
+    }
+
+    private String orderKey() {
+      // Events without a key are ordered with nothing: each is its own key.
+      String key = event.message().key();
+      return key != null ? "k:" + key : "i:" + event.message().id();
+    }
+
+    private boolean due(Instant now) {
+      Instant availableAt = event.message().availableAt();
+      return (nextAttemptAt == null || !nextAttemptAt.isAfter(now))
+          && (availableAt == null || !availableAt.isAfter(now));
+    }
+  }
+
+  private record Transaction(long endLsn, Instant commitTime, List<Entry> entries) {
+    boolean done() {
+      return entries.stream().allMatch(e -> e.done);
+    }
+  }
+
+  /** Appends a committed transaction's events. */
+  public void add(CommittedTransaction committed) {
+    List<Entry> entries = new ArrayList<>(committed.events().size());
+    committed.events().forEach(e -> entries.add(new Entry(e)));
+    transactions.add(new Transaction(committed.endLsn(), committed.commitTime(), entries));
+    size += entries.size();
+  }
+
+  /** How many events are held, done ones at the head included until confirmed. */
+  public int size() {
+    return size;
+  }
+
+  public boolean isEmpty() {
+    return transactions.isEmpty();
+  }
+
+  /** Up to {@code max} events that may be sent now, in commit order. */
+  public List<Entry> sendable(Instant now, int max) {
+    List<Entry> batch = new ArrayList<>();
+    Set<String> waitingKeys = new HashSet<>();
+    for (Transaction t : transactions) {
+      for (Entry e : t.entries) {
+        if (e.done) {
+          continue;
+        }
+        boolean first = waitingKeys.add(e.orderKey());
+        if (first && !e.inFlight && e.due(now)) {
+          batch.add(e);
+          if (batch.size() == max) {
+            return batch;
+          }
+        }
+      }
+    }
+    return batch;
+  }
+
+  /**
+   * Removes the finished transactions at the head and returns the end of the last one: every
+   * event before it is done, so the slot may confirm it.
+   */
+  public OptionalLong confirmable() {
+    long end = -1;
+    while (!transactions.isEmpty() && transactions.peek().done()) {
+      Transaction t = transactions.poll();
+      size -= t.entries.size();
+      end = t.endLsn;
+    }
+    return end < 0 ? OptionalLong.empty() : OptionalLong.of(end);
+  }
+
+  /** The commit time of the oldest transaction not yet done, if any; for the lag's age. */
+  public Instant oldestCommitTime() {
+    for (Transaction t : transactions) {
+      if (t.commitTime != null) {
+        return t.commitTime;
+      }
+    }
+    return null;
+  }
+
+  /** The earliest time a waiting event becomes due, to sleep until then; {@code null} for none. */
+  public Instant nextDue() {
+    Instant next = null;
+    for (Transaction t : transactions) {
+      for (Entry e : t.entries) {
+        if (!e.done && !e.inFlight) {
+          Instant at = later(e.nextAttemptAt, e.event.message().availableAt());
+          if (at != null && (next == null || at.isBefore(next))) {
+            next = at;
+          }
+        }
+      }
+    }
+    return next;
+  }
+
+  private static Instant later(Instant a, Instant b) {
+    if (a == null) {
+      return b;
+    }
+    return b == null || a.isAfter(b) ? a : b;
+  }
+}

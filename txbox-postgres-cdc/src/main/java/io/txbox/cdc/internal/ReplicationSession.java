@@ -1,0 +1,108 @@
+package io.txbox.cdc.internal;
+
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.postgresql.PGConnection;
+import org.postgresql.PGProperty;
+import org.postgresql.replication.LogSequenceNumber;
+import org.postgresql.replication.PGReplicationStream;
+
+/**
+ * One replication connection streaming one slot with {@code pgoutput}: protocol 1, the
+ * publication's inserts and the WAL messages. Values print in the forms {@link
+ * io.txbox.jdbc.OutboxRowText} reads (UTC, ISO dates, hex bytea) whatever the server's defaults.
+ */
+public final class ReplicationSession implements AutoCloseable {
+  /** SQL state of a slot streamed by another connection. */
+  public static final String OBJECT_IN_USE = "55006";
+  /** SQL state of a slot that does not exist. */
+  public static final String UNDEFINED_OBJECT = "42704";
+
+  private final Connection connection;
+  private final PGReplicationStream stream;
+  private long confirmed;
+
+  private ReplicationSession(Connection connection, PGReplicationStream stream) {
+    this.connection = connection;
+    this.stream = stream;
+  }
+
+  /** Connects and starts streaming from the slot's confirmed position. */
+  public static ReplicationSession start(
+      String jdbcUrl, Properties properties, String slot, String publication, long statusIntervalMillis)
+      throws SQLException {
+    Properties p = new Properties();
+    p.putAll(properties);
+    PGProperty.REPLICATION.set(p, "database");
+    PGProperty.ASSUME_MIN_SERVER_VERSION.set(p, "10");
+    PGProperty.PREFER_QUERY_MODE.set(p, "simple");
+    PGProperty.OPTIONS.set(p, "-c TimeZone=UTC -c DateStyle=ISO -c bytea_output=hex");
+    PGProperty.APPLICATION_NAME.set(p, "txbox-logical-relay");
+    Connection c = DriverManager.getConnection(jdbcUrl, p);
+    try {
+      PGReplicationStream stream = c.unwrap(PGConnection.class).getReplicationAPI()
+          .replicationStream()
+          .logical()
+          .withSlotName(slot)
+          .withSlotOption("proto_version", "1")
+          .withSlotOption("publication_names", publication)
+          .withSlotOption("messages", "true")
+          .withStatusInterval((int) statusIntervalMillis, TimeUnit.MILLISECONDS)
+          .start();
+      return new ReplicationSession(c, stream);
+    } catch (SQLException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  /** The next message if one has arrived, else {@code null}; sends a status update when due. */
+  public ByteBuffer readPending() throws SQLException {
+    return stream.readPending();
+  }
+
+  /** Where the last message read, or the last keep-alive, stands in the WAL. */
+  public long lastReceived() {
+    return stream.getLastReceiveLSN().asLong();
+  }
+
+  /** Confirms that everything before {@code lsn} is delivered; sent with the next status update. */
+  public void confirm(long lsn) {
+    if (lsn > confirmed) {
+      confirmed = lsn;
+      stream.setFlushedLSN(LogSequenceNumber.valueOf(lsn));
+      stream.setAppliedLSN(LogSequenceNumber.valueOf(lsn));
+    }
+  }
+
+  /** The last position confirmed in this session. */
+  public long confirmed() {
+    return confirmed;
+  }
+
+  /** Sends the status now: the confirmed position, and a sign of life while a publish is slow. */
+  public void sendStatus() throws SQLException {
+    stream.forceUpdateStatus();
+  }
+
+  @Override
+  public void close() {
+    try {
+      if (!stream.isClosed()) {
+        stream.forceUpdateStatus();
+        stream.close();
+      }
+    } catch (SQLException | RuntimeException e) {
+      // the connection is going anyway; what was not confirmed is sent again
+    }
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      // nothing left to do with it
+    }
+  }
+}

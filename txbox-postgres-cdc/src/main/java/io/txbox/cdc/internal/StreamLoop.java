@@ -1,0 +1,304 @@
+package io.txbox.cdc.internal;
+
+import io.txbox.DeadLetter;
+import io.txbox.Message;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.Checkpoint;
+import io.txbox.spi.Metrics;
+import io.txbox.spi.PublishResult;
+import io.txbox.spi.Publisher;
+import java.nio.ByteBuffer;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The logical relay's work: take the slot (or wait as a standby while another relay streams it),
+ * read committed transactions in commit order, publish what is sendable, wait for the acks,
+ * dead-letter what the retry policy gives up on, and confirm the end of every transaction whose
+ * events are all done. A lost connection drops everything not confirmed; the next session reads
+ * it again from the slot (duplicates possible, loss never).
+ */
+public final class StreamLoop implements Runnable {
+  private static final Logger log = LoggerFactory.getLogger(StreamLoop.class);
+  private static final Duration MIN_PAUSE = Duration.ofNanos(100_000);
+  private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(30);
+
+  private final StreamSettings settings;
+  private final Publisher publisher;
+  private final PostgresOutboxStore deadLetters;
+  private final Metrics metrics;
+  private final Clock clock = Clock.systemUTC();
+  private final ExecutorService publishing;
+  private volatile boolean running = true;
+  private volatile boolean streaming;
+  private volatile boolean troubled;
+  private volatile String problem;
+  private volatile long confirmedLsn;
+  private volatile Instant oldestPending;
+
+  public StreamLoop(StreamSettings settings, Publisher publisher, PostgresOutboxStore deadLetters, Metrics metrics) {
+    this.settings = settings;
+    this.publisher = publisher;
+    this.deadLetters = deadLetters;
+    this.metrics = metrics;
+    this.publishing = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "txbox-logical-publish-" + settings.slot());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  /** Asks the loop to finish the batch in hand, confirm, and end. */
+  public void stop() {
+    running = false;
+  }
+
+  /** Whether this relay streams the slot now (and is not a standby). */
+  public boolean isStreaming() {
+    return streaming;
+  }
+
+  /** Whether the last attempt to stream failed; why is in {@link #problem()}. */
+  public boolean isTroubled() {
+    return troubled;
+  }
+
+  /** The last error, or {@code null}. */
+  public String problem() {
+    return problem;
+  }
+
+  /** The last position this relay confirmed to the slot, 0 before the first. */
+  public long confirmedLsn() {
+    return confirmedLsn;
+  }
+
+  /** Commit time of the oldest transaction read and not yet confirmed, or {@code null}. */
+  public Instant oldestPending() {
+    return oldestPending;
+  }
+
+  @Override
+  public void run() {
+    Duration errorPause = Duration.ofMillis(100);
+    boolean toldStandby = false;
+    try {
+      while (running) {
+        try (ReplicationSession session = ReplicationSession.start(settings.jdbcUrl(),
+            settings.connectionProperties(), settings.slot(), settings.publication(),
+            settings.statusInterval().toMillis())) {
+          streaming = true;
+          troubled = false;
+          problem = null;
+          toldStandby = false;
+          log.info("slot {}: streaming (this relay is the active one)", settings.slot());
+          stream(session);
+          errorPause = Duration.ofMillis(100);
+        } catch (SQLException e) {
+          if (ReplicationSession.OBJECT_IN_USE.equals(e.getSQLState())) {
+            if (!toldStandby) {
+              log.info("slot {}: another relay streams it; standing by, trying every {} ms",
+                  settings.slot(), settings.standbyInterval().toMillis());
+              toldStandby = true;
+            }
+            pause(settings.standbyInterval());
+            continue;
+          }
+          errorPause = failed(describeFailure(e), e, errorPause);
+        } catch (RuntimeException | Error e) {
+          // A bug or a broken message must never end the loop: the slot is read again.
+          errorPause = failed(e.toString(), e, errorPause);
+        } finally {
+          streaming = false;
+          oldestPending = null;
+        }
+      }
+    } finally {
+      publishing.shutdown();
+    }
+  }
+
+  private Duration failed(String why, Throwable e, Duration errorPause) {
+    troubled = true;
+    problem = why;
+    log.error("slot {}: {}; trying again in {} ms", settings.slot(), why, errorPause.toMillis(), e);
+    pause(errorPause);
+    Duration next = errorPause.multipliedBy(2);
+    return next.compareTo(MAX_ERROR_PAUSE) > 0 ? MAX_ERROR_PAUSE : next;
+  }
+
+  private String describeFailure(SQLException e) {
+    String message = String.valueOf(e.getMessage());
+    if (ReplicationSession.UNDEFINED_OBJECT.equals(e.getSQLState()) && message.contains("slot")) {
+      return "replication slot " + settings.slot() + " does not exist: create it with txbox migrate --logical"
+          + " (LogicalReplication.migrate()); the relay never creates it itself, so that a dropped slot"
+          + " is not silently replaced by one that starts at today's position";
+    }
+    if (message.contains("invalidated") || message.contains("can no longer get changes")) {
+      return "replication slot " + settings.slot() + " was invalidated: the server removed WAL it still"
+          + " needed (max_slot_wal_keep_size), so events committed since its last confirmed position may"
+          + " not have been relayed. Recovery: (1) txbox logical status shows the slot as lost;"
+          + " (2) events written as outbox rows are still in the table: replay them with txbox replay"
+          + " --created-after <the time of the last event your consumers have>; events written as WAL"
+          + " messages in the removed WAL are gone unless you archive WAL; (3) txbox logical drop, then"
+          + " txbox migrate --logical creates a new slot at today's position; (4) raise"
+          + " max_slot_wal_keep_size or keep a standby relay running. Server said: " + message;
+    }
+    return "cannot stream slot " + settings.slot() + ": " + message;
+  }
+
+  private void stream(ReplicationSession session) throws SQLException {
+    TransactionAssembler assembler = new TransactionAssembler(
+        settings.messagePrefix(), settings.outboxSchema(), settings.outboxTable());
+    PendingEvents pending = new PendingEvents();
+    Duration pause = MIN_PAUSE;
+    while (running) {
+      boolean progress = read(session, assembler, pending);
+      List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
+      if (!batch.isEmpty()) {
+        publish(session, batch);
+        progress = true;
+      }
+      OptionalLong done = pending.confirmable();
+      if (done.isPresent()) {
+        confirm(session, done.getAsLong());
+      } else if (pending.isEmpty() && !assembler.inTransaction()) {
+        // Idle: everything before the last keep-alive's position is done, so the slot may move
+        // on past other databases' and tables' WAL instead of keeping it.
+        confirm(session, session.lastReceived());
+      }
+      oldestPending = pending.oldestCommitTime();
+      if (progress) {
+        pause = MIN_PAUSE;
+      } else {
+        pause(untilDue(pending, pause));
+        pause = pause.multipliedBy(2).compareTo(settings.idleInterval()) > 0 ? settings.idleInterval() : pause.multipliedBy(2);
+      }
+    }
+    session.sendStatus();
+  }
+
+  private boolean read(ReplicationSession session, TransactionAssembler assembler, PendingEvents pending)
+      throws SQLException {
+    boolean any = false;
+    while (pending.size() < settings.maxPending()) {
+      ByteBuffer data = session.readPending();
+      if (data == null) {
+        break;
+      }
+      any = true;
+      assembler.accept(session.lastReceived(), data).ifPresent(pending::add);
+    }
+    return any;
+  }
+
+  private Duration untilDue(PendingEvents pending, Duration pause) {
+    Instant due = pending.nextDue();
+    if (due == null) {
+      return pause;
+    }
+    Duration left = Duration.between(clock.instant(), due);
+    return left.compareTo(pause) < 0 ? (left.isNegative() ? MIN_PAUSE : left) : pause;
+  }
+
+  /**
+   * Publishes the batch on the publisher thread while this one keeps the replication connection
+   * alive, since a slow broker must not let the server's wal_sender_timeout end the stream.
+   */
+  private void publish(ReplicationSession session, List<PendingEvents.Entry> batch) throws SQLException {
+    List<Message> messages = new ArrayList<>(batch.size());
+    List<Integer> indexes = new ArrayList<>(batch.size());
+    List<DeadLetter> letters = new ArrayList<>();
+    for (int i = 0; i < batch.size(); i++) {
+      PendingEvents.Entry e = batch.get(i);
+      e.sent();
+      if (e.event().isReadable()) {
+        indexes.add(i);
+        messages.add(e.event().message());
+      } else {
+        letters.add(letter(e, e.event().unreadable(), 1));
+      }
+    }
+    PublishResult result = messages.isEmpty() ? PublishResult.allAcknowledged(0) : awaitPublish(session, messages);
+    Instant now = clock.instant();
+    List<Message> acknowledged = new ArrayList<>();
+    for (int j = 0; j < indexes.size(); j++) {
+      PendingEvents.Entry e = batch.get(indexes.get(j));
+      Exception error = result.failure(j);
+      if (error == null) {
+        acknowledged.add(e.event().message());
+        e.done();
+      } else if (settings.retryPolicy().givesUp(error, e.failedAttempts() + 1)) {
+        letters.add(letter(e, describe(error), e.failedAttempts() + 1));
+      } else {
+        e.failed(now.plus(settings.retryPolicy().delayAfter(e.failedAttempts() + 1, ThreadLocalRandom.current())));
+        metrics.retrying(settings.slot(), e.event().message(), e.failedAttempts(), error);
+      }
+    }
+    // Saved before anything past them is confirmed: a crash in between sends them again.
+    deadLetters.saveDeadLetterCopies(letters);
+    for (DeadLetter d : letters) {
+      batch.stream().filter(e -> e.event().lsn() == d.position().position()).forEach(PendingEvents.Entry::done);
+      log.warn("slot {}: dead-lettered {} (type {}, key {}) after {} attempt(s): {}", settings.slot(),
+          d.message().id(), d.message().type(), d.message().key(), d.attempts(), d.error());
+      metrics.deadLettered(d);
+    }
+    if (!acknowledged.isEmpty()) {
+      metrics.published(settings.slot(), acknowledged);
+    }
+  }
+
+  private PublishResult awaitPublish(ReplicationSession session, List<Message> messages) throws SQLException {
+    Future<PublishResult> future = publishing.submit(() -> {
+      try {
+        return publisher.publish(messages);
+      } catch (RuntimeException e) {
+        return PublishResult.allFailed(messages.size(), e);
+      }
+    });
+    while (true) {
+      try {
+        return future.get(settings.statusInterval().toMillis(), TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        session.sendStatus();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return PublishResult.allFailed(messages.size(), e);
+      } catch (ExecutionException e) {
+        return PublishResult.allFailed(messages.size(), new IllegalStateException(e.getCause()));
+      }
+    }
+  }
+
+  private DeadLetter letter(PendingEvents.Entry e, String error, int attempts) {
+    return new DeadLetter(settings.slot(), 0, new Checkpoint(0, e.event().lsn()), e.event().message(), error, attempts);
+  }
+
+  private void confirm(ReplicationSession session, long lsn) {
+    session.confirm(lsn);
+    confirmedLsn = session.confirmed();
+  }
+
+  private static String describe(Throwable error) {
+    return error.getClass().getName() + ": " + error.getMessage();
+  }
+
+  private static void pause(Duration d) {
+    LockSupport.parkNanos(d.toNanos());
+  }
+}

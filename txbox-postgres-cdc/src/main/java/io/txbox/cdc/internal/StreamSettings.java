@@ -1,0 +1,22 @@
+package io.txbox.cdc.internal;
+
+import io.txbox.RetryPolicy;
+import java.time.Duration;
+import java.util.Properties;
+
+/** A logical relay's checked settings. */
+public record StreamSettings(
+    String jdbcUrl,
+    Properties connectionProperties,
+    String slot,
+    String publication,
+    String messagePrefix,
+    String outboxSchema,
+    String outboxTable,
+    int batchSize,
+    int maxPending,
+    Duration idleInterval,
+    Duration statusInterval,
+    Duration standbyInterval,
+    Duration drainTimeout,
+    RetryPolicy retryPolicy) {}

@@ -1,0 +1,261 @@
+package io.txbox.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TopicReader;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class LogicalRelayTest {
+  private final KafkaBroker kafka = KafkaBroker.shared();
+  private LogicalDatabase db;
+  private String topic;
+
+  enum WriteMode {
+    TABLE, WAL_MESSAGES;
+
+    Outbox outbox(LogicalDatabase db) {
+      return this == TABLE ? db.tableOutbox() : db.walOutbox();
+    }
+  }
+
+  @BeforeEach
+  void setUp() {
+    db = LogicalDatabase.fresh();
+    topic = "cdc-" + UUID.randomUUID();
+    kafka.createTopic(topic, 1);
+  }
+
+  @AfterEach
+  void tearDown() {
+    db.close();
+  }
+
+  @ParameterizedTest
+  @EnumSource(WriteMode.class)
+  void concurrentWritersOfOneKeyAreRelayedInCommitOrderWithoutAnyLock(WriteMode mode) throws Exception {
+    Outbox outbox = mode.outbox(db);
+    db.exec("CREATE TABLE " + db.schema + ".counter (id int PRIMARY KEY, n int NOT NULL)");
+    db.exec("INSERT INTO " + db.schema + ".counter VALUES (1, 0)");
+    int writers = 8;
+    int each = 60;
+    ExecutorService pool = Executors.newFixedThreadPool(writers);
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start()) {
+      List<Future<?>> done = new ArrayList<>();
+      for (int w = 0; w < writers; w++) {
+        done.add(pool.submit(() -> {
+          for (int i = 0; i < each; i++) {
+            updateThenSend(outbox);
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+      List<TopicReader.Received> got = readAll(writers * each);
+      List<Integer> order = new ArrayList<>();
+      for (TopicReader.Received r : got) {
+        order.add(Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8)));
+      }
+      // The row lock makes commit order the order of n: relayed in commit order means ascending.
+      assertThat(order).hasSize(writers * each).isSorted();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** The common pattern: update the aggregate's row first, then send its event. */
+  private void updateThenSend(Outbox outbox) throws SQLException {
+    try (Connection c = db.dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      int n;
+      try (Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("UPDATE " + db.schema + ".counter SET n = n + 1 WHERE id = 1 RETURNING n")) {
+        rs.next();
+        n = rs.getInt(1);
+      }
+      outbox.send(c, event("aggregate-1", Integer.toString(n)));
+      c.commit();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WriteMode.class)
+  void transactionsHeldOpenHereAndInAnotherDatabaseHoldNothingBack(WriteMode mode) throws Exception {
+    Outbox outbox = mode.outbox(db);
+    db.exec("CREATE TABLE IF NOT EXISTS " + db.schema + ".scratch (n int)");
+    createOtherDatabase();
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start();
+        Connection held = db.dataSource.getConnection();
+        Connection other = java.sql.DriverManager.getConnection(LogicalDatabase.jdbcUrl().replace("/postgres?", "/other?"),
+            LogicalDatabase.credentials())) {
+      held.setAutoCommit(false);
+      outbox.send(held, event("held", "held-1"));
+      other.setAutoCommit(false);
+      try (Statement s = other.createStatement()) {
+        s.execute("CREATE TABLE IF NOT EXISTS busy (n int)");
+        s.execute("INSERT INTO busy VALUES (1)");
+      }
+      db.commit(outbox, event("a", "a-1"));
+      db.commit(outbox, event("b", "b-1"), event("held", "held-2"));
+      List<TopicReader.Received> meanwhile = readAll(3);
+      assertThat(payloads(meanwhile)).containsExactly("a-1", "b-1", "held-2");
+
+      outbox.send(held, event("held", "held-3"));
+      held.commit();
+      other.commit();
+      // The held transaction committed last, so its events come last, in its own order.
+      assertThat(payloads(readAll(5))).containsExactly("a-1", "b-1", "held-2", "held-1", "held-3");
+    }
+  }
+
+  private void createOtherDatabase() {
+    try (Connection c = java.sql.DriverManager.getConnection(LogicalDatabase.jdbcUrl(), LogicalDatabase.credentials());
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT 1 FROM pg_database WHERE datname = 'other'")) {
+      if (!rs.next()) {
+        s.execute("CREATE DATABASE other");
+      }
+    } catch (SQLException e) {
+      if (!"42P04".equals(e.getSQLState())) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WriteMode.class)
+  void aRolledBackTransactionSendsNothing(WriteMode mode) throws Exception {
+    Outbox outbox = mode.outbox(db);
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start();
+        Connection c = db.dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      outbox.send(c, event("k", "rolled-back"));
+      c.rollback();
+      db.commit(outbox, event("k", "committed"));
+      assertThat(payloads(readAll(1))).containsExactly("committed");
+      assertThat(payloads(readFor(Duration.ofSeconds(1)))).containsExactly("committed");
+    }
+  }
+
+  @Test
+  void anUnreadableWalMessageIsDeadLetteredAndTheStreamGoesOn() throws Exception {
+    Outbox outbox = db.walOutbox();
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start()) {
+      db.commit(outbox, event("k", "before"));
+      db.exec("SELECT pg_logical_emit_message(true, 'txbox', 'not an envelope'::bytea)");
+      db.exec("SELECT pg_logical_emit_message(true, 'txbox', '\\x09'::bytea)"); // a newer format
+      db.commit(outbox, event("k", "after"));
+      assertThat(payloads(readAll(2))).containsExactly("before", "after");
+      List<String> errors = deadLetterErrors();
+      assertThat(errors).hasSize(2);
+      assertThat(errors).anySatisfy(e -> assertThat(e).contains("envelope format 110"));
+      assertThat(errors).anySatisfy(e -> assertThat(e).contains("envelope format 9").contains("upgrade the relay"));
+    }
+  }
+
+  @Test
+  void plainSqlWritersSendThroughTheEmitFunction() throws Exception {
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start()) {
+      db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'order-42', 'OrderPlaced',"
+          + " convert_to('{\"id\":42}', 'UTF8'), version => 3, content_type => 'application/json',"
+          + " headers => '{\"tenant\": \"acme\"}')");
+      TopicReader.Received got = readAll(1).get(0);
+      assertThat(got.key()).isEqualTo("order-42");
+      assertThat(new String(got.value(), StandardCharsets.UTF_8)).isEqualTo("{\"id\":42}");
+      assertThat(got.headers()).containsEntry("txbox-type", "OrderPlaced").containsEntry("txbox-version", "3")
+          .containsEntry("content-type", "application/json").containsEntry("tenant", "acme");
+    }
+  }
+
+  @Test
+  void aStandbyTakesTheSlotOverWhenTheActiveRelayStops() throws Exception {
+    Outbox outbox = db.walOutbox();
+    LogicalRelay first = db.relay(kafka.bootstrapServers()).build().start();
+    await().atMost(Duration.ofSeconds(20)).until(first::isStreaming);
+    try (LogicalRelay second = db.relay(kafka.bootstrapServers()).standbyInterval(Duration.ofMillis(200)).build().start()) {
+      db.commit(outbox, event("k", "1"));
+      readAll(1);
+      assertThat(second.isStreaming()).isFalse();
+      first.close();
+      long stopped = System.nanoTime();
+      await().atMost(Duration.ofSeconds(10)).until(second::isStreaming);
+      System.out.printf("standby took over %d ms after the active relay closed%n", (System.nanoTime() - stopped) / 1_000_000);
+      db.commit(outbox, event("k", "2"));
+      assertThat(payloads(readAll(2))).containsExactly("1", "2");
+    } finally {
+      first.close();
+    }
+  }
+
+  @Test
+  void aMissingSlotIsReportedAndNeverCreatedByTheRelay() {
+    db.replication.drop();
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start()) {
+      await().atMost(Duration.ofSeconds(10)).until(relay::isTroubled);
+      assertThat(relay.problem()).contains("does not exist").contains("migrate");
+      assertThat(db.replication.status()).isEmpty();
+    }
+    db.replication.migrate(); // for tearDown
+  }
+
+  private List<String> deadLetterErrors() throws SQLException {
+    List<String> errors = new ArrayList<>();
+    try (Connection c = db.dataSource.getConnection();
+        PreparedStatement p = c.prepareStatement("SELECT error FROM " + db.schema + ".txbox_dead_letter ORDER BY position");
+        ResultSet rs = p.executeQuery()) {
+      while (rs.next()) {
+        errors.add(rs.getString(1));
+      }
+    }
+    return errors;
+  }
+
+  private Message event(String key, String payload) {
+    return Message.builder().destination(topic).key(key).type("Test").payload(payload.getBytes(StandardCharsets.UTF_8)).build();
+  }
+
+  private List<TopicReader.Received> readAll(int count) {
+    try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      List<TopicReader.Received> got = reader.readUntil(r -> r.size() >= count, Duration.ofSeconds(60));
+      assertThat(got).as("records on " + topic).hasSizeGreaterThanOrEqualTo(count);
+      return got;
+    }
+  }
+
+  private List<TopicReader.Received> readFor(Duration time) {
+    try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      return reader.readUntil(r -> false, time);
+    }
+  }
+
+  private static List<String> payloads(List<TopicReader.Received> records) {
+    return records.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
+  }
+
+  static Map<String, String> none() {
+    return Map.of();
+  }
+}
