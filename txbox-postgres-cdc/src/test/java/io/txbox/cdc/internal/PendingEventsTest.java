@@ -1,0 +1,75 @@
+package io.txbox.cdc.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.Message;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PendingEventsTest {
+  private final Instant now = Instant.parse("2026-11-24T10:00:00Z");
+
+  @Test
+  void aFailingKeyWaitsAloneWhileOtherKeysGoOn() {
+    PendingEvents pending = new PendingEvents();
+    pending.add(tx(100, event(1, "a"), event(2, "b")));
+    pending.add(tx(200, event(3, "a"), event(4, "c")));
+    List<PendingEvents.Entry> first = pending.sendable(now, 10);
+    assertThat(lsns(first)).containsExactly(1L, 2L, 4L); // 3 waits behind 1, its key's earlier event
+    first.forEach(PendingEvents.Entry::sent);
+    first.get(0).failed(now.plusSeconds(5));
+    first.get(1).done();
+    first.get(2).done();
+    assertThat(pending.sendable(now, 10)).isEmpty();
+    assertThat(pending.confirmable()).isEmpty(); // the head transaction holds the failed event
+    assertThat(pending.nextDue()).isEqualTo(now.plusSeconds(5));
+    List<PendingEvents.Entry> retry = pending.sendable(now.plusSeconds(5), 10);
+    assertThat(lsns(retry)).containsExactly(1L);
+    retry.get(0).done();
+    assertThat(lsns(pending.sendable(now.plusSeconds(5), 10))).containsExactly(3L);
+    assertThat(pending.confirmable()).hasValue(100);
+  }
+
+  @Test
+  void onlyAPrefixOfFinishedTransactionsIsConfirmed() {
+    PendingEvents pending = new PendingEvents();
+    pending.add(tx(100, event(1, "a")));
+    pending.add(tx(200, event(2, "b")));
+    pending.add(tx(300, event(3, "c")));
+    List<PendingEvents.Entry> all = pending.sendable(now, 10);
+    all.get(0).done();
+    all.get(2).done();
+    assertThat(pending.confirmable()).hasValue(100);
+    all.get(1).done();
+    assertThat(pending.confirmable()).hasValue(300);
+    assertThat(pending.isEmpty()).isTrue();
+    assertThat(pending.size()).isZero();
+  }
+
+  @Test
+  void eventsWithoutAKeyAreOrderedWithNothing() {
+    PendingEvents pending = new PendingEvents();
+    pending.add(tx(100, event(1, null), event(2, null)));
+    assertThat(lsns(pending.sendable(now, 10))).containsExactly(1L, 2L);
+  }
+
+  @Test
+  void theBatchIsBoundedAndKeepsCommitOrder() {
+    PendingEvents pending = new PendingEvents();
+    pending.add(tx(100, event(1, "a"), event(2, "b"), event(3, "c")));
+    assertThat(lsns(pending.sendable(now, 2))).containsExactly(1L, 2L);
+  }
+
+  private static CommittedTransaction tx(long end, StreamEvent... events) {
+    return new CommittedTransaction(1, end, Instant.EPOCH, List.of(events));
+  }
+
+  private static StreamEvent event(long lsn, String key) {
+    return StreamEvent.of(lsn, Message.builder().destination("d").type("T").key(key).payload(new byte[0]).build());
+  }
+
+  private static List<Long> lsns(List<PendingEvents.Entry> entries) {
+    return entries.stream().map(e -> e.event().lsn()).toList();
+  }
+}
