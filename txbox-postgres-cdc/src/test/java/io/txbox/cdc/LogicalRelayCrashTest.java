@@ -1,0 +1,118 @@
+package io.txbox.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.testkit.ChildProcess;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TopicReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Relays in processes of their own, SIGKILLed mid-stream while a standby waits. */
+class LogicalRelayCrashTest {
+  private static final int EVENTS = 3000;
+  private static final int KILLS = 3;
+
+  @ParameterizedTest
+  @EnumSource(LogicalRelayTest.WriteMode.class)
+  void killedRelaysLoseNothingAndKeepEachKeysOrderAsStandbysTakeOver(LogicalRelayTest.WriteMode mode) throws Exception {
+    KafkaBroker kafka = KafkaBroker.shared();
+    String topic = "cdc-crash-" + UUID.randomUUID();
+    kafka.createTopic(topic, 4);
+    Path dir = Files.createTempDirectory("txbox-cdc-crash");
+    List<Process> relays = new ArrayList<>();
+    try (LogicalDatabase db = LogicalDatabase.fresh()) {
+      try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      relays.add(startRelay(db, kafka, dir, 0));
+      int active = activePid(db);
+      relays.add(startRelay(db, kafka, dir, 1));
+      Outbox outbox = mode.outbox(db);
+      Map<String, List<String>> expected = new LinkedHashMap<>();
+      CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> write(db, outbox, topic, expected));
+      for (int kill = 0; kill < KILLS; kill++) {
+        int seen = (kill + 1) * EVENTS / (KILLS + 2);
+        reader.readUntil(r -> r.size() >= seen, Duration.ofSeconds(60));
+        Process victim = relays.get(kill);
+        victim.destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL, mid-stream
+        long killedAt = System.nanoTime();
+        int previous = active;
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(10))
+            .until(() -> activePidOrZero(db) != 0 && activePidOrZero(db) != previous);
+        active = activePid(db);
+        System.out.printf("%s: standby streaming %d ms after the active relay was killed%n",
+            mode, (System.nanoTime() - killedAt) / 1_000_000);
+        relays.add(startRelay(db, kafka, dir, kill + 2));
+      }
+      writer.get(120, TimeUnit.SECONDS);
+      List<TopicReader.Received> got =
+          reader.readUntil(r -> TopicReader.distinctIds(r).size() >= EVENTS, Duration.ofSeconds(120));
+      assertThat(TopicReader.distinctIds(got)).as("every event, once at least").hasSize(EVENTS);
+      assertThat(TopicReader.firstDeliveriesByKey(got)).isEqualTo(expected);
+      System.out.printf("%s: %d records for %d events after %d kills%n", mode, got.size(), EVENTS, KILLS);
+      } finally {
+        relays.forEach(Process::destroyForcibly);
+        for (Process p : relays) {
+          p.waitFor(10, TimeUnit.SECONDS);
+        }
+        // the slot is free once its server process noticed the last relay is gone
+        await().atMost(Duration.ofSeconds(20)).until(() -> activePidOrZero(db) == 0);
+      }
+    }
+  }
+
+  private static void write(LogicalDatabase db, Outbox outbox, String topic, Map<String, List<String>> expected) {
+    try {
+      for (int i = 0; i < EVENTS; i++) {
+        String key = "k" + i % 17;
+        Message m = Message.builder().destination(topic).key(key).type("Test")
+            .payload(Integer.toString(i).getBytes(StandardCharsets.UTF_8)).build();
+        db.commit(outbox, m);
+        synchronized (expected) {
+          expected.computeIfAbsent(key, k -> new ArrayList<>()).add(m.id().toString());
+        }
+        if (i % 50 == 0) {
+          Thread.sleep(20); // spread the writes over the kills
+        }
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static Process startRelay(LogicalDatabase db, KafkaBroker kafka, Path dir, int n) throws Exception {
+    return ChildProcess.start(List.of("-Xmx128m"), RelayProcess.class.getName(),
+        List.of(LogicalDatabase.jdbcUrl(), db.schema, kafka.bootstrapServers()), dir.resolve("relay-" + n + ".log"));
+  }
+
+  private static int activePid(LogicalDatabase db) throws Exception {
+    await().atMost(Duration.ofSeconds(30)).until(() -> activePidOrZero(db) != 0);
+    return activePidOrZero(db);
+  }
+
+  private static int activePidOrZero(LogicalDatabase db) throws Exception {
+    try (Connection c = db.dataSource.getConnection();
+        PreparedStatement p = c.prepareStatement("SELECT coalesce(active_pid, 0) FROM pg_replication_slots WHERE slot_name = ?")) {
+      p.setString(1, db.schema);
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next() ? rs.getInt(1) : 0;
+      }
+    }
+  }
+}
