@@ -89,6 +89,7 @@ public final class LogicalReplication {
               + " WITH (publish = 'insert')");
         }
       }
+      markRowsNotNeeded(c);
       c.commit();
       c.setAutoCommit(true);
       // A slot cannot be created in a transaction that has written anything.
@@ -104,6 +105,27 @@ public final class LogicalReplication {
             + publication + "): " + e.getMessage(), e);
       }
     }
+  }
+
+  /**
+   * The slot reads events from the WAL, never from the outbox table, so its subscription's
+   * checkpoints stand past every row: the {@link io.txbox.Janitor} deletes relayed rows by the other
+   * subscriptions' checkpoints and the retention alone, as if this slot were not there.
+   */
+  private void markRowsNotNeeded(Connection c) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement("INSERT INTO " + subscriptionTable()
+        + " (subscription, bucket, tx_id, position)"
+        + " SELECT ?, b, '" + Long.toUnsignedString(-1L) + "'::xid8, " + Long.MAX_VALUE
+        + " FROM generate_series(0, (SELECT value::int FROM " + store.schema() + "." + store.tablePrefix()
+        + "setting WHERE name = 'bucket_count') - 1) AS b"
+        + " ON CONFLICT (subscription, bucket) DO UPDATE SET tx_id = excluded.tx_id, position = excluded.position")) {
+      p.setString(1, slot);
+      p.executeUpdate();
+    }
+  }
+
+  private String subscriptionTable() {
+    return store.schema() + "." + store.tablePrefix() + "subscription";
   }
 
   /**
@@ -123,6 +145,10 @@ public final class LogicalReplication {
           s.execute("SELECT pg_drop_replication_slot('" + slot + "')");
         }
         s.execute("DROP PUBLICATION IF EXISTS " + publication);
+      }
+      try (PreparedStatement p = c.prepareStatement("DELETE FROM " + subscriptionTable() + " WHERE subscription = ?")) {
+        p.setString(1, slot);
+        p.executeUpdate();
       }
     } catch (SQLException e) {
       throw new TxboxException("cannot drop slot " + slot + ": " + e.getMessage(), e);

@@ -3,6 +3,7 @@ package io.txbox.cdc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.testkit.KafkaBroker;
@@ -208,6 +209,17 @@ class LogicalRelayTest {
     } finally {
       first.close();
     }
+  }
+
+  @Test
+  void theJanitorDeletesRowsTheSlotRelayedOnceTheyPassRetention() throws Exception {
+    Outbox outbox = db.tableOutbox();
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start()) {
+      db.commit(outbox, event("k", "1"), event("k", "2"));
+      readAll(2);
+    }
+    Janitor janitor = Janitor.builder(db.store).outboxRetention(Duration.ZERO).build();
+    assertThat(janitor.runOnce().outboxEvents()).isEqualTo(2);
   }
 
   @Test
