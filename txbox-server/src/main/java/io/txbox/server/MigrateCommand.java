@@ -29,6 +29,12 @@ final class MigrateCommand implements Callable<Integer> {
       + " prefix and bucket count filled in, for Flyway, Liquibase or a DBA; touches no database.")
   boolean printSql;
 
+  @Option(names = "--logical", description = "Also create the replication slot and publication for relay"
+      + " --source logical, and the SQL function <schema>.<prefix>emit; needs wal_level = logical.")
+  boolean logical;
+
+  @Mixin LogicalOptions logicalOptions;
+
   @Spec CommandSpec spec;
 
   @Override
@@ -47,6 +53,11 @@ final class MigrateCommand implements Callable<Integer> {
       PostgresOutboxStore store = database.store(ds).buckets(buckets).build();
       database.checkConnection(ds);
       int applied = store.migrate();
+      if (logical) {
+        logicalOptions.replication(ds, store).migrate();
+        System.out.println("replication slot " + logicalOptions.slot + " and publication "
+            + logicalOptions.publication + " are ready");
+      }
       System.out.println(applied == 0
           ? "txbox tables in schema " + database.schema + " are up to date"
           : "applied " + applied + " txbox schema version(s) to schema " + database.schema);

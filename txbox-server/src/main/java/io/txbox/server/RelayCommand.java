@@ -3,6 +3,8 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Relay;
 import io.txbox.RetryPolicy;
+import io.txbox.cdc.LogicalRelay;
+import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Secrets;
@@ -25,6 +27,28 @@ final class RelayCommand implements Callable<Integer> {
 
   @Mixin DatabaseOptions database;
   @Mixin BrokerOptions brokers;
+  @Mixin LogicalOptions logical;
+
+  /** Where the relay reads events. */
+  enum Source { table, logical }
+
+  @Option(names = "--source", defaultValue = "table",
+      description = "table: poll the outbox table by buckets (any PostgreSQL); logical: stream a replication"
+          + " slot in commit order, WAL messages and table rows (wal_level = logical, txbox migrate --logical)."
+          + " Default: ${DEFAULT-VALUE}.")
+  Source source;
+
+  @Option(names = "--max-pending", defaultValue = "" + LogicalRelay.DEFAULT_MAX_PENDING,
+      description = "--source logical: most events read and not yet confirmed. Default: ${DEFAULT-VALUE}.")
+  int maxPending;
+
+  @Option(names = "--status-interval", converter = DurationConverter.class,
+      description = "--source logical: how often the confirmed position reaches the server. Default: 1s.")
+  Duration statusInterval;
+
+  @Option(names = "--standby-interval", converter = DurationConverter.class,
+      description = "--source logical: how often a standby tries to take the slot. Default: 1s.")
+  Duration standbyInterval;
 
   @Option(names = "--subscription", defaultValue = Relay.DEFAULT_SUBSCRIPTION,
       description = "Subscription: its own checkpoints over the log. Default: ${DEFAULT-VALUE}.")
@@ -37,7 +61,7 @@ final class RelayCommand implements Callable<Integer> {
       description = "Most events per round, 1 to " + Relay.MAX_BATCH_SIZE + ". Default: ${DEFAULT-VALUE}.")
   int batchSize;
 
-  @Option(names = "--idle-interval", converter = DurationConverter.class, description = "Longest pause between polls when idle. Default: 500ms.")
+  @Option(names = "--idle-interval", converter = DurationConverter.class, description = "Longest pause between polls when idle. Default: 500ms; --source logical: 5ms, at most 1s.")
   Duration idleInterval;
 
   @Option(names = "--heartbeat-interval", converter = DurationConverter.class, description = "Default: 2s.")
@@ -78,6 +102,10 @@ final class RelayCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
+    return source == Source.logical ? streamSlot() : pollTable();
+  }
+
+  private Integer pollTable() throws InterruptedException {
     // Every setting is checked before anything connects.
     Publisher publisher = brokers.publisher();
     HikariDataSource ds = database.pool();
@@ -109,15 +137,60 @@ final class RelayCommand implements Callable<Integer> {
     return 0;
   }
 
-  private Relay relay(PostgresOutboxStore store, Publisher publisher) {
+  private Integer streamSlot() throws InterruptedException {
+    Publisher publisher = brokers.publisher();
+    HikariDataSource ds = database.pool();
+    LogicalRelay relay;
+    try {
+      PostgresOutboxStore store = database.store(ds).buckets(buckets).build();
+      LogicalReplication replication = logical.replication(ds, store);
+      LogicalRelay.Builder b = LogicalRelay.builder(replication, publisher)
+          .connection(database.jdbcUrl, LogicalOptions.credentials(database))
+          .batchSize(batchSize)
+          .maxPending(maxPending)
+          .retryPolicy(retryPolicy());
+      set(idleInterval, b::idleInterval);
+      set(statusInterval, b::statusInterval);
+      set(standbyInterval, b::standbyInterval);
+      set(drainTimeout, b::drainTimeout);
+      relay = b.build();
+      database.checkConnection(ds);
+      if (migrate) {
+        replication.migrate();
+      }
+      relay.start();
+    } catch (RuntimeException e) {
+      ds.close();
+      publisher.close();
+      throw e;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      log.info("stopping: finishing the batch in hand and confirming it");
+      relay.close();
+      ds.close();
+      log.info("logical relay of slot {} stopped cleanly", relay.slot());
+      stopped.countDown();
+    }, "txbox-shutdown"));
+    log.info("logical relay started: slot {}, {}, database {}", relay.slot(), brokers.describe(),
+        Secrets.mask(database.jdbcUrl));
+    stopped.await();
+    return 0;
+  }
+
+  private RetryPolicy retryPolicy() {
     RetryPolicy.Builder retry = RetryPolicy.builder();
     set(retryInitialDelay, retry::initialDelay);
     set(retryMaxDelay, retry::maxDelay);
     set(retryMaxAttempts, retry::maxAttempts);
+    return retry.build();
+  }
+
+  private Relay relay(PostgresOutboxStore store, Publisher publisher) {
     Relay.Builder b = Relay.builder(store, publisher)
         .subscription(subscription)
         .batchSize(batchSize)
-        .retryPolicy(retry.build());
+        .retryPolicy(retryPolicy());
     set(instanceId, b::instanceId);
     set(idleInterval, b::idleInterval);
     set(heartbeatInterval, b::heartbeatInterval);

@@ -25,7 +25,7 @@ import picocli.CommandLine;
       "A flag wins over the environment, which wins over the file."
     },
     subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
-        ReplayCommand.class, AuditCommand.class, ConsoleCommand.class})
+        ReplayCommand.class, AuditCommand.class, ConsoleCommand.class, LogicalCommand.class})
 final class TxboxCommand {
 
   /** A command line whose defaults come from the environment and the properties file. */

@@ -1,0 +1,84 @@
+package io.txbox.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.cdc.WalOutboxStore;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TopicReader;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code migrate --logical}, {@code relay --source logical} and {@code logical status|drop}. */
+class LogicalRelayCommandTest {
+  private final StringWriter out = new StringWriter();
+  private final StringWriter err = new StringWriter();
+
+  private int run(String... args) {
+    CommandLine cli = TxboxCommand.commandLine(args, Map.of());
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(err, true));
+    return cli.execute(args);
+  }
+
+  @Test
+  void migrateLogicalOnAServerWithoutLogicalWalNamesTheSetting() {
+    try (TestDatabase db = TestDatabase.create()) {
+      assertThat(run("migrate", "--logical", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema())).isNotZero();
+      assertThat(err.toString()).contains("wal_level = replica").contains("wal_level = logical");
+    }
+  }
+
+  @Test
+  void aSlotIsMigratedStreamedToKafkaWatchedAndDropped(@TempDir Path dir) throws Exception {
+    KafkaBroker kafka = KafkaBroker.shared();
+    String topic = "cli-" + UUID.randomUUID();
+    kafka.createTopic(topic, 1);
+    try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setServerConfig("wal_level", "logical").start();
+        RelayProcesses relays = new RelayProcesses()) {
+      String url = postgres.getJdbcUrl("postgres", "postgres");
+      assertThat(run("migrate", "--logical", "--jdbc-url", url)).isZero();
+      Process relay = relays.start(dir, List.of("--source", "logical", "--jdbc-url", url,
+          "--kafka-bootstrap-servers", kafka.bootstrapServers()));
+      try (var pool = TestDatabase.pool(url, 2); Connection c = pool.getConnection()) {
+        c.setAutoCommit(false);
+        Outbox.create(WalOutboxStore.create()).send(c, Message.builder().destination(topic).key("k").type("T")
+            .payload("hello".getBytes(StandardCharsets.UTF_8)).build());
+        c.commit();
+      }
+      try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+        List<TopicReader.Received> got = reader.readUntil(r -> !r.isEmpty(), Duration.ofSeconds(60));
+        assertThat(got).extracting(r -> new String(r.value(), StandardCharsets.UTF_8)).containsExactly("hello");
+      }
+      assertThat(run("logical", "status", "--jdbc-url", url)).isZero();
+      assertThat(out.toString()).contains("slot txbox: streamed by server process");
+
+      relay.destroy(); // SIGTERM: confirms and lets the slot go
+      assertThat(relay.waitFor(30, TimeUnit.SECONDS)).isTrue();
+      await().atMost(Duration.ofSeconds(10)).until(() -> {
+        out.getBuffer().setLength(0);
+        return run("logical", "status", "--jdbc-url", url) == 0 && out.toString().contains("not streamed");
+      });
+      assertThat(run("logical", "drop", "--jdbc-url", url)).isZero();
+      assertThat(out.toString()).contains("would drop slot txbox");
+      assertThat(run("logical", "drop", "--execute", "--jdbc-url", url)).isZero();
+      assertThat(run("logical", "status", "--jdbc-url", url)).isEqualTo(1);
+      assertThat(out.toString()).contains("does not exist");
+    }
+  }
+}
