@@ -167,8 +167,8 @@ public final class LogicalReplication {
   private Optional<SlotStatus> status(Connection c) throws SQLException {
     try (PreparedStatement p = c.prepareStatement(
         "SELECT active, active_pid, wal_status, confirmed_flush_lsn::text,"
-            + " pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint,"
-            + " pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint"
+            + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), confirmed_flush_lsn)::bigint,"
+            + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::bigint"
             + " FROM pg_replication_slots WHERE slot_name = ?")) {
       p.setString(1, slot);
       try (ResultSet rs = p.executeQuery()) {

@@ -1,0 +1,144 @@
+package io.txbox.micrometer;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.TimeGauge;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.txbox.cdc.LogicalRelay;
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.SlotStatus;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Gauges of a logical-decoding slot ({@code txbox-postgres-cdc}), tagged with the {@code slot}:
+ *
+ * <table>
+ *   <caption>Meters</caption>
+ *   <tr><th>Name</th><th>Type</th><th>What it shows</th></tr>
+ *   <tr><td>{@code txbox.slot.lag}</td><td>gauge, bytes</td><td>WAL written since the slot's confirmed position</td></tr>
+ *   <tr><td>{@code txbox.slot.retained}</td><td>gauge, bytes</td><td>WAL the server keeps for the slot: the disk it costs</td></tr>
+ *   <tr><td>{@code txbox.slot.active}</td><td>gauge</td><td>1 while a relay streams the slot</td></tr>
+ *   <tr><td>{@code txbox.slot.invalidated}</td><td>gauge</td><td>1 once the server removed WAL the slot needed: alert at once</td></tr>
+ *   <tr><td>{@code txbox.slot.lag.age}</td><td>time gauge</td><td>with {@link Builder#relay}: how long ago the oldest event this relay read and has not confirmed committed</td></tr>
+ * </table>
+ *
+ * <p>The slot is read from the database at most once per {@code refresh} (default
+ * {@value #DEFAULT_REFRESH_SECONDS} s); when it cannot be read, or does not exist, the gauges
+ * show NaN.
+ *
+ * <pre>{@code
+ * SlotMeters.builder(replication).relay(relay).build().bindTo(registry);
+ * }</pre>
+ */
+public final class SlotMeters implements MeterBinder {
+  private static final Logger log = LoggerFactory.getLogger(SlotMeters.class);
+
+  /** Default time a reading is kept before the database is asked again. */
+  public static final int DEFAULT_REFRESH_SECONDS = 10;
+
+  private final LogicalReplication replication;
+  private final LogicalRelay relay;
+  private final Duration refresh;
+  private final Clock clock;
+  private Instant readAt = Instant.MIN;
+  private Optional<SlotStatus> latest = Optional.empty();
+
+  private SlotMeters(Builder b) {
+    this.replication = b.replication;
+    this.relay = b.relay;
+    this.refresh = b.refresh;
+    this.clock = b.clock;
+  }
+
+  /** A builder for the gauges of {@code replication}'s slot. */
+  public static Builder builder(LogicalReplication replication) {
+    return new Builder(Objects.requireNonNull(replication, "replication must not be null"));
+  }
+
+  @Override
+  public void bindTo(MeterRegistry registry) {
+    String slot = replication.slot();
+    gauge(registry, "txbox.slot.lag", "bytes", "WAL written since the slot's confirmed position", SlotStatus::lagBytes);
+    gauge(registry, "txbox.slot.retained", "bytes", "WAL the server keeps for the slot", SlotStatus::retainedBytes);
+    gauge(registry, "txbox.slot.active", null, "1 while a relay streams the slot", s -> s.active() ? 1 : 0);
+    gauge(registry, "txbox.slot.invalidated", null, "1 once the server removed WAL the slot still needed",
+        s -> s.invalidated() ? 1 : 0);
+    if (relay != null) {
+      TimeGauge.builder("txbox.slot.lag.age", relay, TimeUnit.MILLISECONDS, r -> r.lag().toMillis())
+          .tag("slot", slot)
+          .description("How long ago the oldest event this relay read and has not confirmed committed")
+          .register(registry);
+    }
+  }
+
+  private void gauge(MeterRegistry registry, String name, String unit, String description,
+      ToDoubleFunction<SlotStatus> value) {
+    Gauge.builder(name, this, m -> m.status().map(value::applyAsDouble).orElse(Double.NaN))
+        .tag("slot", replication.slot())
+        .baseUnit(unit)
+        .description(description)
+        .strongReference(true) // these meters live only in the registry
+        .register(registry);
+  }
+
+  private synchronized Optional<SlotStatus> status() {
+    Instant now = clock.instant();
+    if (readAt.plus(refresh).isAfter(now)) {
+      return latest;
+    }
+    readAt = now;
+    try {
+      latest = replication.status();
+    } catch (RuntimeException e) {
+      log.warn("Could not read the state of slot {}: {}", replication.slot(), e.getMessage());
+      latest = Optional.empty();
+    }
+    return latest;
+  }
+
+  /** Builds {@link SlotMeters}; {@link #build()} checks every setting. */
+  public static final class Builder {
+    private final LogicalReplication replication;
+    private LogicalRelay relay;
+    private Duration refresh = Duration.ofSeconds(DEFAULT_REFRESH_SECONDS);
+    private Clock clock = Clock.systemUTC();
+
+    private Builder(LogicalReplication replication) {
+      this.replication = replication;
+    }
+
+    /** The relay of this process, for the lag's age. Default none. */
+    public Builder relay(LogicalRelay relay) {
+      this.relay = Objects.requireNonNull(relay, "relay must not be null");
+      return this;
+    }
+
+    /** How long a reading of the slot is kept. Default {@value #DEFAULT_REFRESH_SECONDS} s, 100 ms to 1 h. */
+    public Builder refresh(Duration refresh) {
+      this.refresh = refresh;
+      return this;
+    }
+
+    /** The clock for the refresh. Default the system's. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock must not be null");
+      return this;
+    }
+
+    /** Checks the settings and builds. */
+    public SlotMeters build() {
+      if (refresh == null || refresh.compareTo(Duration.ofMillis(100)) < 0 || refresh.compareTo(Duration.ofHours(1)) > 0) {
+        throw new IllegalArgumentException("refresh must be >= 100 ms and <= 1 h, was " + refresh);
+      }
+      return new SlotMeters(this);
+    }
+  }
+}
