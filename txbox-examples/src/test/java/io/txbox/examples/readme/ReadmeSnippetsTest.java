@@ -2,9 +2,12 @@ package io.txbox.examples.readme;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spring.TxboxProperties;
 import io.txbox.testkit.TestDatabase;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.file.Files;
@@ -43,6 +46,7 @@ class ReadmeSnippetsTest {
   private static final String IMPORTS = """
       import com.fasterxml.jackson.databind.ObjectMapper;
       import io.txbox.*;
+      import io.txbox.cdc.*;
       import io.txbox.examples.orders.ShopEvents;
       import io.txbox.jackson.*;
       import io.txbox.jdbc.*;
@@ -113,7 +117,7 @@ class ReadmeSnippetsTest {
 
   @Test
   void thePlainSqlWriteIsAnEventInAMigratedSchema() throws Exception {
-    List<String> blocks = blocks("sql");
+    List<String> blocks = blocks("sql").stream().filter(b -> !b.contains("txbox_emit(")).toList();
     assertThat(blocks).isNotEmpty();
     try (TestDatabase db = TestDatabase.create()) {
       PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
@@ -125,6 +129,28 @@ class ReadmeSnippetsTest {
         try (ResultSet rows = s.executeQuery("SELECT count(*) FROM txbox_outbox")) {
           rows.next();
           assertThat(rows.getInt(1)).isEqualTo(blocks.size());
+        }
+      }
+    }
+  }
+
+  @Test
+  void theEmitFunctionWritesAWalMessageTheSlotDecodes() throws Exception {
+    List<String> blocks = blocks("sql").stream().filter(b -> b.contains("txbox_emit(")).toList();
+    assertThat(blocks).isNotEmpty();
+    try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setServerConfig("wal_level", "logical").start();
+        HikariDataSource pool = TestDatabase.pool(postgres.getJdbcUrl("postgres", "postgres"), 2)) {
+      LogicalReplication.builder(pool, PostgresOutboxStore.builder(pool).build()).build().migrate();
+      try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+        s.execute("SET synchronous_commit = on"); // decoding reads only WAL already flushed
+        for (String block : blocks) {
+          s.execute(block);
+        }
+        try (ResultSet changes = s.executeQuery("SELECT count(*) FROM pg_logical_slot_peek_binary_changes("
+            + "'txbox', NULL, NULL, 'proto_version', '1', 'publication_names', 'txbox', 'messages', 'true')"
+            + " WHERE substring(data from 1 for 1) = 'M'")) {
+          changes.next();
+          assertThat(changes.getInt(1)).isEqualTo(blocks.size());
         }
       }
     }

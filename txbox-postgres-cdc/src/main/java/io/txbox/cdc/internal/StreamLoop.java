@@ -154,7 +154,7 @@ public final class StreamLoop implements Runnable {
           + " needed (max_slot_wal_keep_size), so events committed since its last confirmed position may"
           + " not have been relayed. Recovery: (1) txbox logical status shows the slot as lost;"
           + " (2) events written as outbox rows are still in the table: replay them with txbox replay"
-          + " --created-after <the time of the last event your consumers have>; events written as WAL"
+          + " --since <the commit time of the last event your consumers have>; events written as WAL"
           + " messages in the removed WAL are gone unless you archive WAL; (3) txbox logical drop, then"
           + " txbox migrate --logical creates a new slot at today's position; (4) raise"
           + " max_slot_wal_keep_size or keep a standby relay running. Server said: " + message;

@@ -1,0 +1,274 @@
+package io.txbox.bench;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.cdc.LogicalRelay;
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.WalOutboxStore;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.Metrics;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Logical decoding, on a PostgreSQL with {@code wal_level = logical} (by default an embedded one,
+ * with fsync, synchronous commit and full-page writes on, as a production server): what each
+ * write mode costs a business transaction, how fast a {@link LogicalRelay} drains a slot into
+ * Kafka next to Kafka's own ProducerPerformance, and commit → broker-ack latency at fixed rates.
+ */
+@Command(name = "logical", description = "Logical decoding: write overhead by mode, relay from a slot into Kafka,"
+    + " commit-to-ack latency.")
+final class LogicalBench implements java.util.concurrent.Callable<Integer> {
+  @Option(names = "--jdbc-url", description = "A server with wal_level=logical; default: an embedded one")
+  String jdbcUrl;
+
+  @Option(names = "--threads", defaultValue = "8", description = "Writer threads of the write test")
+  int threads;
+
+  @Option(names = "--seconds", defaultValue = "10", description = "Length of one write measurement")
+  int seconds;
+
+  @Option(names = "--rounds", defaultValue = "3")
+  int rounds;
+
+  @Option(names = "--events", defaultValue = "300000", description = "Backlog the relay drains")
+  int events;
+
+  @Option(names = "--latency-seconds", defaultValue = "20", description = "Length of each latency run")
+  int latencySeconds;
+
+  @Override
+  public Integer call() throws Exception {
+    EmbeddedPostgres embedded = null;
+    String url = jdbcUrl;
+    if (url == null) {
+      System.out.println("starting an embedded PostgreSQL with wal_level=logical...");
+      embedded = EmbeddedPostgres.builder()
+          .setServerConfig("wal_level", "logical")
+          .setServerConfig("fsync", "on")
+          .setServerConfig("synchronous_commit", "on")
+          .setServerConfig("full_page_writes", "on")
+          .setServerConfig("max_wal_size", "4GB")
+          .setServerConfig("max_connections", "100")
+          .start();
+      url = embedded.getJdbcUrl("postgres", "postgres");
+    }
+    try (BenchDatabase db = new BenchDatabase(url, threads + 4); KafkaBench kafka = new KafkaBench(8)) {
+      Results results = new Results("logical", "java -jar txbox-bench/target/txbox-bench.jar logical");
+      results.setting("server", embedded == null ? "given by --jdbc-url" : "embedded PostgreSQL 17, fsync and synchronous_commit on");
+      writeOverhead(db, results);
+      relayThroughput(db, url, kafka, results);
+      latency(db, url, kafka, results);
+      results.publish(Path.of("txbox-bench", "results"));
+    } finally {
+      if (embedded != null) {
+        embedded.close();
+      }
+    }
+    return 0;
+  }
+
+  private void writeOverhead(BenchDatabase db, Results results) throws Exception {
+    Outbox table = Outbox.create(migrated(db.store().tablePrefix("write_").notifyOnAppend(false).build()));
+    Outbox wal = Outbox.create(WalOutboxStore.withPrefix("bench-write")); // no slot reads it: WAL costs the same
+    Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
+    variants.put("bare", WriteOverhead::insertOrder);
+    variants.put("table row", (c, n) -> {
+      WriteOverhead.insertOrder(c, n);
+      table.send(c, Events.orderPlaced("orders", n));
+    });
+    variants.put("WAL message", (c, n) -> {
+      WriteOverhead.insertOrder(c, n);
+      wal.send(c, Events.orderPlaced("orders", n));
+    });
+    Map<String, List<Double>> rates = new LinkedHashMap<>();
+    variants.keySet().forEach(name -> rates.put(name, new ArrayList<>()));
+    for (var v : variants.values()) {
+      TransactionRate.measure(db.dataSource, threads, 3, v); // warm-up
+    }
+    for (int round = 1; round <= rounds; round++) {
+      for (var v : variants.entrySet()) {
+        double rate = TransactionRate.measure(db.dataSource, threads, seconds, v.getValue());
+        rates.get(v.getKey()).add(rate);
+        System.out.printf("round %d  %-12s %,10.0f tx/s%n", round, v.getKey(), rate);
+      }
+    }
+    results.setting("writerThreads", threads);
+    results.setting("secondsPerWriteMeasurement", seconds);
+    results.setting("writeRounds", rounds);
+    double bare = WriteOverhead.median(rates.get("bare"));
+    results.add("write: business tx/s, bare (one INSERT), median of rounds", bare, "tx/s");
+    results.add("write: + Outbox.send as a table row", WriteOverhead.median(rates.get("table row")), "tx/s", "bare", bare);
+    results.add("write: + Outbox.send as a WAL message", WriteOverhead.median(rates.get("WAL message")), "tx/s", "bare", bare);
+  }
+
+  private void relayThroughput(BenchDatabase db, String url, KafkaBench kafka, Results results) throws Exception {
+    LogicalReplication replication = replication(db, "bench_relay");
+    replication.migrate();
+    Outbox wal = Outbox.create(WalOutboxStore.create());
+    System.out.printf("writing a backlog of %,d WAL-message events in transactions of 1,000...%n", events);
+    backlog(db, wal);
+    double before = kafka.bareRate(events);
+    double relay = drain(replication, url, kafka, events);
+    double after = kafka.bareRate(events);
+    double reference = (before + after) / 2;
+    System.out.printf("ProducerPerformance %,.0f / %,.0f msgs/s, relay from the slot %,.0f msgs/s%n", before, after, relay);
+    replication.drop();
+    results.setting("backlogEvents", events);
+    results.add("relay reference: ProducerPerformance before", before, "msgs/s");
+    results.add("relay reference: ProducerPerformance after", after, "msgs/s");
+    results.add("relay from the slot (WAL messages) into Kafka, acked and confirmed", relay, "msgs/s",
+        "ProducerPerformance, mean of before and after", reference);
+  }
+
+  private void backlog(BenchDatabase db, Outbox outbox) throws Exception {
+    for (int done = 0; done < events; done += 1000) {
+      try (Connection c = db.dataSource.getConnection()) {
+        c.setAutoCommit(false);
+        List<Message> batch = new ArrayList<>(1000);
+        for (int i = done; i < Math.min(events, done + 1000); i++) {
+          batch.add(Events.orderPlaced(BenchBroker.RELAY_DESTINATION, i));
+        }
+        outbox.send(c, batch);
+        c.commit();
+      }
+    }
+  }
+
+  private double drain(LogicalReplication replication, String url, KafkaBench kafka, int count) throws Exception {
+    AtomicLong published = new AtomicLong();
+    CountDownLatch done = new CountDownLatch(1);
+    Metrics counting = new Metrics() {
+      @Override
+      public void published(String subscription, List<Message> acknowledged) {
+        if (published.addAndGet(acknowledged.size()) >= count) {
+          done.countDown();
+        }
+      }
+    };
+    long start = System.nanoTime();
+    try (LogicalRelay relay = relay(replication, url, kafka, counting).start()) {
+      if (!done.await(30, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("the relay did not drain the slot in 30 minutes");
+      }
+      return count / ((System.nanoTime() - start) / 1e9);
+    }
+  }
+
+  /** Commit → broker ack at fixed rates; 10,000/s as 1,000 transactions of ten events each. */
+  private void latency(BenchDatabase db, String url, KafkaBench kafka, Results results) throws Exception {
+    results.setting("latencySecondsPerRate", latencySeconds);
+    for (int[] shape : new int[][] {{1000, 1}, {10_000, 10}}) {
+      int rate = shape[0];
+      int perTransaction = shape[1];
+      LogicalReplication replication = replication(db, "bench_latency_" + rate);
+      replication.migrate();
+      Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
+      List<Long> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
+      Metrics timing = new Metrics() {
+        @Override
+        public void published(String subscription, List<Message> acknowledged) {
+          long now = System.nanoTime();
+          for (Message m : acknowledged) {
+            Long at = committedAt.remove(m.id());
+            if (at != null) {
+              latencies.add(now - at);
+            }
+          }
+        }
+      };
+      Outbox wal = Outbox.create(WalOutboxStore.create());
+      try (LogicalRelay relay = relay(replication, url, kafka, timing).start()) {
+        write(db, wal, rate / perTransaction, perTransaction, committedAt);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!committedAt.isEmpty() && System.nanoTime() < deadline) {
+          LockSupport.parkNanos(10_000_000);
+        }
+      }
+      replication.drop();
+      long[] sorted = WriteOverhead.sorted(new ArrayList<>(latencies));
+      double p50 = WriteOverhead.percentile(sorted, 50) / 1e6;
+      double p99 = WriteOverhead.percentile(sorted, 99) / 1e6;
+      System.out.printf("%,d events/s (%d per transaction): %,d delivered, p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
+          rate, perTransaction, sorted.length, p50, p99, sorted.length == 0 ? Double.NaN : sorted[sorted.length - 1] / 1e6);
+      results.add("latency commit -> Kafka ack at " + rate + " events/s, p50", p50, "ms");
+      results.add("latency commit -> Kafka ack at " + rate + " events/s, p99", p99, "ms");
+    }
+  }
+
+  /** Commits {@code transactionsPerSecond} transactions of {@code events} events, paced, on two threads. */
+  private void write(BenchDatabase db, Outbox outbox, int transactionsPerSecond, int eventsEach,
+      Map<UUID, Long> committedAt) throws Exception {
+    int writers = 2;
+    long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / transactionsPerSecond;
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(latencySeconds);
+    List<Thread> threads = new ArrayList<>();
+    AtomicLong n = new AtomicLong();
+    for (int w = 0; w < writers; w++) {
+      Thread t = new Thread(() -> pace(intervalNanos, end, () -> {
+        try (Connection c = db.dataSource.getConnection()) {
+          c.setAutoCommit(false);
+          List<Message> batch = new ArrayList<>(eventsEach);
+          for (int i = 0; i < eventsEach; i++) {
+            batch.add(Events.orderPlaced(BenchBroker.RELAY_DESTINATION, n.incrementAndGet()));
+          }
+          outbox.send(c, batch);
+          c.commit();
+          long now = System.nanoTime();
+          batch.forEach(m -> committedAt.put(m.id(), now));
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }));
+      t.start();
+      threads.add(t);
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+  }
+
+  private static void pace(long intervalNanos, long end, Runnable work) {
+    long next = System.nanoTime();
+    while (next < end) {
+      work.run();
+      next += intervalNanos;
+      long wait = next - System.nanoTime();
+      if (wait > 0) {
+        LockSupport.parkNanos(wait);
+      }
+    }
+  }
+
+  private static LogicalReplication replication(BenchDatabase db, String slot) {
+    PostgresOutboxStore store = db.store().build();
+    return LogicalReplication.builder(db.dataSource, store).slot(slot).publication(slot).build();
+  }
+
+  private static LogicalRelay relay(LogicalReplication replication, String url, KafkaBench kafka, Metrics metrics) {
+    return LogicalRelay.builder(replication, kafka.publisher())
+        .connection(url, new Properties())
+        .metrics(metrics)
+        .build();
+  }
+
+  private static PostgresOutboxStore migrated(PostgresOutboxStore store) {
+    store.migrate();
+    return store;
+  }
+
+}
