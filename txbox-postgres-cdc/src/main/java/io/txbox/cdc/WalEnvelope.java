@@ -14,14 +14,19 @@ import java.util.UUID;
  * How an event travels as a PostgreSQL WAL message ({@code pg_logical_emit_message}): a compact,
  * versioned envelope that the {@link LogicalRelay} reads back into a {@link Message}.
  *
- * <p>Format 1, every integer big-endian, every text UTF-8 behind its byte length (-1 for null):
+ * <p>Format 1, every integer big-endian, every text UTF-8 behind its int32 byte length (-1 for
+ * null), in the forms PostgreSQL's {@code uuid_send}, {@code int4send} and {@code int8send} write:
  *
  * <pre>
- * byte    format (1)
- * text    id, destination, key, type, version (decimal), content type
- * int32   header count, then name and value texts of each header
- * text    created at, available at (ISO-8601 instants, e.g. 2026-11-24T10:00:00.123456Z)
- * bytes   the payload: everything that is left
+ * byte      format (1)
+ * byte[16]  id
+ * text      destination, key, type
+ * int32     version
+ * text      content type
+ * int32     header count, then the name and value texts of each header
+ * int64     created at, microseconds since 1970-01-01 UTC
+ * int64     available at, the same, or {@link Long#MIN_VALUE} for none
+ * bytes     the payload: everything that is left
  * </pre>
  *
  * <p>SQL writers build the same envelope with the function {@code <prefix>emit(...)} that
@@ -36,6 +41,7 @@ import java.util.UUID;
 public final class WalEnvelope {
   /** The format this version writes and reads. */
   public static final int FORMAT = 1;
+  private static final long NONE = Long.MIN_VALUE;
 
   private WalEnvelope() {}
 
@@ -43,19 +49,20 @@ public final class WalEnvelope {
   public static byte[] encode(Message message) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(256 + message.payload().length);
     out.write(FORMAT);
-    text(out, message.id().toString());
+    int64(out, message.id().getMostSignificantBits());
+    int64(out, message.id().getLeastSignificantBits());
     text(out, message.destination());
     text(out, message.key());
     text(out, message.type());
-    text(out, Integer.toString(message.version()));
+    int32(out, message.version());
     text(out, message.contentType());
     int32(out, message.headers().size());
     message.headers().forEach((name, value) -> {
       text(out, name);
       text(out, value);
     });
-    text(out, message.createdAt().toString());
-    text(out, message.availableAt() == null ? null : message.availableAt().toString());
+    int64(out, micros(message.createdAt()));
+    int64(out, message.availableAt() == null ? NONE : micros(message.availableAt()));
     out.writeBytes(message.payload());
     return out.toByteArray();
   }
@@ -74,11 +81,11 @@ public final class WalEnvelope {
         throw new IllegalArgumentException("envelope format " + format + " is not one this relay reads ("
             + FORMAT + "); upgrade the relay, then retry the dead letter");
       }
-      UUID id = UUID.fromString(required(in, "id"));
+      UUID id = new UUID(in.getLong(), in.getLong());
       String destination = text(in);
       String key = text(in);
       String type = text(in);
-      int version = Integer.parseInt(required(in, "version"));
+      int version = in.getInt();
       String contentType = text(in);
       int headerCount = in.getInt();
       if (headerCount < 0 || headerCount > in.remaining() / 8) {
@@ -88,12 +95,12 @@ public final class WalEnvelope {
       for (int i = 0; i < headerCount; i++) {
         headers.put(required(in, "header name"), required(in, "header value"));
       }
-      Instant createdAt = Instant.parse(required(in, "created at"));
-      String availableAt = text(in);
+      Instant createdAt = instant(in.getLong());
+      long availableAt = in.getLong();
       byte[] payload = new byte[in.remaining()];
       in.get(payload);
       return new Message(id, type, version, key, destination, payload, contentType, headers, createdAt,
-          availableAt == null ? null : Instant.parse(availableAt));
+          availableAt == NONE ? null : instant(availableAt));
     } catch (BufferUnderflowException e) {
       throw new IllegalArgumentException("envelope of " + envelope.length + " bytes ends before its last field");
     } catch (RuntimeException e) {
@@ -109,6 +116,19 @@ public final class WalEnvelope {
     byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
     int32(out, bytes.length);
     out.writeBytes(bytes);
+  }
+
+  private static long micros(Instant instant) {
+    return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000L), instant.getNano() / 1000);
+  }
+
+  private static Instant instant(long micros) {
+    return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L);
+  }
+
+  private static void int64(ByteArrayOutputStream out, long value) {
+    int32(out, (int) (value >>> 32));
+    int32(out, (int) value);
   }
 
   private static void int32(ByteArrayOutputStream out, int value) {

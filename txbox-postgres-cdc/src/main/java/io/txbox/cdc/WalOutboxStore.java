@@ -1,5 +1,6 @@
 package io.txbox.cdc;
 
+import io.txbox.DeadLetter;
 import io.txbox.Message;
 import io.txbox.TxboxException;
 import io.txbox.spi.BucketProgress;
@@ -8,7 +9,6 @@ import io.txbox.spi.BucketState;
 import io.txbox.spi.Membership;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
-import io.txbox.DeadLetter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -9,9 +9,10 @@ import java.util.OptionalLong;
 import java.util.Set;
 
 /**
- * The events read from the slot and not yet done, in commit order. An event is sendable when no
- * earlier event of its key is unfinished, it is not in flight, and its retry or delivery time has
- * come, so a failing key waits alone while every other key goes on. The slot may confirm the end
+ * The events read from the slot and not yet done, in commit order. A key's events are sendable,
+ * in order, up to its first one that is in flight or whose retry or delivery time has not come,
+ * so a batch may carry several events of a key (the publisher keeps their order) and a failing
+ * key waits alone while every other key goes on. The slot may confirm the end
  * of every transaction at the head whose events are all done (acknowledged or dead-lettered).
  */
 public final class PendingEvents {
@@ -21,6 +22,7 @@ public final class PendingEvents {
   /** One event and what became of it so far. */
   public static final class Entry {
     private final StreamEvent event;
+    private final String orderKey;
     private int failedAttempts;
     private Instant nextAttemptAt;
     private boolean inFlight;
@@ -28,6 +30,9 @@ public final class PendingEvents {
 
     private Entry(StreamEvent event) {
       this.event = event;
+      // Events without a key are ordered with nothing: each is its own key.
+      String key = event.message().key();
+      this.orderKey = key != null ? "k:" + key : "i:" + event.message().id();
     }
 
     public StreamEvent event() {
@@ -50,17 +55,19 @@ public final class PendingEvents {
       done = true;
     }
 
+    /**
+     * Sent after an event of its key that failed: not counted as an attempt, and sent again once
+     * the failed one is done, so that the key's order holds at the broker.
+     */
+    public void heldBack() {
+      inFlight = false;
+    }
+
     /** Failed; tried again at {@code nextAttemptAt}, and until then its key waits. */
     public void failed(Instant nextAttemptAt) {
       inFlight = false;
       failedAttempts++;
       this.nextAttemptAt = nextAttemptAt;
-    }
-
-    private String orderKey() {
-      // Events without a key are ordered with nothing: each is its own key.
-      String key = event.message().key();
-      return key != null ? "k:" + key : "i:" + event.message().id();
     }
 
     private boolean due(Instant now) {
@@ -99,15 +106,16 @@ public final class PendingEvents {
     Set<String> waitingKeys = new HashSet<>();
     for (Transaction t : transactions) {
       for (Entry e : t.entries) {
-        if (e.done) {
+        if (e.done || waitingKeys.contains(e.orderKey)) {
           continue;
         }
-        boolean first = waitingKeys.add(e.orderKey());
-        if (first && !e.inFlight && e.due(now)) {
-          batch.add(e);
-          if (batch.size() == max) {
-            return batch;
-          }
+        if (e.inFlight || !e.due(now)) {
+          waitingKeys.add(e.orderKey); // the key's later events wait for this one
+          continue;
+        }
+        batch.add(e);
+        if (batch.size() == max) {
+          return batch;
         }
       }
     }

@@ -13,8 +13,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -162,35 +165,58 @@ public final class StreamLoop implements Runnable {
     return "cannot stream slot " + settings.slot() + ": " + message;
   }
 
+  /**
+   * Reads, publishes and confirms, pipelined: while one batch is with the broker the loop goes on
+   * reading and decoding, and the next batch leaves as soon as the previous one is settled. One
+   * batch at a time keeps each key's order, since a key with an event in flight sends no other.
+   */
   private void stream(ReplicationSession session) throws SQLException {
     TransactionAssembler assembler = new TransactionAssembler(
         settings.messagePrefix(), settings.outboxSchema(), settings.outboxTable());
     PendingEvents pending = new PendingEvents();
+    Flight flight = null;
     Duration pause = MIN_PAUSE;
     while (running) {
       boolean progress = read(session, assembler, pending);
-      List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
-      if (!batch.isEmpty()) {
-        publish(session, batch);
+      if (flight != null && flight.result.isDone()) {
+        settle(flight, await(session, flight));
+        flight = null;
         progress = true;
       }
-      OptionalLong done = pending.confirmable();
-      if (done.isPresent()) {
-        confirm(session, done.getAsLong());
-      } else if (pending.isEmpty() && !assembler.inTransaction()) {
-        // Idle: everything before the last keep-alive's position is done, so the slot may move
-        // on past other databases' and tables' WAL instead of keeping it.
-        confirm(session, session.lastReceived());
+      if (flight == null) {
+        List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
+        if (!batch.isEmpty()) {
+          flight = submit(batch);
+          progress = true;
+        }
       }
-      oldestPending = pending.oldestCommitTime();
+      confirm(session, pending, assembler);
       if (progress) {
         pause = MIN_PAUSE;
+      } else if (flight != null) {
+        waitBriefly(flight);
       } else {
         pause(untilDue(pending, pause));
         pause = pause.multipliedBy(2).compareTo(settings.idleInterval()) > 0 ? settings.idleInterval() : pause.multipliedBy(2);
       }
     }
+    if (flight != null) { // a graceful stop settles and confirms the batch in hand
+      settle(flight, await(session, flight));
+      confirm(session, pending, assembler);
+    }
     session.sendStatus();
+  }
+
+  private void confirm(ReplicationSession session, PendingEvents pending, TransactionAssembler assembler) {
+    OptionalLong done = pending.confirmable();
+    if (done.isPresent()) {
+      confirm(session, done.getAsLong());
+    } else if (pending.isEmpty() && !assembler.inTransaction()) {
+      // Idle: everything before the last keep-alive's position is done, so the slot may move on
+      // past other databases' and tables' WAL instead of keeping it.
+      confirm(session, session.lastReceived());
+    }
+    oldestPending = pending.oldestCommitTime();
   }
 
   private boolean read(ReplicationSession session, TransactionAssembler assembler, PendingEvents pending)
@@ -216,72 +242,105 @@ public final class StreamLoop implements Runnable {
     return left.compareTo(pause) < 0 ? (left.isNegative() ? MIN_PAUSE : left) : pause;
   }
 
-  /**
-   * Publishes the batch on the publisher thread while this one keeps the replication connection
-   * alive, since a slow broker must not let the server's wal_sender_timeout end the stream.
-   */
-  private void publish(ReplicationSession session, List<PendingEvents.Entry> batch) throws SQLException {
+  /** A batch with the broker: its entries, which of them were sent, and the broker's answer to come. */
+  private record Flight(List<PendingEvents.Entry> batch, List<Integer> indexes, List<Message> messages,
+      Future<PublishResult> result) {}
+
+  /** Hands the readable events to the publisher thread; unreadable ones go to the dead letters when it settles. */
+  private Flight submit(List<PendingEvents.Entry> batch) {
     List<Message> messages = new ArrayList<>(batch.size());
     List<Integer> indexes = new ArrayList<>(batch.size());
-    List<DeadLetter> letters = new ArrayList<>();
     for (int i = 0; i < batch.size(); i++) {
       PendingEvents.Entry e = batch.get(i);
       e.sent();
       if (e.event().isReadable()) {
         indexes.add(i);
         messages.add(e.event().message());
-      } else {
-        letters.add(letter(e, e.event().unreadable(), 1));
       }
     }
-    PublishResult result = messages.isEmpty() ? PublishResult.allAcknowledged(0) : awaitPublish(session, messages);
+    Future<PublishResult> result = messages.isEmpty()
+        ? CompletableFuture.completedFuture(PublishResult.allAcknowledged(0))
+        : publishing.submit(() -> {
+          try {
+            return publisher.publish(messages);
+          } catch (RuntimeException e) {
+            return PublishResult.allFailed(messages.size(), e);
+          }
+        });
+    return new Flight(batch, indexes, messages, result);
+  }
+
+  /** Waits for the broker's answer, keeping the replication connection alive meanwhile. */
+  private PublishResult await(ReplicationSession session, Flight flight) throws SQLException {
+    while (true) {
+      try {
+        return flight.result.get(settings.statusInterval().toMillis(), TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        session.sendStatus(); // a slow broker must not let wal_sender_timeout end the stream
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return PublishResult.allFailed(flight.messages.size(), e);
+      } catch (ExecutionException e) {
+        return PublishResult.allFailed(flight.messages.size(), new IllegalStateException(e.getCause()));
+      }
+    }
+  }
+
+  private void waitBriefly(Flight flight) {
+    try {
+      flight.result.get(settings.idleInterval().toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      // settled by the next turn of the loop
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Marks what the broker acknowledged, schedules retries, and dead-letters what the policy gives
+   * up on (and every unreadable record) before anything past them can be confirmed.
+   */
+  private void settle(Flight flight, PublishResult result) {
     Instant now = clock.instant();
     List<Message> acknowledged = new ArrayList<>();
-    for (int j = 0; j < indexes.size(); j++) {
-      PendingEvents.Entry e = batch.get(indexes.get(j));
+    List<DeadLetter> letters = new ArrayList<>();
+    List<PendingEvents.Entry> lettered = new ArrayList<>();
+    for (PendingEvents.Entry e : flight.batch) {
+      if (!e.event().isReadable()) {
+        letters.add(letter(e, e.event().unreadable(), 1));
+        lettered.add(e);
+      }
+    }
+    Set<String> failedKeys = new HashSet<>();
+    for (int j = 0; j < flight.indexes.size(); j++) {
+      PendingEvents.Entry e = flight.batch.get(flight.indexes.get(j));
       Exception error = result.failure(j);
-      if (error == null) {
+      String key = e.event().message().key();
+      if (key != null && failedKeys.contains(key)) {
+        e.heldBack(); // an earlier event of its key failed: this one goes again after it
+      } else if (error == null) {
         acknowledged.add(e.event().message());
         e.done();
       } else if (settings.retryPolicy().givesUp(error, e.failedAttempts() + 1)) {
         letters.add(letter(e, describe(error), e.failedAttempts() + 1));
+        lettered.add(e);
       } else {
         e.failed(now.plus(settings.retryPolicy().delayAfter(e.failedAttempts() + 1, ThreadLocalRandom.current())));
         metrics.retrying(settings.slot(), e.event().message(), e.failedAttempts(), error);
+        if (key != null) {
+          failedKeys.add(key);
+        }
       }
     }
-    // Saved before anything past them is confirmed: a crash in between sends them again.
-    deadLetters.saveDeadLetterCopies(letters);
+    deadLetters.saveDeadLetterCopies(letters); // throws when it cannot: the stream is read again
+    lettered.forEach(PendingEvents.Entry::done);
     for (DeadLetter d : letters) {
-      batch.stream().filter(e -> e.event().lsn() == d.position().position()).forEach(PendingEvents.Entry::done);
       log.warn("slot {}: dead-lettered {} (type {}, key {}) after {} attempt(s): {}", settings.slot(),
           d.message().id(), d.message().type(), d.message().key(), d.attempts(), d.error());
       metrics.deadLettered(d);
     }
     if (!acknowledged.isEmpty()) {
       metrics.published(settings.slot(), acknowledged);
-    }
-  }
-
-  private PublishResult awaitPublish(ReplicationSession session, List<Message> messages) throws SQLException {
-    Future<PublishResult> future = publishing.submit(() -> {
-      try {
-        return publisher.publish(messages);
-      } catch (RuntimeException e) {
-        return PublishResult.allFailed(messages.size(), e);
-      }
-    });
-    while (true) {
-      try {
-        return future.get(settings.statusInterval().toMillis(), TimeUnit.MILLISECONDS);
-      } catch (TimeoutException e) {
-        session.sendStatus();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return PublishResult.allFailed(messages.size(), e);
-      } catch (ExecutionException e) {
-        return PublishResult.allFailed(messages.size(), new IllegalStateException(e.getCause()));
-      }
     }
   }
 
@@ -298,7 +357,13 @@ public final class StreamLoop implements Runnable {
     return error.getClass().getName() + ": " + error.getMessage();
   }
 
-  private static void pause(Duration d) {
-    LockSupport.parkNanos(d.toNanos());
+  /** Sleeps, in slices short enough that a stop is seen within 100 ms. */
+  private void pause(Duration d) {
+    long end = System.nanoTime() + d.toNanos();
+    long left = d.toNanos();
+    while (running && left > 0) {
+      LockSupport.parkNanos(Math.min(left, 100_000_000L));
+      left = end - System.nanoTime();
+    }
   }
 }

@@ -11,24 +11,34 @@ class PendingEventsTest {
   private final Instant now = Instant.parse("2026-11-24T10:00:00Z");
 
   @Test
-  void aFailingKeyWaitsAloneWhileOtherKeysGoOn() {
+  void aKeysEventsShareABatchInOrderAndAFailedOneHoldsItsKeyAlone() {
     PendingEvents pending = new PendingEvents();
     pending.add(tx(100, event(1, "a"), event(2, "b")));
     pending.add(tx(200, event(3, "a"), event(4, "c")));
     List<PendingEvents.Entry> first = pending.sendable(now, 10);
-    assertThat(lsns(first)).containsExactly(1L, 2L, 4L); // 3 waits behind 1, its key's earlier event
+    assertThat(lsns(first)).containsExactly(1L, 2L, 3L, 4L);
     first.forEach(PendingEvents.Entry::sent);
     first.get(0).failed(now.plusSeconds(5));
     first.get(1).done();
-    first.get(2).done();
-    assertThat(pending.sendable(now, 10)).isEmpty();
+    first.get(2).heldBack(); // sent behind the failed one of its key
+    first.get(3).done();
+    assertThat(pending.sendable(now, 10)).isEmpty(); // key a waits for its retry; nothing else is left
     assertThat(pending.confirmable()).isEmpty(); // the head transaction holds the failed event
     assertThat(pending.nextDue()).isEqualTo(now.plusSeconds(5));
     List<PendingEvents.Entry> retry = pending.sendable(now.plusSeconds(5), 10);
-    assertThat(lsns(retry)).containsExactly(1L);
-    retry.get(0).done();
-    assertThat(lsns(pending.sendable(now.plusSeconds(5), 10))).containsExactly(3L);
-    assertThat(pending.confirmable()).hasValue(100);
+    assertThat(lsns(retry)).containsExactly(1L, 3L);
+    assertThat(retry.get(1).failedAttempts()).isZero();
+    retry.forEach(PendingEvents.Entry::done);
+    assertThat(pending.confirmable()).hasValue(200);
+  }
+
+  @Test
+  void aKeyWithAnEventInFlightSendsNoOther() {
+    PendingEvents pending = new PendingEvents();
+    pending.add(tx(100, event(1, "a")));
+    pending.sendable(now, 10).forEach(PendingEvents.Entry::sent);
+    pending.add(tx(200, event(2, "a"), event(3, "b")));
+    assertThat(lsns(pending.sendable(now, 10))).containsExactly(3L);
   }
 
   @Test
