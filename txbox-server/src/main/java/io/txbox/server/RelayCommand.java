@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -109,41 +110,26 @@ final class RelayCommand implements Callable<Integer> {
     // Every setting is checked before anything connects.
     Publisher publisher = brokers.publisher();
     HikariDataSource ds = database.pool();
-    Relay relay;
-    try {
+    Relay relay = startOrClose(ds, publisher, () -> {
       PostgresOutboxStore store = database.store(ds).buckets(buckets).listen(!noNotify).build();
-      relay = relay(store, publisher);
+      Relay r = relay(store, publisher);
       database.checkConnection(ds);
       if (migrate) {
         store.migrate();
       }
-      relay.start();
-    } catch (RuntimeException e) {
-      ds.close();
-      publisher.close();
-      throw e;
-    }
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      log.info("stopping: finishing the current round and giving the buckets back");
-      relay.close();
-      ds.close();
-      log.info("relay {} stopped cleanly", relay.instanceId());
-      stopped.countDown();
-    }, "txbox-shutdown"));
+      return r.start();
+    });
     log.info("relay {} started: subscription {}, {}, database {}", relay.instanceId(), subscription,
         brokers.describe(), Secrets.mask(database.jdbcUrl));
-    stopped.await();
-    return 0;
+    return runUntilStopped(relay, ds, "finishing the current round and giving the buckets back",
+        "relay " + relay.instanceId());
   }
 
   private Integer streamSlot() throws InterruptedException {
     Publisher publisher = brokers.publisher();
     HikariDataSource ds = database.pool();
-    LogicalRelay relay;
-    try {
-      PostgresOutboxStore store = database.store(ds).buckets(buckets).build();
-      LogicalReplication replication = logical.replication(ds, store);
+    LogicalRelay relay = startOrClose(ds, publisher, () -> {
+      LogicalReplication replication = logical.replication(ds, database.store(ds).buckets(buckets).build());
       LogicalRelay.Builder b = LogicalRelay.builder(replication, publisher)
           .connection(database.jdbcUrl, LogicalOptions.credentials(database))
           .batchSize(batchSize)
@@ -153,27 +139,45 @@ final class RelayCommand implements Callable<Integer> {
       set(statusInterval, b::statusInterval);
       set(standbyInterval, b::standbyInterval);
       set(drainTimeout, b::drainTimeout);
-      relay = b.build();
+      LogicalRelay r = b.build();
       database.checkConnection(ds);
       if (migrate) {
         replication.migrate();
       }
-      relay.start();
+      return r.start();
+    });
+    log.info("logical relay started: slot {}, {}, database {}", relay.slot(), brokers.describe(),
+        Secrets.mask(database.jdbcUrl));
+    return runUntilStopped(relay, ds, "finishing the batch in hand and confirming it",
+        "logical relay of slot " + relay.slot());
+  }
+
+  /** Builds and starts a relay; on any failure the pool and the publisher are closed. */
+  private static <T> T startOrClose(HikariDataSource ds, Publisher publisher, Supplier<T> start) {
+    try {
+      return start.get();
     } catch (RuntimeException e) {
       ds.close();
       publisher.close();
       throw e;
     }
+  }
+
+  /** Waits until SIGTERM (or SIGINT), then stops the relay gracefully and closes the pool. */
+  private static Integer runUntilStopped(AutoCloseable relay, HikariDataSource ds, String stopping, String name)
+      throws InterruptedException {
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      log.info("stopping: finishing the batch in hand and confirming it");
-      relay.close();
+      log.info("stopping: {}", stopping);
+      try {
+        relay.close();
+      } catch (Exception e) {
+        log.warn("{} did not stop cleanly: {}", name, e.toString());
+      }
       ds.close();
-      log.info("logical relay of slot {} stopped cleanly", relay.slot());
+      log.info("{} stopped cleanly", name);
       stopped.countDown();
     }, "txbox-shutdown"));
-    log.info("logical relay started: slot {}, {}, database {}", relay.slot(), brokers.describe(),
-        Secrets.mask(database.jdbcUrl));
     stopped.await();
     return 0;
   }
