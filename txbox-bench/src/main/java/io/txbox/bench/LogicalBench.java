@@ -2,6 +2,7 @@ package io.txbox.bench;
 
 import io.txbox.Message;
 import io.txbox.Outbox;
+import io.txbox.Relay;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalOutboxStore;
@@ -33,6 +34,8 @@ import picocli.CommandLine.Option;
 @Command(name = "logical", description = "Logical decoding: write overhead by mode, relay from a slot into Kafka,"
     + " commit-to-ack latency.")
 final class LogicalBench implements java.util.concurrent.Callable<Integer> {
+  private static final int WARM_UP_SECONDS = 3;
+
   @Option(names = "--jdbc-url", description = "A server with wal_level=logical; default: an embedded one")
   String jdbcUrl;
 
@@ -50,6 +53,13 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
 
   @Option(names = "--latency-seconds", defaultValue = "20", description = "Length of each latency run")
   int latencySeconds;
+
+  @Option(names = "--batch-size", defaultValue = "" + LogicalRelay.DEFAULT_BATCH_SIZE, description = "The relay's")
+  int batchSize;
+
+  @Option(names = "--parts", split = ",", defaultValue = "write,relay,latency",
+      description = "Which measurements: write, relay, latency. Default: ${DEFAULT-VALUE}")
+  List<String> parts;
 
   @Override
   public Integer call() throws Exception {
@@ -70,9 +80,16 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     try (BenchDatabase db = new BenchDatabase(url, threads + 4); KafkaBench kafka = new KafkaBench(8)) {
       Results results = new Results("logical", "java -jar txbox-bench/target/txbox-bench.jar logical");
       results.setting("server", embedded == null ? "given by --jdbc-url" : "embedded PostgreSQL 17, fsync and synchronous_commit on");
-      writeOverhead(db, results);
-      relayThroughput(db, url, kafka, results);
-      latency(db, url, kafka, results);
+      results.setting("batchSize", batchSize);
+      if (parts.contains("write")) {
+        writeOverhead(db, results);
+      }
+      if (parts.contains("relay")) {
+        relayThroughput(db, url, kafka, results);
+      }
+      if (parts.contains("latency")) {
+        latency(db, url, kafka, results);
+      }
       results.publish(Path.of("txbox-bench", "results"));
     } finally {
       if (embedded != null) {
@@ -116,23 +133,66 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     results.add("write: + Outbox.send as a WAL message", WriteOverhead.median(rates.get("WAL message")), "tx/s", "bare", bare);
   }
 
+  /**
+   * Three drains of the same backlog, between two runs of ProducerPerformance: the logical relay
+   * from WAL messages, the logical relay from outbox rows, and the polling table relay.
+   */
   private void relayThroughput(BenchDatabase db, String url, KafkaBench kafka, Results results) throws Exception {
-    LogicalReplication replication = replication(db, "bench_relay");
-    replication.migrate();
-    Outbox wal = Outbox.create(WalOutboxStore.create());
-    System.out.printf("writing a backlog of %,d WAL-message events in transactions of 1,000...%n", events);
-    backlog(db, wal);
     double before = kafka.bareRate(events);
-    double relay = drain(replication, url, kafka, events);
+    LogicalReplication fromWal = replication(db, "bench_wal");
+    fromWal.migrate();
+    System.out.printf("writing %,d events as WAL messages in transactions of 1,000...%n", events);
+    backlog(db, Outbox.create(WalOutboxStore.create()));
+    double wal = drain(fromWal, url, kafka, events);
+    fromWal.drop();
+
+    PostgresOutboxStore rowsStore = migrated(db.store().tablePrefix("rows_").notifyOnAppend(false).build());
+    LogicalReplication fromRows = LogicalReplication.builder(db.dataSource, rowsStore)
+        .slot("bench_rows").publication("bench_rows").build();
+    fromRows.migrate();
+    System.out.printf("writing %,d events as outbox rows in transactions of 1,000...%n", events);
+    backlog(db, Outbox.create(rowsStore));
+    double rows = drain(fromRows, url, kafka, events);
+    fromRows.drop();
+
+    PostgresOutboxStore tableStore = migrated(db.store().tablePrefix("poll_").notifyOnAppend(false).build());
+    backlog(db, Outbox.create(tableStore));
+    double polled = drainByPolling(tableStore, kafka, events);
     double after = kafka.bareRate(events);
     double reference = (before + after) / 2;
-    System.out.printf("ProducerPerformance %,.0f / %,.0f msgs/s, relay from the slot %,.0f msgs/s%n", before, after, relay);
-    replication.drop();
+    System.out.printf("ProducerPerformance %,.0f / %,.0f msgs/s; logical relay from WAL messages %,.0f,"
+        + " from rows %,.0f; table relay %,.0f msgs/s%n", before, after, wal, rows, polled);
     results.setting("backlogEvents", events);
     results.add("relay reference: ProducerPerformance before", before, "msgs/s");
     results.add("relay reference: ProducerPerformance after", after, "msgs/s");
-    results.add("relay from the slot (WAL messages) into Kafka, acked and confirmed", relay, "msgs/s",
-        "ProducerPerformance, mean of before and after", reference);
+    String mean = "ProducerPerformance, mean of before and after";
+    results.add("logical relay from WAL messages into Kafka, acked and confirmed", wal, "msgs/s", mean, reference);
+    results.add("logical relay from outbox rows into Kafka, acked and confirmed", rows, "msgs/s", mean, reference);
+    results.add("table relay (polling) into Kafka, acked and checkpointed", polled, "msgs/s", mean, reference);
+  }
+
+  private double drainByPolling(PostgresOutboxStore store, KafkaBench kafka, int count) throws Exception {
+    CountDownLatch done = new CountDownLatch(1);
+    long start = System.nanoTime();
+    try (Relay relay = Relay.builder(store, kafka.publisher()).subscription("bench").metrics(counting(count, done))
+        .build().start()) {
+      if (!done.await(30, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("the table relay did not drain the backlog in 30 minutes");
+      }
+      return count / ((System.nanoTime() - start) / 1e9);
+    }
+  }
+
+  private static Metrics counting(int count, CountDownLatch done) {
+    AtomicLong published = new AtomicLong();
+    return new Metrics() {
+      @Override
+      public void published(String subscription, List<Message> acknowledged) {
+        if (published.addAndGet(acknowledged.size()) >= count) {
+          done.countDown();
+        }
+      }
+    };
   }
 
   private void backlog(BenchDatabase db, Outbox outbox) throws Exception {
@@ -150,18 +210,9 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   }
 
   private double drain(LogicalReplication replication, String url, KafkaBench kafka, int count) throws Exception {
-    AtomicLong published = new AtomicLong();
     CountDownLatch done = new CountDownLatch(1);
-    Metrics counting = new Metrics() {
-      @Override
-      public void published(String subscription, List<Message> acknowledged) {
-        if (published.addAndGet(acknowledged.size()) >= count) {
-          done.countDown();
-        }
-      }
-    };
     long start = System.nanoTime();
-    try (LogicalRelay relay = relay(replication, url, kafka, counting).start()) {
+    try (LogicalRelay relay = relay(replication, url, kafka, counting(count, done)).start()) {
       if (!done.await(30, TimeUnit.MINUTES)) {
         throw new IllegalStateException("the relay did not drain the slot in 30 minutes");
       }
@@ -169,7 +220,10 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     }
   }
 
-  /** Commit → broker ack at fixed rates; 10,000/s as 1,000 transactions of ten events each. */
+  /**
+   * Commit → broker ack at fixed rates; 10,000/s as 1,000 transactions of ten events each. Each
+   * rate gets a new slot and relay; what is committed in its first seconds is not recorded.
+   */
   private void latency(BenchDatabase db, String url, KafkaBench kafka, Results results) throws Exception {
     results.setting("latencySecondsPerRate", latencySeconds);
     for (int[] shape : new int[][] {{1000, 1}, {10_000, 10}}) {
@@ -215,7 +269,8 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
       Map<UUID, Long> committedAt) throws Exception {
     int writers = 2;
     long intervalNanos = TimeUnit.SECONDS.toNanos(1) * writers / transactionsPerSecond;
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(latencySeconds);
+    long recordFrom = System.nanoTime() + TimeUnit.SECONDS.toNanos(WARM_UP_SECONDS);
+    long end = recordFrom + TimeUnit.SECONDS.toNanos(latencySeconds);
     List<Thread> threads = new ArrayList<>();
     AtomicLong n = new AtomicLong();
     for (int w = 0; w < writers; w++) {
@@ -229,7 +284,9 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
           outbox.send(c, batch);
           c.commit();
           long now = System.nanoTime();
-          batch.forEach(m -> committedAt.put(m.id(), now));
+          if (now >= recordFrom) { // the first seconds warm the new relay's producer up
+            batch.forEach(m -> committedAt.put(m.id(), now));
+          }
         } catch (Exception e) {
           throw new IllegalStateException(e);
         }
@@ -259,9 +316,10 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     return LogicalReplication.builder(db.dataSource, store).slot(slot).publication(slot).build();
   }
 
-  private static LogicalRelay relay(LogicalReplication replication, String url, KafkaBench kafka, Metrics metrics) {
+  private LogicalRelay relay(LogicalReplication replication, String url, KafkaBench kafka, Metrics metrics) {
     return LogicalRelay.builder(replication, kafka.publisher())
         .connection(url, new Properties())
+        .batchSize(batchSize)
         .metrics(metrics)
         .build();
   }
