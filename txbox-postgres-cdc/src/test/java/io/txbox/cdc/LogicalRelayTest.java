@@ -148,6 +148,24 @@ class LogicalRelayTest {
 
   @ParameterizedTest
   @EnumSource(WriteMode.class)
+  void eventsSentTogetherArriveInTheOrderSent(WriteMode mode) throws Exception {
+    Outbox outbox = mode.outbox(db);
+    List<Message> batch = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      batch.add(event(i % 2 == 0 ? "even" : "odd", Integer.toString(i)));
+    }
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start();
+        Connection c = db.dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      outbox.send(c, batch); // one statement for the lot
+      c.commit();
+      List<String> expected = batch.stream().map(m -> new String(m.payload(), StandardCharsets.UTF_8)).toList();
+      assertThat(payloads(readAll(50))).containsExactlyElementsOf(expected);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WriteMode.class)
   void aRolledBackTransactionSendsNothing(WriteMode mode) throws Exception {
     Outbox outbox = mode.outbox(db);
     try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start();
