@@ -100,7 +100,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   }
 
   private void writeOverhead(BenchDatabase db, Results results) throws Exception {
-    Outbox table = Outbox.create(migrated(db.store().tablePrefix("write_").notifyOnAppend(false).build()));
+    Outbox table = Outbox.create(WriteOverhead.migrated(db.store().tablePrefix("write_").notifyOnAppend(false).build()));
     Outbox wal = Outbox.create(WalOutboxStore.withPrefix("bench-write")); // no slot reads it: WAL costs the same
     Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
     variants.put("bare", WriteOverhead::insertOrder);
@@ -146,7 +146,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     double wal = drain(fromWal, url, kafka, events);
     fromWal.drop();
 
-    PostgresOutboxStore rowsStore = migrated(db.store().tablePrefix("rows_").notifyOnAppend(false).build());
+    PostgresOutboxStore rowsStore = WriteOverhead.migrated(db.store().tablePrefix("rows_").notifyOnAppend(false).build());
     LogicalReplication fromRows = LogicalReplication.builder(db.dataSource, rowsStore)
         .slot("bench_rows").publication("bench_rows").build();
     fromRows.migrate();
@@ -155,7 +155,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     double rows = drain(fromRows, url, kafka, events);
     fromRows.drop();
 
-    PostgresOutboxStore tableStore = migrated(db.store().tablePrefix("poll_").notifyOnAppend(false).build());
+    PostgresOutboxStore tableStore = WriteOverhead.migrated(db.store().tablePrefix("poll_").notifyOnAppend(false).build());
     backlog(db, Outbox.create(tableStore));
     double polled = drainByPolling(tableStore, kafka, events);
     double after = kafka.bareRate(events);
@@ -322,11 +322,6 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
         .batchSize(batchSize)
         .metrics(metrics)
         .build();
-  }
-
-  private static PostgresOutboxStore migrated(PostgresOutboxStore store) {
-    store.migrate();
-    return store;
   }
 
 }

@@ -96,7 +96,7 @@ final class WriteOverhead implements Callable<Integer> {
     return 0;
   }
 
-  private static PostgresOutboxStore migrated(PostgresOutboxStore store) {
+  static PostgresOutboxStore migrated(PostgresOutboxStore store) {
     store.migrate();
     return store;
   }

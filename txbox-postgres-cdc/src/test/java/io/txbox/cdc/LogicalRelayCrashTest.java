@@ -14,14 +14,19 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -45,7 +50,8 @@ class LogicalRelayCrashTest {
       relays.add(startRelay(db, kafka, dir, 1));
       Outbox outbox = mode.outbox(db);
       Map<String, List<String>> expected = new LinkedHashMap<>();
-      CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> write(db, outbox, topic, expected));
+      ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+      CompletableFuture<Void> writer = writeSpread(scheduler, db, outbox, topic, expected);
       for (int kill = 0; kill < KILLS; kill++) {
         int seen = (kill + 1) * EVENTS / (KILLS + 2);
         reader.readUntil(r -> r.size() >= seen, Duration.ofSeconds(60));
@@ -61,6 +67,7 @@ class LogicalRelayCrashTest {
         relays.add(startRelay(db, kafka, dir, kill + 2));
       }
       writer.get(120, TimeUnit.SECONDS);
+      scheduler.shutdown();
       List<TopicReader.Received> got =
           reader.readUntil(r -> TopicReader.distinctIds(r).size() >= EVENTS, Duration.ofSeconds(120));
       assertThat(TopicReader.distinctIds(got)).as("every event, once at least").hasSize(EVENTS);
@@ -77,23 +84,36 @@ class LogicalRelayCrashTest {
     }
   }
 
-  private static void write(LogicalDatabase db, Outbox outbox, String topic, Map<String, List<String>> expected) {
-    try {
-      for (int i = 0; i < EVENTS; i++) {
-        String key = "k" + i % 17;
-        Message m = Message.builder().destination(topic).key(key).type("Test")
-            .payload(Integer.toString(i).getBytes(StandardCharsets.UTF_8)).build();
-        db.commit(outbox, m);
-        synchronized (expected) {
-          expected.computeIfAbsent(key, k -> new ArrayList<>()).add(m.id().toString());
+  /**
+   * Commits the events one per transaction, 50 every 20 ms on a scheduler, so that the writes
+   * spread over the kills; the future completes after the last one.
+   */
+  private static CompletableFuture<Void> writeSpread(ScheduledExecutorService scheduler, LogicalDatabase db,
+      Outbox outbox, String topic, Map<String, List<String>> expected) {
+    CompletableFuture<Void> written = new CompletableFuture<>();
+    AtomicInteger next = new AtomicInteger();
+    scheduler.scheduleWithFixedDelay(() -> {
+      try {
+        for (int n = 0; n < 50 && next.get() < EVENTS; n++) {
+          int i = next.getAndIncrement();
+          String key = "k" + i % 17;
+          Message m = Message.builder().destination(topic).key(key).type("Test")
+              .payload(Integer.toString(i).getBytes(StandardCharsets.UTF_8)).build();
+          db.commit(outbox, m);
+          synchronized (expected) {
+            expected.computeIfAbsent(key, k -> new ArrayList<>()).add(m.id().toString());
+          }
         }
-        if (i % 50 == 0) {
-          Thread.sleep(20); // spread the writes over the kills
+        if (next.get() >= EVENTS) {
+          written.complete(null);
+          throw new CancellationException("done"); // ends the schedule
         }
+      } catch (SQLException e) {
+        written.completeExceptionally(e);
+        throw new IllegalStateException(e);
       }
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+    }, 0, 20, TimeUnit.MILLISECONDS);
+    return written;
   }
 
   private static Process startRelay(LogicalDatabase db, KafkaBroker kafka, Path dir, int n) throws Exception {

@@ -17,7 +17,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -283,9 +282,5 @@ class LogicalRelayTest {
 
   private static List<String> payloads(List<TopicReader.Received> records) {
     return records.stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
-  }
-
-  static Map<String, String> none() {
-    return Map.of();
   }
 }
