@@ -123,8 +123,14 @@ public final class QueueWorkers {
           tx.rollback();
           return false;
         }
-        process(tx, claimed.get());
+        Outcome outcome = process(tx, claimed.get());
         tx.commit();
+        // Counted after the commit: whoever reads a count may then read what the transaction wrote.
+        if (outcome == Outcome.PROCESSED) {
+          processed.incrementAndGet();
+        } else if (outcome == Outcome.DEAD) {
+          deadLettered.incrementAndGet();
+        }
         return true;
       } catch (SQLException | RuntimeException e) {
         Rollback.after(tx, e);
@@ -133,34 +139,38 @@ public final class QueueWorkers {
     }
   }
 
-  private void process(Connection tx, QueuedMessage m) throws SQLException {
+  /** What became of a claimed message in its transaction. */
+  private enum Outcome { PROCESSED, RETRY_LATER, DEAD }
+
+  /** Runs the handler under a savepoint; when it fails, the failure is recorded instead. */
+  private Outcome process(Connection tx, QueuedMessage m) throws SQLException {
     warnIfOutOfSequence(m);
     Savepoint beforeHandler = tx.setSavepoint();
     try {
       handler.handle(tx, m.message(), Inbox.idempotencyKey(settings.consumer(), m.message().id()));
       store.complete(tx, settings.consumer(), m);
-      processed.incrementAndGet();
+      return Outcome.PROCESSED;
     } catch (Exception e) {
       tx.rollback(beforeHandler);
-      recordFailure(tx, m, e);
+      return recordFailure(tx, m, e);
     }
   }
 
-  private void recordFailure(Connection tx, QueuedMessage m, Exception e) throws SQLException {
+  private Outcome recordFailure(Connection tx, QueuedMessage m, Exception e) throws SQLException {
     int failed = m.failedAttempts() + 1;
     String error = Retries.describe(e);
     if (settings.whenExhausted() == WhenExhausted.DEAD_LETTER && settings.retryPolicy().givesUp(e, failed)) {
       store.deadLetter(tx, settings.consumer(), m, error);
-      deadLettered.incrementAndGet();
       log.error("inbox queue {}: message {} ({}) dead after {} attempts; key {} is parked, its later messages"
           + " wait behind it until it is retried or discarded: {}", settings.consumer(), m.message().id(),
           m.message().type(), failed, m.queueKey(), error);
-    } else {
-      Duration delay = settings.retryPolicy().delayAfter(failed, ThreadLocalRandom.current());
-      store.retryLater(tx, settings.consumer(), m, Instant.now().plus(delay), error);
-      log.warn("inbox queue {}: message {} ({}) failed (attempt {}), retrying in {} ms: {}", settings.consumer(),
-          m.message().id(), m.message().type(), failed, delay.toMillis(), error);
+      return Outcome.DEAD;
     }
+    Duration delay = settings.retryPolicy().delayAfter(failed, ThreadLocalRandom.current());
+    store.retryLater(tx, settings.consumer(), m, Instant.now().plus(delay), error);
+    log.warn("inbox queue {}: message {} ({}) failed (attempt {}), retrying in {} ms: {}", settings.consumer(),
+        m.message().id(), m.message().type(), failed, delay.toMillis(), error);
+    return Outcome.RETRY_LATER;
   }
 
   private void warnIfOutOfSequence(QueuedMessage m) {
