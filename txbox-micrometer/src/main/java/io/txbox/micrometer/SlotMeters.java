@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +46,7 @@ public final class SlotMeters implements MeterBinder {
   public static final int DEFAULT_REFRESH_SECONDS = 10;
 
   private final LogicalReplication replication;
-  private final LogicalRelay relay;
+  private final Supplier<LogicalRelay> relay;
   private final Duration refresh;
   private final Clock clock;
   private Instant readAt = Instant.MIN;
@@ -72,11 +73,17 @@ public final class SlotMeters implements MeterBinder {
     gauge(registry, "txbox.slot.invalidated", null, "1 once the server removed WAL the slot still needed",
         s -> s.invalidated() ? 1 : 0);
     if (relay != null) {
-      TimeGauge.builder("txbox.slot.lag.age", relay, TimeUnit.MILLISECONDS, r -> r.lag().toMillis())
+      TimeGauge.builder("txbox.slot.lag.age", relay, TimeUnit.MILLISECONDS, SlotMeters::lagMillis)
           .tag("slot", slot)
           .description("How long ago the oldest event this relay read and has not confirmed committed")
+          .strongReference(true) // a supplier nothing else holds
           .register(registry);
     }
+  }
+
+  private static double lagMillis(Supplier<LogicalRelay> relay) {
+    LogicalRelay current = relay.get();
+    return current == null ? Double.NaN : current.lag().toMillis();
   }
 
   private void gauge(MeterRegistry registry, String name, String unit, String description,
@@ -107,7 +114,7 @@ public final class SlotMeters implements MeterBinder {
   /** Builds {@link SlotMeters}; {@link #build()} checks every setting. */
   public static final class Builder {
     private final LogicalReplication replication;
-    private LogicalRelay relay;
+    private Supplier<LogicalRelay> relay;
     private Duration refresh = Duration.ofSeconds(DEFAULT_REFRESH_SECONDS);
     private Clock clock = Clock.systemUTC();
 
@@ -117,7 +124,17 @@ public final class SlotMeters implements MeterBinder {
 
     /** The relay of this process, for the lag's age. Default none. */
     public Builder relay(LogicalRelay relay) {
-      this.relay = Objects.requireNonNull(relay, "relay must not be null");
+      Objects.requireNonNull(relay, "relay must not be null");
+      this.relay = () -> relay;
+      return this;
+    }
+
+    /**
+     * The relay of this process as it is now, for one that is rebuilt when it restarts (as in a
+     * Spring context); {@code null} while there is none, when the age shows NaN. Default none.
+     */
+    public Builder relay(Supplier<LogicalRelay> current) {
+      this.relay = Objects.requireNonNull(current, "relay must not be null");
       return this;
     }
 

@@ -7,6 +7,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -44,6 +46,11 @@ public final class LogicalReplication {
   public static final String DEFAULT_PUBLICATION = "txbox";
   /** Default prefix of the events' WAL messages. */
   public static final String DEFAULT_MESSAGE_PREFIX = "txbox";
+  /** A slot's state; its lag and retained WAL measured from where writes go now. */
+  private static final String SLOT_STATUS = "SELECT slot_name, active, active_pid, wal_status, confirmed_flush_lsn::text,"
+      + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), confirmed_flush_lsn)::bigint,"
+      + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::bigint"
+      + " FROM pg_replication_slots";
 
   private static final Pattern SQL_NAME = Pattern.compile("[a-z0-9_]{1,63}");
   private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._-]{1,64}");
@@ -165,21 +172,39 @@ public final class LogicalReplication {
   }
 
   private Optional<SlotStatus> status(Connection c) throws SQLException {
-    try (PreparedStatement p = c.prepareStatement(
-        "SELECT active, active_pid, wal_status, confirmed_flush_lsn::text,"
-            + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), confirmed_flush_lsn)::bigint,"
-            + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::bigint"
-            + " FROM pg_replication_slots WHERE slot_name = ?")) {
+    try (PreparedStatement p = c.prepareStatement(SLOT_STATUS + " WHERE slot_name = ?")) {
       p.setString(1, slot);
-      try (ResultSet rs = p.executeQuery()) {
-        if (!rs.next()) {
-          return Optional.empty();
-        }
-        Integer pid = (Integer) rs.getObject(2);
-        return Optional.of(new SlotStatus(slot, rs.getBoolean(1), pid, rs.getString(3), rs.getString(4),
-            rs.getLong(5), rs.getLong(6)));
+      List<SlotStatus> found = slotStatuses(p);
+      return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
+    }
+  }
+
+  /**
+   * The slots of {@code store}'s events in this database: those that {@link #migrate()} created
+   * for it, whatever their names. For {@code txbox status}, which knows no slot name.
+   */
+  public static List<SlotStatus> slotsOf(DataSource dataSource, PostgresOutboxStore store) {
+    String subscriptions = store.schema() + "." + store.tablePrefix() + "subscription";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement p = c.prepareStatement(SLOT_STATUS + " WHERE database = current_database()"
+            + " AND slot_type = 'logical' AND slot_name IN (SELECT subscription FROM " + subscriptions
+            + " WHERE position = " + Long.MAX_VALUE + ") ORDER BY slot_name")) {
+      return slotStatuses(p);
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the replication slots: " + e.getMessage(), e);
+    }
+  }
+
+  private static List<SlotStatus> slotStatuses(PreparedStatement query) throws SQLException {
+    List<SlotStatus> slots = new ArrayList<>();
+    try (ResultSet rs = query.executeQuery()) {
+      while (rs.next()) {
+        Integer pid = (Integer) rs.getObject(3);
+        slots.add(new SlotStatus(rs.getString(1), rs.getBoolean(2), pid, rs.getString(4), rs.getString(5),
+            rs.getLong(6), rs.getLong(7)));
       }
     }
+    return slots;
   }
 
   /** The slot's name. */

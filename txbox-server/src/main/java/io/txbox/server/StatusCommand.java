@@ -3,6 +3,9 @@ package io.txbox.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.SlotStatus;
+import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.StoreStatus;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -11,7 +14,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,13 +25,14 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code txbox status}: is delivery moving, who relays what, what is stuck and why. Exit 0 when
- * healthy, 1 when degraded (a subscription with pending events and no relay, a bucket retrying, or
- * an event pending longer than {@code --max-pending-age}), so scripts and probes can use it. Dead
+ * healthy, 1 when degraded (a subscription with pending events and no relay, a bucket retrying, an
+ * event pending longer than {@code --max-pending-age}, a replication slot of these tables that no
+ * relay streams or that the server invalidated), so scripts and probes can use it. Dead
  * letters and an old open transaction are reported; they do not by themselves stop delivery.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
-    description = "Subscriptions, relays, stalled buckets, dead letters and the transaction holding delivery back."
-        + " Exit 0 when healthy, 1 when degraded.")
+    description = "Subscriptions, replication slots, relays, stalled buckets, dead letters and the transaction"
+        + " holding delivery back. Exit 0 when healthy, 1 when degraded.")
 final class StatusCommand implements Callable<Integer> {
   @Mixin DatabaseOptions database;
 
@@ -53,24 +59,51 @@ final class StatusCommand implements Callable<Integer> {
     }
     try (HikariDataSource ds = database.pool()) {
       database.checkConnection(ds);
-      StoreStatus status = database.store(ds).build().status(limitPerBucket);
-      List<String> problems = status.problems(maxPendingAge);
+      PostgresOutboxStore store = database.store(ds).build();
+      StoreStatus status = store.status(limitPerBucket);
+      List<SlotStatus> slots = LogicalReplication.slotsOf(ds, store);
+      List<String> problems = new ArrayList<>(status.problems(maxPendingAge));
+      problems.addAll(slotProblems(slots));
       PrintWriter out = spec.commandLine().getOut();
       if (json) {
-        out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(asJson(status, problems)));
+        Map<String, Object> document = asJson(status, problems);
+        document.put("slots", slots.stream().map(StatusCommand::asJson).toList());
+        out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document));
       } else {
-        printText(out, status, problems);
+        printText(out, status, slots, problems);
       }
       out.flush();
       return problems.isEmpty() ? 0 : 1;
     }
   }
 
-  private static void printText(PrintWriter out, StoreStatus status, List<String> problems) {
-    if (status.subscriptions().isEmpty()) {
+  /** A slot no relay streams keeps WAL for nothing; an invalidated one can never be streamed again. */
+  private static List<String> slotProblems(List<SlotStatus> slots) {
+    List<String> problems = new ArrayList<>();
+    for (SlotStatus s : slots) {
+      if (s.invalidated()) {
+        problems.add("slot " + s.slot() + " was invalidated by the server: see the runbook, \"A lost replication slot\"");
+      } else if (!s.active()) {
+        problems.add("slot " + s.slot() + ": no relay streams it, and the server keeps " + s.retainedBytes()
+            + " bytes of WAL for it");
+      }
+    }
+    return problems;
+  }
+
+  private static void printText(PrintWriter out, StoreStatus status, List<SlotStatus> slots, List<String> problems) {
+    if (status.subscriptions().isEmpty() && slots.isEmpty()) {
       out.println("no subscription yet: no relay has started on these tables");
     }
+    Set<String> slotNames = slots.stream().map(SlotStatus::slot).collect(Collectors.toSet());
+    for (SlotStatus s : slots) {
+      out.printf("slot %s: %s, wal_status %s, %,d bytes behind, %,d bytes of WAL kept%n", s.slot(),
+          s.active() ? "streamed" : "not streamed", s.walStatus(), s.lagBytes(), s.retainedBytes());
+    }
     for (StoreStatus.Subscription s : status.subscriptions()) {
+      if (slotNames.contains(s.name())) {
+        continue; // a slot's subscription only keeps the janitor from waiting for it
+      }
       out.printf("subscription %s: %s pending%s, %d buckets (%d held by no relay), %d relay(s)%n", s.name(), pending(s),
           s.pending() > 0 ? " (oldest " + s.oldestPendingAge() + ")" : "", s.buckets(), s.unownedBuckets(), s.relays().size());
       for (StoreStatus.RelayInstance r : s.relays()) {
@@ -138,6 +171,17 @@ final class StatusCommand implements Callable<Integer> {
       return m;
     }).orElse(null));
     return json;
+  }
+
+  private static Map<String, Object> asJson(SlotStatus s) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("slot", s.slot());
+    m.put("active", s.active());
+    m.put("walStatus", s.walStatus());
+    m.put("confirmedLsn", s.confirmedLsn());
+    m.put("lagBytes", s.lagBytes());
+    m.put("retainedBytes", s.retainedBytes());
+    return m;
   }
 
   private static String pending(StoreStatus.Subscription s) {

@@ -67,6 +67,10 @@ class LogicalRelayCommandTest {
       }
       assertThat(run("logical", "status", "--jdbc-url", url)).isZero();
       assertThat(out.toString()).contains("slot txbox: streamed by server process");
+      out.getBuffer().setLength(0);
+      assertThat(run("status", "--jdbc-url", url)).as("%s", out).isZero();
+      assertThat(out.toString()).contains("slot txbox: streamed, wal_status reserved").contains("HEALTHY")
+          .doesNotContain("subscription txbox");
 
       relay.destroy(); // SIGTERM: confirms and lets the slot go
       assertThat(relay.waitFor(30, TimeUnit.SECONDS)).isTrue();
@@ -74,6 +78,10 @@ class LogicalRelayCommandTest {
         out.getBuffer().setLength(0);
         return run("logical", "status", "--jdbc-url", url) == 0 && out.toString().contains("not streamed");
       });
+      out.getBuffer().setLength(0);
+      assertThat(run("status", "--json", "--jdbc-url", url)).as("a slot nobody streams").isEqualTo(1);
+      assertThat(out.toString()).contains("\"slot\" : \"txbox\"").contains("\"active\" : false")
+          .contains("slot txbox: no relay streams it");
       assertThat(run("logical", "drop", "--jdbc-url", url)).isZero();
       assertThat(out.toString()).contains("would drop slot txbox");
       assertThat(run("logical", "drop", "--execute", "--jdbc-url", url)).isZero();

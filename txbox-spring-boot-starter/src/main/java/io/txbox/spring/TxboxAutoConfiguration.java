@@ -4,26 +4,38 @@ import io.txbox.InboxHandler;
 import io.txbox.Janitor;
 import io.txbox.Outbox;
 import io.txbox.Relay;
+import io.txbox.cdc.LogicalRelay;
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.WalOutboxStore;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.txbox.spi.EventWriter;
 import io.txbox.spi.Metrics;
+import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.internal.BrokerClients;
 import io.txbox.spring.internal.ContextBound;
 import io.txbox.spring.internal.InboxListeners;
+import io.txbox.spring.internal.LogicalRelayState;
 import io.txbox.spring.internal.OpenTelemetryTracing;
+import io.txbox.spring.internal.RelaySource;
+import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.Settings;
 import io.txbox.spring.internal.SpringTransaction;
+import io.txbox.spring.internal.TableRelayState;
 import io.txbox.spring.internal.Tracing;
 import io.txbox.spring.internal.TransactionalIntake;
+import java.time.Clock;
 import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -32,10 +44,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
@@ -47,7 +61,8 @@ import org.springframework.util.function.SingletonSupplier;
  *       the application's {@code EventTypes} bean, when it has one;
  *   <li>the PostgreSQL stores, migrated at start-up unless {@code txbox.migrate=false};
  *   <li>a {@link Relay} to the broker, started with the context and drained when it stops
- *       ({@code txbox.relay.enabled});
+ *       ({@code txbox.relay.enabled}); with {@code txbox.relay.source=logical} and txbox-postgres-cdc,
+ *       a {@code LogicalRelay} streaming the replication slot instead;
  *   <li>a {@link Janitor} ({@code txbox.janitor.enabled});
  *   <li>a subscriber for each {@link InboxListener} bean ({@code txbox.inbox.enabled}).
  * </ul>
@@ -78,11 +93,14 @@ import org.springframework.util.function.SingletonSupplier;
 @ConditionalOnSingleCandidate(DataSource.class)
 @EnableConfigurationProperties(TxboxProperties.class)
 public class TxboxAutoConfiguration {
+  private static final String LOGICAL_DECODING = "io.txbox.cdc.LogicalReplication";
+  private static final String WAL_OUTBOX_STORE = "txboxWalOutboxStore";
 
   /** The outbox log, checkpoints, leases and dead letters; migrated unless turned off. */
   @Bean
   @ConditionalOnMissingBean
   public PostgresOutboxStore txboxOutboxStore(DataSource dataSource, TxboxProperties properties) {
+    requireUsableModes(properties);
     PostgresOutboxStore store = Settings.build("txbox", () -> PostgresOutboxStore.builder(dataSource)
         .schema(properties.schema())
         .tablePrefix(properties.tablePrefix())
@@ -104,20 +122,126 @@ public class TxboxAutoConfiguration {
         .build());
   }
 
+  private static void requireUsableModes(TxboxProperties properties) {
+    if (properties.outbox().writeMode() == TxboxProperties.WriteMode.WAL_MESSAGE
+        && properties.relay().source() != TxboxProperties.Source.LOGICAL) {
+      throw new IllegalArgumentException("txbox setting refused, change txbox.relay.source to logical or"
+          + " txbox.outbox.write-mode to table: WAL messages (txbox.outbox.write-mode=wal-message) are relayed"
+          + " only from the replication slot, never by the table relay");
+    }
+    if (properties.usesLogicalDecoding() && !ClassUtils.isPresent(LOGICAL_DECODING, null)) {
+      throw new IllegalStateException("txbox.relay.source=logical and txbox.outbox.write-mode=wal-message need"
+          + " txbox-postgres-cdc: add the dependency io.txbox:txbox-postgres-cdc");
+    }
+  }
+
   /**
    * The outbox, joining the Spring transaction the caller is in; with the application's
    * {@link EventWriter} bean (such as {@code txbox-jackson}'s {@code EventTypes}) when it has one,
-   * for {@link Outbox#sendEvent(Object)}.
+   * for {@link Outbox#sendEvent(Object)}. With {@code txbox.outbox.write-mode=wal-message} it writes
+   * WAL messages instead of rows.
    */
   @Bean
   @ConditionalOnMissingBean
   public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
-      ObjectProvider<EventWriter> events) {
-    Outbox.Builder outbox = Outbox.builder(store)
+      ObjectProvider<EventWriter> events, @Qualifier(WAL_OUTBOX_STORE) ObjectProvider<OutboxStore> walMessages) {
+    Outbox.Builder outbox = Outbox.builder(walMessages.getIfAvailable(() -> store))
         .currentTransaction(new SpringTransaction(dataSource))
         .headers(tracing.getIfAvailable(() -> Tracing.NONE).outgoingHeaders());
     events.ifAvailable(outbox::events);
     return outbox.build();
+  }
+
+  /**
+   * Logical decoding, with txbox-postgres-cdc on the class path: the slot and publication
+   * (created by the migration when events go through them), the WAL-message store and the
+   * logical relay.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = LOGICAL_DECODING)
+  static class LogicalDecodingConfiguration {
+    /** The slot and publication; migrated when this application writes or relays through them. */
+    @Bean
+    @ConditionalOnMissingBean
+    LogicalReplication txboxLogicalReplication(PostgresOutboxStore store, DataSource dataSource,
+        TxboxProperties properties) {
+      TxboxProperties.Logical l = properties.logical();
+      LogicalReplication replication = Settings.build("txbox.logical", () -> LogicalReplication.builder(dataSource, store)
+          .slot(l.slot())
+          .publication(l.publication())
+          .messagePrefix(l.messagePrefix())
+          .build());
+      if (properties.migrate() && properties.usesLogicalDecoding()) {
+        replication.migrate();
+      }
+      return replication;
+    }
+
+    /** What {@code Outbox.send} writes to with {@code txbox.outbox.write-mode=wal-message}. */
+    @Bean(WAL_OUTBOX_STORE)
+    @Conditional(RelaySource.WritesWalMessages.class)
+    OutboxStore txboxWalOutboxStore(LogicalReplication replication) {
+      return WalOutboxStore.withPrefix(replication.messagePrefix());
+    }
+
+    /** The logical relay, started with the context: it streams the slot, or stands by while another does. */
+    @Bean
+    @Conditional(RelaySource.Logical.class)
+    @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
+    ContextBound<LogicalRelay> txboxLogicalRelay(LogicalReplication replication, TxboxProperties properties,
+        Environment environment, ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
+      TxboxProperties.Logical l = properties.logical();
+      String jdbcUrl = l.jdbcUrl() != null ? l.jdbcUrl() : environment.getProperty("spring.datasource.url");
+      if (jdbcUrl == null) {
+        throw new IllegalArgumentException("txbox setting refused, set txbox.logical.jdbc-url: the logical relay"
+            + " opens a replication connection of its own, and spring.datasource.url is not set either");
+      }
+      Properties connection = new Properties();
+      putIfSet(connection, "user", l.username(), environment.getProperty("spring.datasource.username"));
+      putIfSet(connection, "password", l.password(), environment.getProperty("spring.datasource.password"));
+      return new ContextBound<>("txbox logical relay", () -> {
+        Publisher publisher = publisher(properties, environment, tracing);
+        try {
+          return Settings.build("txbox.logical", () -> LogicalRelay.builder(replication, publisher)
+              .connection(jdbcUrl, connection)
+              .batchSize(l.batchSize())
+              .maxPending(l.maxPending())
+              .idleInterval(l.idleInterval())
+              .statusInterval(l.statusInterval())
+              .standbyInterval(l.standbyInterval())
+              .drainTimeout(properties.relay().drainTimeout())
+              .metrics(metrics.getIfAvailable(() -> Metrics.NONE))
+              .build()).start();
+        } catch (RuntimeException e) {
+          publisher.close(); // a relay that never started does not close it
+          throw e;
+        }
+      });
+    }
+
+    /** The health indicator's and meters' view of the logical relay and its slot. */
+    @Bean
+    @Conditional(RelaySource.Logical.class)
+    RelayState txboxRelayState(LogicalReplication replication, ObjectProvider<ContextBound<LogicalRelay>> relay,
+        TxboxProperties properties) {
+      return new LogicalRelayState(replication, () -> Optional.ofNullable(relay.getIfAvailable()),
+          properties.health().maxPendingAge());
+    }
+
+    private static void putIfSet(Properties connection, String key, String value, String fallback) {
+      String chosen = value != null ? value : fallback;
+      if (chosen != null) {
+        connection.setProperty(key, chosen);
+      }
+    }
+  }
+
+  /** The broker's publisher, with spans when tracing is on. */
+  private static Publisher publisher(TxboxProperties properties, Environment environment,
+      ObjectProvider<Tracing> tracing) {
+    BrokerClients broker = broker(properties, environment);
+    Tracing traces = tracing.getIfAvailable(() -> Tracing.NONE);
+    return traces.publisher(broker.publisher(traces.sendScope()), broker.system());
   }
 
   /** The broker's clients; Kafka's servers default to Spring's own Kafka setting. */
@@ -159,15 +283,14 @@ public class TxboxAutoConfiguration {
 
   /** The relay, started with the application context and drained when it stops. */
   @Bean
+  @Conditional(RelaySource.Table.class)
   @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
   public ContextBound<Relay> txboxRelay(
       PostgresOutboxStore store, TxboxProperties properties, Environment environment,
       ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     TxboxProperties.Relay r = properties.relay();
     return new ContextBound<>("txbox relay", () -> {
-      BrokerClients broker = broker(properties, environment);
-      Tracing traces = tracing.getIfAvailable(() -> Tracing.NONE);
-      Publisher publisher = traces.publisher(broker.publisher(traces.sendScope()), broker.system());
+      Publisher publisher = publisher(properties, environment, tracing);
       Relay.Builder b = Relay.builder(store, publisher)
           .subscription(r.subscription())
           .batchSize(r.batchSize())
@@ -187,6 +310,16 @@ public class TxboxAutoConfiguration {
         throw e;
       }
     });
+  }
+
+  /** The health indicator's and meters' view of the table relay and its backlog. */
+  @Bean
+  @Conditional(RelaySource.Table.class)
+  public RelayState txboxRelayState(PostgresOutboxStore store, TxboxProperties properties,
+      ObjectProvider<ContextBound<Relay>> relay) {
+    return new TableRelayState(store, properties.relay().subscription(),
+        () -> Optional.ofNullable(relay.getIfAvailable()), properties.health().maxPendingAge(),
+        properties.metrics().backlogLimitPerBucket(), Clock.systemUTC());
   }
 
   /** The janitor, deleting relayed events and old inbox records while the context runs. */

@@ -1,16 +1,14 @@
 package io.txbox.spring;
 
 import io.txbox.Janitor;
-import io.txbox.Relay;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spring.internal.Boot3HealthIndicator;
 import io.txbox.spring.internal.Boot4HealthIndicator;
 import io.txbox.spring.internal.ContextBound;
 import io.txbox.spring.internal.InboxListeners;
+import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.TroubledLoops;
 import io.txbox.spring.internal.TxboxHealthCheck;
-import java.time.Clock;
-import java.util.Optional;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -22,7 +20,8 @@ import org.springframework.context.annotation.Configuration;
 /**
  * The actuator health indicator {@code txbox}: DOWN when this application's relay has stopped or
  * when the oldest unrelayed event is older than {@code txbox.health.max-pending-age} (default 5
- * minutes). Its {@code troubled} detail names the background loops (relay, janitor, listeners)
+ * minutes); with {@code txbox.relay.source=logical} also when the slot is missing or invalidated,
+ * and the details show the slot's lag and retained WAL in bytes. Its {@code troubled} detail names the background loops (relay, janitor, listeners)
  * whose last step failed; they go on trying, so that alone does not make it DOWN. Turn it off
  * with {@code management.health.txbox.enabled=false}. The same indicator on Spring Boot 3 and 4.
  *
@@ -43,9 +42,8 @@ public class TxboxHealthAutoConfiguration {
     /** The indicator, named {@code txbox} after its bean. */
     @Bean(name = "txboxHealthIndicator")
     Boot3HealthIndicator txboxHealthIndicator(
-        PostgresOutboxStore store, TxboxProperties properties, ObjectProvider<ContextBound<Relay>> relay,
-        ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
-      return new Boot3HealthIndicator(check(store, properties, relay, janitor, listeners));
+        RelayState relay, ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
+      return new Boot3HealthIndicator(check(relay, janitor, listeners));
     }
   }
 
@@ -61,18 +59,14 @@ public class TxboxHealthAutoConfiguration {
     /** The indicator, named {@code txbox} after its bean. */
     @Bean(name = "txboxHealthIndicator")
     Boot4HealthIndicator txboxHealthIndicator(
-        PostgresOutboxStore store, TxboxProperties properties, ObjectProvider<ContextBound<Relay>> relay,
-        ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
-      return new Boot4HealthIndicator(check(store, properties, relay, janitor, listeners));
+        RelayState relay, ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
+      return new Boot4HealthIndicator(check(relay, janitor, listeners));
     }
   }
 
   private static TxboxHealthCheck check(
-      PostgresOutboxStore store, TxboxProperties properties, ObjectProvider<ContextBound<Relay>> relay,
-      ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
-    return new TxboxHealthCheck(store, properties.relay().subscription(),
-        Optional.ofNullable(relay.getIfAvailable()), properties.health().maxPendingAge(),
-        properties.metrics().backlogLimitPerBucket(), Clock.systemUTC(),
-        () -> TroubledLoops.of(relay.getIfAvailable(), janitor.getIfAvailable(), listeners.getIfAvailable()));
+      RelayState relay, ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
+    return new TxboxHealthCheck(relay,
+        () -> TroubledLoops.of(relay, janitor.getIfAvailable(), listeners.getIfAvailable()));
   }
 }

@@ -4,24 +4,31 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.txbox.Janitor;
-import io.txbox.Relay;
+import io.txbox.cdc.LogicalRelay;
+import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.InboxMeters;
 import io.txbox.micrometer.RelayMeters;
+import io.txbox.micrometer.SlotMeters;
 import io.txbox.spring.internal.ContextBound;
 import io.txbox.spring.internal.InboxListeners;
+import io.txbox.spring.internal.RelaySource;
+import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.TroubledLoops;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * Micrometer meters for txbox, when txbox-micrometer and a {@code MeterRegistry} are present: the
  * relay's counters and lag timer ({@link RelayMeters}), the backlog gauges of the relay's
- * subscription ({@link BacklogMeters}) and each inbox listener's counters ({@link InboxMeters}).
+ * subscription ({@link BacklogMeters}), each inbox listener's counters ({@link InboxMeters}) and,
+ * with logical decoding, the slot's gauges ({@link SlotMeters}).
  *
  * <pre>{@code
  * curl localhost:8080/actuator/metrics/txbox.outbox.oldest.pending.age
@@ -43,8 +50,9 @@ public class TxboxMetricsAutoConfiguration {
     return RelayMeters.create(registry);
   }
 
-  /** The backlog gauges of the relay's subscription. */
+  /** The backlog gauges of the relay's subscription; the slot's gauges replace them for a logical relay. */
   @Bean
+  @Conditional(RelaySource.Table.class)
   public BacklogMeters txboxBacklogMeters(PostgresOutboxStore store, TxboxProperties properties) {
     return BacklogMeters.builder(store)
         .subscriptions(properties.relay().subscription())
@@ -55,13 +63,36 @@ public class TxboxMetricsAutoConfiguration {
 
   /** {@code txbox.loops.troubled}: how many background loops' last step failed (the health detail's count). */
   @Bean
-  public MeterBinder txboxLoopMeters(ObjectProvider<ContextBound<Relay>> relay,
+  public MeterBinder txboxLoopMeters(RelayState relay,
       ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
     return registry -> Gauge.builder("txbox.loops.troubled", () -> TroubledLoops.of(
-            relay.getIfAvailable(), janitor.getIfAvailable(), listeners.getIfAvailable()).size())
+            relay, janitor.getIfAvailable(), listeners.getIfAvailable()).size())
         .description("Background loops (relay, janitor, listeners) whose last step failed; they go on trying")
         .strongReference(true)
         .register(registry);
+  }
+
+  /** The slot's gauges ({@link SlotMeters}), when events go through logical decoding. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.txbox.cdc.LogicalReplication")
+  @Conditional(RelaySource.UsesLogicalDecoding.class)
+  static class Slot {
+    @Bean
+    SlotMeters txboxSlotMeters(LogicalReplication replication, ObjectProvider<ContextBound<LogicalRelay>> relay,
+        TxboxProperties properties) {
+      SlotMeters.Builder meters = SlotMeters.builder(replication)
+          .relay(() -> {
+            ContextBound<LogicalRelay> bound = relay.getIfAvailable();
+            return bound == null ? null : bound.current().orElse(null);
+          })
+          .refresh(properties.metrics().slotRefresh());
+      try {
+        return meters.build();
+      } catch (IllegalArgumentException e) { // the builder's name for it is refresh
+        throw new IllegalArgumentException("txbox setting refused, change txbox.metrics.slot-refresh: "
+            + e.getMessage(), e);
+      }
+    }
   }
 
   /** The counters of each inbox listener, following its subscriber across restarts. */

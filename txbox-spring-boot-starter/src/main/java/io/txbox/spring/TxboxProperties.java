@@ -23,7 +23,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     instances that share the work
  * @param broker the broker events are relayed to and listeners read from; needed only when more
  *     than one of txbox-kafka, txbox-nats, txbox-rabbitmq and txbox-sqs is on the class path
+ * @param outbox how {@code Outbox.send} writes events
  * @param relay the relay, which publishes committed events
+ * @param logical logical decoding (txbox-postgres-cdc): the slot and the logical relay
  * @param janitor the janitor, which deletes relayed events and old inbox records
  * @param inbox the inbox listeners
  * @param health the actuator health indicator
@@ -41,7 +43,9 @@ public record TxboxProperties(
     @DefaultValue("txbox_") String tablePrefix,
     @DefaultValue("64") int buckets,
     Broker broker,
+    @DefaultValue Outbox outbox,
     @DefaultValue Relay relay,
+    @DefaultValue Logical logical,
     @DefaultValue Janitor janitor,
     @DefaultValue Inbox inbox,
     @DefaultValue Health health,
@@ -64,10 +68,36 @@ public record TxboxProperties(
     SQS
   }
 
+  /** Whether an event is a row of the outbox table or a WAL message; see the README's "Logical decoding". */
+  public enum WriteMode {
+    /** A row of the outbox table, relayed by either source. */
+    TABLE,
+    /** A WAL message ({@code pg_logical_emit_message}): no row, relayed only by the logical source. */
+    WAL_MESSAGE
+  }
+
+  /** Where the relay reads committed events. */
+  public enum Source {
+    /** Polls the outbox table below the transaction horizon, buckets shared among instances by leases. */
+    TABLE,
+    /** Streams a logical replication slot in commit order; one instance streams, the others stand by. */
+    LOGICAL
+  }
+
   /**
-   * The relay.
+   * The outbox.
+   *
+   * @param writeMode {@code table} (default) or {@code wal-message}, which needs
+   *     {@code txbox.relay.source=logical}
+   */
+  public record Outbox(@DefaultValue("table") WriteMode writeMode) {}
+
+  /**
+   * The relay. With {@code source=logical}, the settings under {@code txbox.logical} apply instead of
+   * the batch, interval and lease settings here.
    *
    * @param enabled whether this application runs a relay; instances share the work by leases
+   * @param source {@code table} (default) or {@code logical}
    * @param subscription the subscription the relay serves
    * @param instanceId this instance's id in the subscription; default a random one
    * @param batchSize most events read and published per round
@@ -79,6 +109,7 @@ public record TxboxProperties(
    */
   public record Relay(
       @DefaultValue("true") boolean enabled,
+      @DefaultValue("table") Source source,
       @DefaultValue("default") String subscription,
       String instanceId,
       @DefaultValue("5000") int batchSize,
@@ -87,6 +118,41 @@ public record TxboxProperties(
       @DefaultValue("10s") Duration leaseDuration,
       @DefaultValue("30s") Duration drainTimeout,
       @DefaultValue("30s") Duration stallWarning) {}
+
+  /**
+   * Logical decoding, with txbox-postgres-cdc on the class path: used when
+   * {@code txbox.relay.source=logical} or {@code txbox.outbox.write-mode=wal-message}. Migration
+   * then also creates the publication and the slot, and checks {@code wal_level=logical}.
+   *
+   * @param slot the replication slot
+   * @param publication the publication of the outbox table's inserts
+   * @param messagePrefix the prefix of txbox's WAL messages
+   * @param jdbcUrl the URL of the replication connection; default {@code spring.datasource.url}
+   * @param username its user, who needs the REPLICATION attribute; default {@code spring.datasource.username}
+   * @param password its password; default {@code spring.datasource.password}
+   * @param batchSize most events published per batch
+   * @param maxPending most events read and not yet confirmed, held in memory
+   * @param idleInterval how long the relay waits when the stream has nothing new
+   * @param statusInterval how often the relay confirms its position to the server
+   * @param standbyInterval how often a standby tries to take the slot over
+   */
+  public record Logical(
+      @DefaultValue("txbox") String slot,
+      @DefaultValue("txbox") String publication,
+      @DefaultValue("txbox") String messagePrefix,
+      String jdbcUrl,
+      String username,
+      String password,
+      @DefaultValue("1000") int batchSize,
+      @DefaultValue("20000") int maxPending,
+      @DefaultValue("5ms") Duration idleInterval,
+      @DefaultValue("1s") Duration statusInterval,
+      @DefaultValue("1s") Duration standbyInterval) {}
+
+  /** Whether an event is written or relayed through logical decoding, which needs txbox-postgres-cdc. */
+  public boolean usesLogicalDecoding() {
+    return outbox.writeMode() == WriteMode.WAL_MESSAGE || relay.source() == Source.LOGICAL;
+  }
 
   /**
    * The janitor.
@@ -132,10 +198,13 @@ public record TxboxProperties(
    * @param backlogRefresh how long a reading of the backlog gauges is kept before the database is
    *     asked again
    * @param backlogLimitPerBucket most events counted per bucket by the backlog gauges
+   * @param slotRefresh with logical decoding, how long a reading of the slot gauges is kept, 100 ms
+   *     to 1 h
    */
   public record Metrics(
       @DefaultValue("10s") Duration backlogRefresh,
-      @DefaultValue("1000") int backlogLimitPerBucket) {}
+      @DefaultValue("1000") int backlogLimitPerBucket,
+      @DefaultValue("10s") Duration slotRefresh) {}
 
   /**
    * OpenTelemetry tracing, when the OpenTelemetry API is on the class path (as with the Java agent).

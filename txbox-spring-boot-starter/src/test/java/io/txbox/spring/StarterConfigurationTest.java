@@ -5,9 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.Janitor;
 import io.txbox.Relay;
+import io.txbox.cdc.LogicalRelay;
+import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.micrometer.BacklogMeters;
+import io.txbox.micrometer.SlotMeters;
 import io.txbox.nats.NatsPublisher;
 import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.testkit.KafkaBroker;
@@ -71,6 +74,28 @@ class StarterConfigurationTest {
     assertThat(p.rabbitmq().confirmTimeout()).isEqualTo(RabbitPublisher.DEFAULT_CONFIRM_TIMEOUT);
     assertThat(p.migrate()).isTrue();
     assertThat(p.tracing().enabled()).isTrue();
+    assertThat(p.outbox().writeMode()).isEqualTo(TxboxProperties.WriteMode.TABLE);
+    assertThat(p.relay().source()).isEqualTo(TxboxProperties.Source.TABLE);
+    assertThat(p.logical().slot()).isEqualTo(LogicalReplication.DEFAULT_SLOT);
+    assertThat(p.logical().publication()).isEqualTo(LogicalReplication.DEFAULT_PUBLICATION);
+    assertThat(p.logical().messagePrefix()).isEqualTo(LogicalReplication.DEFAULT_MESSAGE_PREFIX);
+    assertThat(p.logical().batchSize()).isEqualTo(LogicalRelay.DEFAULT_BATCH_SIZE);
+    assertThat(p.logical().maxPending()).isEqualTo(LogicalRelay.DEFAULT_MAX_PENDING);
+    assertThat(p.metrics().slotRefresh()).isEqualTo(Duration.ofSeconds(SlotMeters.DEFAULT_REFRESH_SECONDS));
+  }
+
+  @Test
+  void walMessagesWithTheTableRelayAreRefused() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.outbox.write-mode=wal-message").run(context ->
+        assertThat(context).getFailure().rootCause()
+            .hasMessageContaining("change txbox.relay.source to logical or txbox.outbox.write-mode to table"));
+  }
+
+  @Test
+  void theLogicalRelayOnAServerWithoutLogicalWalLevelNamesTheSetting() {
+    // The machine's PostgreSQL runs with wal_level=replica.
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.relay.source=logical").run(context ->
+        assertThat(context).getFailure().rootCause().hasMessageContaining("wal_level"));
   }
 
   @Test

@@ -1,7 +1,6 @@
 package io.txbox.spring.internal;
 
 import io.txbox.Janitor;
-import io.txbox.Relay;
 import io.txbox.spi.Subscriber;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,9 +10,9 @@ public final class TroubledLoops {
   private TroubledLoops() {}
 
   /** Their names ({@code relay}, {@code janitor}, {@code listener <consumer>}); any argument may be null. */
-  public static List<String> of(ContextBound<Relay> relay, ContextBound<Janitor> janitor, InboxListeners listeners) {
+  public static List<String> of(RelayState relay, ContextBound<Janitor> janitor, InboxListeners listeners) {
     List<String> troubled = new ArrayList<>();
-    if (relay != null && relay.current().filter(Relay::isTroubled).isPresent()) {
+    if (relay != null && relay.isTroubled()) {
       troubled.add("relay");
     }
     if (janitor != null && janitor.current().filter(Janitor::isTroubled).isPresent()) {

@@ -1,0 +1,70 @@
+package io.txbox.spring.internal;
+
+import io.txbox.cdc.LogicalRelay;
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.SlotStatus;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * The logical relay's state, from the slot the server keeps: down when the slot is missing or
+ * invalidated (it can never be streamed again), when this application's relay has stopped, or when
+ * the oldest event it read and has not confirmed is older than the threshold. A relay that stands
+ * by while another instance streams the slot is up.
+ */
+public final class LogicalRelayState implements RelayState {
+  private final LogicalReplication replication;
+  private final Supplier<Optional<ContextBound<LogicalRelay>>> relay;
+  private final Duration maxPendingAge;
+
+  /**
+   * @param relay this application's relay bean, absent when it runs none
+   */
+  public LogicalRelayState(LogicalReplication replication, Supplier<Optional<ContextBound<LogicalRelay>>> relay,
+      Duration maxPendingAge) {
+    this.replication = replication;
+    this.relay = relay;
+    this.maxPendingAge = maxPendingAge;
+  }
+
+  @Override
+  public boolean isTroubled() {
+    return running().filter(LogicalRelay::isTroubled).isPresent();
+  }
+
+  @Override
+  public boolean report(Map<String, Object> details) {
+    boolean up = reportSlot(details);
+    if (relay.get().isPresent()) {
+      Optional<LogicalRelay> running = running();
+      details.put("relay", running.map(r -> r.isStreaming() ? "streaming" : "standby").orElse("stopped"));
+      running.map(LogicalRelay::problem).ifPresent(problem -> details.put("problem", problem));
+      Duration lag = running.map(LogicalRelay::lag).orElse(Duration.ZERO);
+      details.put("oldestPendingAge", lag.toString());
+      details.put("maxPendingAge", maxPendingAge.toString());
+      up &= running.isPresent() && lag.compareTo(maxPendingAge) <= 0;
+    }
+    return up;
+  }
+
+  private boolean reportSlot(Map<String, Object> details) {
+    details.put("slot", replication.slot());
+    Optional<SlotStatus> status = replication.status();
+    if (status.isEmpty()) {
+      details.put("slotState", "missing: run txbox migrate --logical, or start with txbox.migrate=true");
+      return false;
+    }
+    SlotStatus s = status.get();
+    details.put("slotState", s.invalidated() ? "invalidated: see the runbook, \"A lost replication slot\"" : "ok");
+    details.put("slotActive", s.active());
+    details.put("lagBytes", s.lagBytes());
+    details.put("retainedBytes", s.retainedBytes());
+    return !s.invalidated();
+  }
+
+  private Optional<LogicalRelay> running() {
+    return relay.get().flatMap(ContextBound::current).filter(LogicalRelay::isRunning);
+  }
+}
