@@ -6,6 +6,8 @@ import io.txbox.Outbox;
 import io.txbox.examples.ShopSchema;
 import io.txbox.examples.inventory.InventoryApp;
 import io.txbox.examples.orders.OrderService;
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.WalOutboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -36,13 +38,16 @@ final class Demo {
   /** The brokers the demo runs on. */
   enum Broker { kafka, nats, rabbitmq, sqs }
 
+  /** How events go from the order service to the relays: outbox rows, or WAL messages through a slot. */
+  enum Source { table, logical }
+
   /**
    * What to run; see {@link DemoCommand} for the defaults. {@code jdbcUrl} and {@code brokerAddress}
    * null: start our own.
    */
   record Settings(long events, int perSecond, int products, int writers, int relays, int consumers,
       int consumerThreads, boolean chaos, Duration chaosInterval, Duration warmUp, String jdbcUrl, Broker broker,
-      String brokerAddress, Duration timeout, boolean keep) {
+      String brokerAddress, Duration timeout, boolean keep, Source source) {
     Settings {
       require(events >= 1 && events <= 100_000_000, "--events must be 1 to 100,000,000, was " + events);
       require(perSecond >= 1 && perSecond <= 100_000, "--rate must be 1 to 100,000 events/s, was " + perSecond);
@@ -85,14 +90,17 @@ final class Demo {
       try (HikariDataSource ds = pool(jdbcUrl)) {
         String schema = "txbox_demo_" + run;
         PostgresOutboxStore store = PostgresOutboxStore.builder(ds).schema(schema).build();
-        store.migrate();
+        // In logical mode the slot and publication are named after the run's schema.
+        LogicalReplication replication = LogicalReplication.builder(ds, store).slot(schema).publication(schema).build();
+        Outbox outbox = migrate(store, replication);
         try (Connection c = ds.getConnection()) {
           ShopSchema.create(c, schema, settings.products());
         }
         try {
-          return runServices(ds, store, jdbcUrl, broker, schema);
+          return runServices(ds, outbox, jdbcUrl, broker, schema);
         } finally {
           if (!settings.keep()) {
+            dropLogicalReplication(replication);
             dropSchema(ds, schema);
           }
         }
@@ -100,12 +108,29 @@ final class Demo {
     }
   }
 
-  private DemoReport runServices(HikariDataSource ds, PostgresOutboxStore store, String jdbcUrl, DemoBroker broker,
+  /** The tables, and in logical mode the publication and slot; the outbox the order service writes to. */
+  private Outbox migrate(PostgresOutboxStore store, LogicalReplication replication) {
+    if (settings.source() == Source.table) {
+      store.migrate();
+      return Outbox.create(store);
+    }
+    replication.migrate();
+    out.printf("events are WAL messages, streamed from replication slot %s in commit order%n", replication.slot());
+    return Outbox.create(WalOutboxStore.withPrefix(replication.messagePrefix()));
+  }
+
+  private void dropLogicalReplication(LogicalReplication replication) {
+    if (settings.source() == Source.logical) {
+      replication.drop(); // a slot left behind would keep WAL for ever
+    }
+  }
+
+  private DemoReport runServices(HikariDataSource ds, Outbox outbox, String jdbcUrl, DemoBroker broker,
       String schema) throws Exception {
     Path logs = Files.createTempDirectory("txbox-demo-");
     out.printf("%d relays and %d inventory services start as separate JVMs (logs in %s)%n",
         settings.relays(), settings.consumers(), logs);
-    OrderWriter writer = new OrderWriter(ds, new OrderService(Outbox.create(store), schema, broker.destination()),
+    OrderWriter writer = new OrderWriter(ds, new OrderService(outbox, schema, broker.destination()),
         settings.products());
     ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor();
     try (DemoProcesses processes = new DemoProcesses(logs, broker.jvmOptions())) {
@@ -144,10 +169,8 @@ final class Demo {
       throws IOException {
     for (int i = 1; i <= settings.relays(); i++) {
       String name = "relay-" + i;
-      processes.start(name, new DemoProcesses.Kind(Main.class.getName(), generation -> concat(List.of("relay",
-          "--jdbc-url", jdbcUrl, "--schema", schema, "--instance-id", name + "." + generation,
-          // a killed relay's buckets are taken over within seconds
-          "--lease-duration", "4s", "--heartbeat-interval", "1s"), broker.relayArgs())));
+      processes.start(name, new DemoProcesses.Kind(Main.class.getName(), generation -> concat(
+          relayArgs(jdbcUrl, schema, name + "." + generation), broker.relayArgs())));
     }
     for (int i = 1; i <= settings.consumers(); i++) {
       String name = "inventory-" + i;
@@ -155,6 +178,17 @@ final class Demo {
           "--jdbc-url", jdbcUrl, "--schema", schema, "--instance", name + "." + generation,
           "--threads", Integer.toString(settings.consumerThreads())), broker.inventoryArgs(name))));
     }
+  }
+
+  private List<String> relayArgs(String jdbcUrl, String schema, String instance) {
+    if (settings.source() == Source.logical) {
+      // one relay streams the slot, the others stand by and take it over when it dies
+      return List.of("relay", "--source", "logical", "--jdbc-url", jdbcUrl, "--schema", schema,
+          "--slot", schema, "--publication", schema);
+    }
+    // a killed relay's buckets are taken over within seconds
+    return List.of("relay", "--jdbc-url", jdbcUrl, "--schema", schema, "--instance-id", instance,
+        "--lease-duration", "4s", "--heartbeat-interval", "1s");
   }
 
   private static List<String> concat(List<String> a, List<String> b) {
@@ -221,7 +255,7 @@ final class Demo {
 
   private EmbeddedDatabase startDatabase() throws IOException {
     out.println("starting an embedded PostgreSQL (binaries from Maven Central; --jdbc-url to use yours)...");
-    return EmbeddedDatabase.start();
+    return EmbeddedDatabase.start(settings.source() == Source.logical);
   }
 
   private DemoBroker startBroker(String run) throws Exception {

@@ -68,6 +68,12 @@ final class DemoCommand implements Callable<Integer> {
       description = "Where the events travel: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
   Demo.Broker broker;
 
+  @Option(names = "--source", defaultValue = "table",
+      description = "table: outbox rows, relays sharing buckets; logical: WAL messages streamed from a replication"
+          + " slot in commit order, one relay streaming and the others standing by (the embedded PostgreSQL runs"
+          + " with wal_level=logical; a --jdbc-url server needs it). Default: ${DEFAULT-VALUE}.")
+  Demo.Source source;
+
   @Option(names = "--kafka-bootstrap-servers", description = "Kafka to use instead of a broker of its own.")
   String kafka;
 
@@ -92,7 +98,7 @@ final class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     int processes = consumers != null ? consumers : broker == Demo.Broker.nats ? 1 : 2;
     Demo.Settings settings = new Demo.Settings(events, rate, products, writers, relays, processes, consumerThreads, chaos,
-        chaosInterval, warmUp, jdbcUrl, broker, brokerAddress(), timeout, keep);
+        chaosInterval, warmUp, jdbcUrl, broker, brokerAddress(), timeout, keep, source);
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
     return report.ok() ? 0 : 1;

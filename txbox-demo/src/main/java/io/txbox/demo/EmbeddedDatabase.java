@@ -16,11 +16,13 @@ final class EmbeddedDatabase implements AutoCloseable {
     this.postgres = postgres;
   }
 
-  static EmbeddedDatabase start() throws IOException {
+  /** A server; with {@code logical}, one whose WAL carries what logical decoding needs. */
+  static EmbeddedDatabase start(boolean logical) throws IOException {
     return new EmbeddedDatabase(EmbeddedPostgres.builder()
         // exact commit times, so the demo measures business commit to handler commit
         .setServerConfig("track_commit_timestamp", "on")
         .setServerConfig("max_connections", "200")
+        .setServerConfig("wal_level", logical ? "logical" : "replica")
         .start());
   }
 

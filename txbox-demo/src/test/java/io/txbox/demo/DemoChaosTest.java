@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The demo's chaos run against the machine's PostgreSQL and a real broker: 100,000 orders while
- * relays and inventory services (separate JVMs) are SIGKILLed every few seconds.
+ * relays and inventory services (separate JVMs) are SIGKILLed every few seconds; and in logical
+ * mode, WAL messages streamed from a slot, on an embedded PostgreSQL with {@code wal_level=logical}.
  */
 class DemoChaosTest {
 
@@ -19,7 +20,7 @@ class DemoChaosTest {
   void hundredThousandEventsUnderChaosAreAppliedOnceEachAndInOrderPerKey() throws Exception {
     Demo.Settings settings = new Demo.Settings(100_000, 1_000, 50, 4, 2, 2, 2, true, Duration.ofSeconds(3),
         Duration.ofSeconds(2), TestDatabase.jdbcUrl(), Demo.Broker.kafka, KafkaBroker.shared().bootstrapServers(),
-        Duration.ofMinutes(5), false);
+        Duration.ofMinutes(5), false, Demo.Source.table);
 
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
@@ -50,12 +51,24 @@ class DemoChaosTest {
     assertSmallChaosRunHolds(Demo.Broker.sqs, null, 2, 6_000, 150);
   }
 
+  @Test
+  void withWalMessagesStreamedFromASlotTheChaosRunAppliesEveryEventOnceInOrder() throws Exception {
+    // the machine's PostgreSQL runs with wal_level=replica: the demo's embedded one, with logical
+    Demo.Settings settings = new Demo.Settings(20_000, 500, 50, 4, 2, 2, 2, true, Duration.ofSeconds(2),
+        Duration.ofSeconds(2), null, Demo.Broker.kafka, KafkaBroker.shared().bootstrapServers(),
+        Duration.ofMinutes(5), false, Demo.Source.logical);
+    assertChaosRunHolds(settings, 20_000);
+  }
+
   /** {@code orders} at {@code rate}, chaos every 2 s, against the machine's broker (or one the demo starts). */
   private static void assertSmallChaosRunHolds(Demo.Broker broker, String address, int consumers, int orders,
       int rate) throws Exception {
-    Demo.Settings settings = new Demo.Settings(orders, rate, 50, 4, 2, consumers, 2, true, Duration.ofSeconds(2),
-        Duration.ofSeconds(2), TestDatabase.jdbcUrl(), broker, address, Duration.ofMinutes(5), false);
+    assertChaosRunHolds(new Demo.Settings(orders, rate, 50, 4, 2, consumers, 2, true, Duration.ofSeconds(2),
+        Duration.ofSeconds(2), TestDatabase.jdbcUrl(), broker, address, Duration.ofMinutes(5), false,
+        Demo.Source.table), orders);
+  }
 
+  private static void assertChaosRunHolds(Demo.Settings settings, int orders) throws Exception {
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
 

@@ -12,7 +12,7 @@ class EmbeddedDatabaseTest {
   @Test
   void startsAServerThatTracksCommitTimesAndRemovesItOnClose() throws Exception {
     String url;
-    try (EmbeddedDatabase db = EmbeddedDatabase.start()) {
+    try (EmbeddedDatabase db = EmbeddedDatabase.start(false)) {
       url = db.jdbcUrl();
       try (Connection c = DriverManager.getConnection(url);
           ResultSet rs = c.createStatement().executeQuery(
