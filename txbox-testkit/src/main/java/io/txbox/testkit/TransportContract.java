@@ -240,9 +240,9 @@ public abstract class TransportContract {
         .noneMatch(e -> e instanceof PermanentPublishException);
     broker.restart();
 
-    // as the relay does: the same batch again until the broker takes it
-    await().atMost(WAIT).pollInterval(Duration.ofMillis(500))
-        .until(() -> publisher.publish(during).failures().isEmpty());
+    // as the relay does: the same batch again until the broker takes it; a timeout shows the last refusal
+    await().atMost(WAIT).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+        assertThat(publisher.publish(during).failures()).as("failures publishing the batch again").isEmpty());
     awaitHandled(consumer, before.size() + during.size());
     subscriber.close();
     assertThat(handledIds(consumer)).hasSize(before.size() + during.size());
