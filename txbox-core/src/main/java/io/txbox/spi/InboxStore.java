@@ -4,6 +4,7 @@ import io.txbox.Message;
 import io.txbox.ParkedMessage;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -58,6 +59,22 @@ public interface InboxStore {
    * behind the key's dead message ({@link Admission#PARKED}).
    */
   Admission admit(Connection transaction, String consumer, Message message) throws SQLException;
+
+  /**
+   * {@link #admit} for each of {@code messages}, in order, inside the caller's transaction; a
+   * store may do it in fewer statements. A message given twice is {@link Admission#DUPLICATE} the
+   * second time.
+   *
+   * @return one admission per message, in the order given
+   */
+  default List<Admission> admitAll(Connection transaction, String consumer, List<Message> messages)
+      throws SQLException {
+    List<Admission> admissions = new ArrayList<>(messages.size());
+    for (Message m : messages) {
+      admissions.add(admit(transaction, consumer, m));
+    }
+    return admissions;
+  }
 
   /**
    * Stores {@code message} as dead after {@code attempts} failed attempts ending in {@code error},

@@ -4,13 +4,16 @@ import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
  * Where a {@link Subscriber} hands each message it received, before it acknowledges it to the
  * broker: an {@link Inbox} with a handler (processed now) or an {@link InboxQueue} (stored now,
  * processed by the queue's workers). Either takes the message in a transaction of its own and
- * returns only after the commit.
+ * returns only after the commit; an inbox also takes a batch of them in one transaction
+ * ({@link #takeAll}).
  *
  * <pre>{@code
  * Intake intake = Intake.inbox(inbox, "inventory", handler);
@@ -37,6 +40,29 @@ public interface Intake {
    * @throws Exception when something else failed (the database), which is retried without limit
    */
   Inbox.Receipt take(Message message) throws Exception;
+
+  /**
+   * Whether {@link #takeAll} takes several messages in one transaction; when false, subscribers
+   * call {@link #take} for each.
+   */
+  default boolean takesBatches() {
+    return false;
+  }
+
+  /**
+   * Takes {@code messages} in one transaction, all or none, in order ({@link Inbox#receiveAll}).
+   * When it throws, nothing was taken: the caller goes on one message at a time with {@link #take},
+   * which decides each message's retries. This default takes them one at a time.
+   *
+   * @return one receipt per message, in order
+   */
+  default List<Inbox.Receipt> takeAll(List<Message> messages) throws Exception {
+    List<Inbox.Receipt> receipts = new ArrayList<>(messages.size());
+    for (Message m : messages) {
+      receipts.add(take(m));
+    }
+    return receipts;
+  }
 
   /**
    * Keeps {@code message}, which failed {@code attempts} times and last with {@code error}, as
@@ -74,6 +100,16 @@ public interface Intake {
       @Override
       public Inbox.Receipt take(Message message) throws Exception {
         return inbox.receive(consumer, message, handler);
+      }
+
+      @Override
+      public boolean takesBatches() {
+        return true;
+      }
+
+      @Override
+      public List<Inbox.Receipt> takeAll(List<Message> messages) throws Exception {
+        return inbox.receiveAll(consumer, messages, handler);
       }
 
       @Override

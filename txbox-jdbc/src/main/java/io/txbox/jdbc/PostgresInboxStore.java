@@ -16,8 +16,11 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -48,6 +51,7 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
 
   private final String record;
   private final String recordUnlessParked;
+  private final String recordAllUnlessParked;
   private final InboxParking parking;
   private final String lockReadyKey;
   private final String head;
@@ -69,6 +73,16 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
         + " WHERE consumer = ? AND queue_key = ? FOR SHARE)"
         + " INSERT INTO {inbox} (consumer, message_id, processed_at) SELECT ?, ?, now()"
         + " WHERE NOT EXISTS (SELECT 1 FROM parked) ON CONFLICT (consumer, message_id) DO NOTHING");
+    // The same for a batch, in one statement: what it returns is new; the rest is a duplicate or
+    // parked, told apart one by one (the rare case). Inserted in id order, so two batches sharing
+    // ids (redeliveries to two instances) lock them in the same order and cannot deadlock.
+    this.recordAllUnlessParked = tables.render("WITH m AS (SELECT * FROM unnest(?::uuid[], ?::text[])"
+        + " AS m(message_id, queue_key)),"
+        + " parked AS (SELECT queue_key FROM {inbox_parked_key}"
+        + " WHERE consumer = ? AND queue_key IN (SELECT queue_key FROM m) FOR SHARE)"
+        + " INSERT INTO {inbox} (consumer, message_id, processed_at)"
+        + " SELECT ?, m.message_id, now() FROM m WHERE m.queue_key NOT IN (SELECT queue_key FROM parked)"
+        + " ORDER BY m.message_id ON CONFLICT (consumer, message_id) DO NOTHING RETURNING message_id");
     this.parking = new InboxParking(tables);
     // The candidates are read first (OFFSET 0 keeps them a separate step), so that the lock is
     // only tried on keys whose head is ready. The head is each key's first queued message whether
@@ -132,11 +146,52 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
     } catch (SQLException e) {
       throw tables.explainMissing(e); // the first statement a consumer-only service runs
     }
+    return duplicateOrParked(tx, consumer, m);
+  }
+
+  /** A message not recorded: stored behind its key's dead message while the key is parked. */
+  private Admission duplicateOrParked(Connection tx, String consumer, Message m) throws SQLException {
+    String queueKey = InboxStore.queueKey(m);
     if (!parking.isParked(tx, consumer, queueKey)) {
       return Admission.DUPLICATE;
     }
     return parking.store(tx, consumer, m, new Body(queueKey, null, "parked", 0, null))
         ? Admission.PARKED : Admission.DUPLICATE;
+  }
+
+  @Override
+  public List<Admission> admitAll(Connection tx, String consumer, List<Message> messages) throws SQLException {
+    Set<UUID> recorded = recordAll(tx, consumer, messages);
+    List<Admission> admissions = new ArrayList<>(messages.size());
+    for (Message m : messages) {
+      // removed once seen: the same message twice in a batch is new only the first time
+      admissions.add(recorded.remove(m.id()) ? Admission.NEW : duplicateOrParked(tx, consumer, m));
+    }
+    return admissions;
+  }
+
+  private Set<UUID> recordAll(Connection tx, String consumer, List<Message> messages) throws SQLException {
+    UUID[] ids = new UUID[messages.size()];
+    String[] queueKeys = new String[messages.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = messages.get(i).id();
+      queueKeys[i] = InboxStore.queueKey(messages.get(i));
+    }
+    Set<UUID> recorded = new HashSet<>();
+    try (PreparedStatement p = tx.prepareStatement(recordAllUnlessParked)) {
+      p.setArray(1, tx.createArrayOf("uuid", ids));
+      p.setArray(2, tx.createArrayOf("text", queueKeys));
+      p.setString(3, consumer);
+      p.setString(4, consumer);
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          recorded.add(rs.getObject(1, UUID.class));
+        }
+      }
+    } catch (SQLException e) {
+      throw tables.explainMissing(e);
+    }
+    return recorded;
   }
 
   @Override

@@ -386,4 +386,56 @@ class PostgresInboxTest {
     assertThat(count("txbox_inbox")).isEqualTo(2);
     assertThat(inbox.receive("billing", poison, writeSideEffect("billing"))).isEqualTo(Receipt.DUPLICATE);
   }
+  private static Message keyed(String key) {
+    return Message.builder().type("OrderPlaced").destination("orders").key(key).payload(new byte[] {1}).build();
+  }
+
+  @Test
+  void aBatchIsHandledInOneTransactionAndItsDuplicatesAreRecognisedWithinAndAcrossBatches() throws SQLException {
+    Message a = keyed("a");
+    Message b = keyed("b");
+    Message c = keyed("a");
+    assertThat(inbox.receiveAll("inventory", List.of(a, b, c, b), writeSideEffect("inventory")))
+        .containsExactly(Receipt.PROCESSED, Receipt.PROCESSED, Receipt.PROCESSED, Receipt.DUPLICATE);
+    Message d = keyed("d");
+    assertThat(inbox.receiveAll("inventory", List.of(a, d), writeSideEffect("inventory")))
+        .containsExactly(Receipt.DUPLICATE, Receipt.PROCESSED);
+    assertThat(inbox.receive("inventory", c, writeSideEffect("inventory"))).isEqualTo(Receipt.DUPLICATE);
+    assertThat(inbox.receiveAll("billing", List.of(a), writeSideEffect("billing")))
+        .as("another consumer processes it once too").containsExactly(Receipt.PROCESSED);
+    assertThat(handlerRuns).hasValue(5);
+    assertThat(count("side_effect")).isEqualTo(5);
+  }
+
+  @Test
+  void aHandlerFailingInABatchRollsTheWholeBatchBack() throws SQLException {
+    Message first = keyed("a");
+    Message failing = keyed("b");
+    InboxHandler failsOnSecond = (tx, m, key) -> {
+      writeSideEffect("inventory").handle(tx, m, key);
+      if (m.id().equals(failing.id())) {
+        throw new IllegalStateException("no stock row");
+      }
+    };
+    assertThatThrownBy(() -> inbox.receiveAll("inventory", List.of(first, failing, keyed("c")), failsOnSecond))
+        .isInstanceOf(Inbox.HandlerException.class)
+        .satisfies(e -> assertThat(((Inbox.HandlerException) e).messageId()).isEqualTo(failing.id()))
+        .hasRootCauseMessage("no stock row");
+    assertThat(count("side_effect")).as("the first message's side effect rolled back too").isZero();
+    assertThat(count("txbox_inbox")).isZero();
+    assertThat(inbox.receive("inventory", first, writeSideEffect("inventory"))).isEqualTo(Receipt.PROCESSED);
+  }
+
+  @Test
+  void aBatchMessageOfAParkedKeyIsStoredBehindItsDeadMessageWhileOtherKeysAreHandled() throws SQLException {
+    Message dead = keyed("a");
+    assertThat(inbox.deadLetter("inventory", dead, new IllegalStateException("poison"), 3)).isTrue();
+    Message behind = keyed("a");
+    Message other = keyed("b");
+    assertThat(inbox.receiveAll("inventory", List.of(behind, other, behind), writeSideEffect("inventory")))
+        .containsExactly(Receipt.PARKED, Receipt.PROCESSED, Receipt.DUPLICATE);
+    assertThat(inbox.parked("inventory", 10)).extracting(p -> p.message().id())
+        .containsExactly(dead.id(), behind.id());
+    assertThat(handlerRuns).hasValue(1);
+  }
 }
