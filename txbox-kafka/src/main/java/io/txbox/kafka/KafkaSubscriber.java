@@ -9,6 +9,7 @@ import io.txbox.WhenExhausted;
 import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.kafka.internal.RecordMessages;
 import io.txbox.spi.Intake;
+import io.txbox.spi.IntakeBatches;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
 import io.txbox.spi.RetryRequests;
@@ -58,7 +59,8 @@ import org.slf4j.LoggerFactory;
  * and its offset committed at once, and the queue's workers process it at their own pace.
  *
  * <p>The consumer name is the inbox consumer and, by default, the Kafka group id. Records of a
- * partition are handled one after another, in order; a record whose handler fails is retried with
+ * partition are handled one after another, in order, up to {@link Builder#batchSize} of them in one
+ * transaction (default {@value #DEFAULT_BATCH_SIZE}); a record whose handler fails is retried with
  * the retry policy's backoff while its partition is paused. Once the policy gives up, the message
  * is dead-lettered in the inbox and its key parked, and the partition goes on; with {@link
  * WhenExhausted#BLOCK} the partition never skips it.
@@ -74,6 +76,8 @@ public final class KafkaSubscriber implements Subscriber {
 
   /** Default records handed over per poll: the bound on work in hand. */
   public static final int DEFAULT_MAX_POLL_RECORDS = 100;
+  /** Default most records of one partition taken in one database transaction. */
+  public static final int DEFAULT_BATCH_SIZE = 100;
   /** Default Kafka consumers (and threads) per subscriber. */
   public static final int DEFAULT_CONCURRENCY = 1;
   /** Most Kafka consumers per subscriber. */
@@ -88,6 +92,7 @@ public final class KafkaSubscriber implements Subscriber {
   private final Retries retries;
   private final Duration drainTimeout;
   private final int concurrency;
+  private final IntakeBatches<ConsumerRecord<byte[], byte[]>> batches;
   private final SubscriberCounters counters = new SubscriberCounters();
   private final List<Member> members = new CopyOnWriteArrayList<>();
   private volatile boolean running = true;
@@ -101,6 +106,7 @@ public final class KafkaSubscriber implements Subscriber {
     this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
     this.drainTimeout = b.drainTimeout;
     this.concurrency = b.concurrency;
+    this.batches = new IntakeBatches<>(b.intake, b.batchSize, counters);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
@@ -296,7 +302,20 @@ public final class KafkaSubscriber implements Subscriber {
 
     private void handle(ConsumerRecords<byte[], byte[]> records) {
       for (TopicPartition partition : records.partitions()) {
-        for (ConsumerRecord<byte[], byte[]> record : records.records(partition)) {
+        List<ConsumerRecord<byte[], byte[]>> received = records.records(partition);
+        int next = 0;
+        if (!failures.containsKey(partition)) { // one retrying a failed record takes it alone first
+          IntakeBatches.Taken taken = batches.take(received, RecordMessages::toMessage, last -> done(partition, last));
+          next = taken.count();
+          if (taken.failure() != null) {
+            ConsumerRecord<byte[], byte[]> record = received.get(next);
+            if (!failed(partition, record, RecordMessages.toMessage(record), taken.failure())) {
+              continue; // the partition waits for the retry
+            }
+            next++;
+          }
+        }
+        for (ConsumerRecord<byte[], byte[]> record : received.subList(next, received.size())) {
           if (!running || !handle(partition, record)) {
             break; // the rest of the partition comes again after the seek
           }
@@ -319,22 +338,31 @@ public final class KafkaSubscriber implements Subscriber {
       } catch (UnreadableMessageException e) {
         return skip(partition, record, e);
       } catch (Exception | Error e) {
-        counters.countFailure();
-        Retries.Attempts attempts = failures.compute(partition, (p, a) -> a != null && a.isFor(message) ? a : retries.of(message));
-        Optional<Duration> wait = attempts.failed(e);
-        if (wait.isEmpty()) {
-          counters.countDeadLetter();
-          done(partition, record);
-          return true;
-        }
-        Duration delay = wait.get();
-        log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), partition, record.offset(), attempts.count(), delay.toMillis(), e.toString());
-        consumer.seek(partition, record.offset());
-        consumer.pause(List.of(partition));
-        pausedUntil.put(partition, Instant.now().plus(delay));
-        return false;
+        return failed(partition, record, message, e);
       }
+    }
+
+    /**
+     * Counts a failed attempt at {@code record}: true when the policy gave up and it was
+     * dead-lettered, so the partition goes on; false when the partition waits for its retry.
+     */
+    private boolean failed(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, Message message,
+        Throwable e) {
+      counters.countFailure();
+      Retries.Attempts attempts = failures.compute(partition, (p, a) -> a != null && a.isFor(message) ? a : retries.of(message));
+      Optional<Duration> wait = attempts.failed(e);
+      if (wait.isEmpty()) {
+        counters.countDeadLetter();
+        done(partition, record);
+        return true;
+      }
+      Duration delay = wait.get();
+      log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
+          consumerName, message.id(), partition, record.offset(), attempts.count(), delay.toMillis(), e.toString());
+      consumer.seek(partition, record.offset());
+      consumer.pause(List.of(partition));
+      pausedUntil.put(partition, Instant.now().plus(delay));
+      return false;
     }
 
     private void done(TopicPartition partition, ConsumerRecord<byte[], byte[]> record) {
@@ -404,6 +432,7 @@ public final class KafkaSubscriber implements Subscriber {
     private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private int concurrency = DEFAULT_CONCURRENCY;
+    private int batchSize = DEFAULT_BATCH_SIZE;
 
     private Builder(Intake intake) {
       this.consumerName = intake.consumer();
@@ -462,6 +491,20 @@ public final class KafkaSubscriber implements Subscriber {
       return this;
     }
 
+    /**
+     * Most records of one partition taken in one database transaction, all or none, from one
+     * poll: one commit for many messages is what makes a consumer fast. A batch that fails (a
+     * handler throws) is rolled back whole and its records taken one at a time, each under the
+     * retry policy; a handler's effects outside the transaction may then happen again, as after
+     * any retry (pass the idempotency key on). 1 takes each record in a transaction of its own.
+     * Default {@value #DEFAULT_BATCH_SIZE}, at most {@value IntakeBatches#MAX_BATCH_SIZE}; an
+     * {@link InboxQueue} takes one at a time.
+     */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = batchSize;
+      return this;
+    }
+
     /** How long {@link KafkaSubscriber#close()} waits for the records in hand. Default 30 s. */
     public Builder drainTimeout(Duration drainTimeout) {
       this.drainTimeout = drainTimeout;
@@ -496,7 +539,7 @@ public final class KafkaSubscriber implements Subscriber {
       if (drainTimeout == null || drainTimeout.isNegative()) {
         throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
       }
-      return new KafkaSubscriber(this);
+      return new KafkaSubscriber(this); // which checks batchSize
     }
   }
 }

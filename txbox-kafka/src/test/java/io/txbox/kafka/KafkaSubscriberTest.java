@@ -114,6 +114,26 @@ class KafkaSubscriberTest {
   }
 
   @Test
+  void recordsOfOnePollAreTakenInFewTransactionsAndOneByOneWithBatchSizeOne() throws Exception {
+    List<Message> sent = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      sent.add(event(topic, "one-key", i)); // one partition
+    }
+    publish(sent);
+    try (KafkaSubscriber batched = subscriber("batched", writeSideEffect("batched")).start();
+        KafkaSubscriber single = KafkaSubscriber.builder(inbox, "single", writeSideEffect("single"))
+            .bootstrapServers(kafka.bootstrapServers()).topics(topic).batchSize(1).build().start()) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> batched.processed() == 60 && single.processed() == 60);
+    }
+    // now() is the transaction's start: one value per transaction
+    assertThat(fixture.count("SELECT count(DISTINCT processed_at) FROM {schema}.txbox_inbox WHERE consumer = 'batched'"))
+        .as("transactions for 60 records of one partition").isLessThanOrEqualTo(10);
+    assertThat(fixture.count("SELECT count(DISTINCT processed_at) FROM {schema}.txbox_inbox WHERE consumer = 'single'"))
+        .isEqualTo(60);
+    assertThat(sideEffects("consumer = 'batched'")).isEqualTo(60);
+  }
+
+  @Test
   void concurrentConsumersShareThePartitionsAndKeepEachKeysOrder() throws Exception {
     String wide = "sub-wide-" + UUID.randomUUID();
     kafka.createTopic(wide, 8);

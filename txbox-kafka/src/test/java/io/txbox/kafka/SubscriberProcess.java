@@ -37,6 +37,7 @@ public final class SubscriberProcess {
     KafkaSubscriber.builder(inbox, consumer, handler).bootstrapServers(bootstrap).topics(topic)
         .property("session.timeout.ms", "6000") // a killed member leaves the group quickly
         .property("heartbeat.interval.ms", "1000")
+        .batchSize(2) // the first two commit as one batch; the third, alone, hangs before the offsets commit
         .build().start();
     Thread.currentThread().join();
   }

@@ -497,7 +497,8 @@ public abstract class TransportContract {
       Inbox inbox = Inbox.create(dataSource, contract.inboxStore(schema));
       InboxHandler handler = (tx, m, key) -> {
         insertSideEffect(tx, schema, consumer, m);
-        HALT_AFTER_COMMIT.set(new String(m.payload(), StandardCharsets.UTF_8).endsWith(CRASH));
+        // sticky: in a batch, the commit that follows the marked message is the batch's
+        HALT_AFTER_COMMIT.set(HALT_AFTER_COMMIT.get() || new String(m.payload(), StandardCharsets.UTF_8).endsWith(CRASH));
       };
       contract.subscriber(args[1], args[2], inbox, consumer, handler).start();
       Thread.sleep(WAIT.toMillis());
