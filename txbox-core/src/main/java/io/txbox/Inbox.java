@@ -96,7 +96,7 @@ public final class Inbox {
           handle(tx, consumer, message, handler);
         }
         tx.commit();
-        return receiptOf(admission);
+        return admission.receipt();
       } catch (SQLException | RuntimeException e) {
         Rollback.after(tx, e);
         throw e;
@@ -121,6 +121,22 @@ public final class Inbox {
    * @throws SQLException when the database fails; nothing was recorded
    */
   public List<Receipt> receiveAll(String consumer, List<Message> messages, InboxHandler handler) throws SQLException {
+    Objects.requireNonNull(handler, "handler must not be null");
+    return receiveAll(consumer, messages, (tx, fresh) -> {
+      for (Message m : fresh) {
+        handle(tx, consumer, m, handler);
+      }
+    });
+  }
+
+  /**
+   * {@link #receiveAll(String, List, InboxHandler)} with a handler that takes the batch's new
+   * messages at once. When it throws, nothing is recorded and a {@link BatchHandlerException} is
+   * thrown, which names no message: take them again one at a time ({@link
+   * InboxBatchHandler#oneAtATime()}) to find the one that fails.
+   */
+  public List<Receipt> receiveAll(String consumer, List<Message> messages, InboxBatchHandler handler)
+      throws SQLException {
     requireConsumer(consumer);
     Objects.requireNonNull(messages, "messages must not be null");
     Objects.requireNonNull(handler, "handler must not be null");
@@ -130,13 +146,16 @@ public final class Inbox {
     try (Connection tx = begin()) {
       try {
         List<Admission> admissions = store.admitAll(tx, consumer, messages);
+        List<Message> fresh = new ArrayList<>(messages.size());
         List<Receipt> receipts = new ArrayList<>(messages.size());
         for (int i = 0; i < messages.size(); i++) {
-          Admission admission = admissions.get(i);
-          if (admission == Admission.NEW) {
-            handle(tx, consumer, messages.get(i), handler);
+          if (admissions.get(i) == Admission.NEW) {
+            fresh.add(messages.get(i));
           }
-          receipts.add(receiptOf(admission));
+          receipts.add(admissions.get(i).receipt());
+        }
+        if (!fresh.isEmpty()) {
+          handleAll(tx, consumer, fresh, handler);
         }
         tx.commit();
         return receipts;
@@ -147,12 +166,14 @@ public final class Inbox {
     }
   }
 
-  private static Receipt receiptOf(Admission admission) {
-    return switch (admission) {
-      case NEW -> Receipt.PROCESSED;
-      case DUPLICATE -> Receipt.DUPLICATE;
-      case PARKED -> Receipt.PARKED;
-    };
+  private static void handleAll(Connection tx, String consumer, List<Message> messages, InboxBatchHandler handler) {
+    try {
+      handler.handle(tx, messages);
+    } catch (HandlerException e) {
+      throw e; // from the one-message-at-a-time form above, naming its message
+    } catch (Exception | Error e) {
+      throw BatchHandlerException.of(consumer, messages.size(), e);
+    }
   }
 
   /**
@@ -358,6 +379,27 @@ public final class Inbox {
     /** The message the handler failed on. */
     public UUID messageId() {
       return messageId;
+    }
+  }
+
+  /**
+   * A batch handler failed on a batch of messages; which one it failed on is not known. The batch
+   * was rolled back: take its messages again one at a time.
+   */
+  public static final class BatchHandlerException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /** The batch handler of {@code consumer} failed on a batch of {@code size} messages with {@code cause}. */
+    public BatchHandlerException(String consumer, int size, Throwable cause) {
+      super("consumer " + consumer + " failed on a batch of " + size + " messages: " + cause.getMessage(), cause);
+    }
+
+    /** As {@link HandlerException#of}: an {@link Error} of the JVM itself is thrown as it is. */
+    static BatchHandlerException of(String consumer, int size, Throwable failure) {
+      if (failure instanceof VirtualMachineError && !(failure instanceof StackOverflowError)) {
+        throw (VirtualMachineError) failure;
+      }
+      return new BatchHandlerException(consumer, size, failure);
     }
   }
 }

@@ -1,13 +1,16 @@
 package io.txbox.bench;
 
 import io.txbox.Inbox;
+import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.Message;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.spi.PublishResult;
+import java.math.BigDecimal;
 import java.nio.file.Path;
+import java.sql.PreparedStatement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,14 +23,19 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Messages per second a {@link KafkaSubscriber} takes through the inbox, each with a handler that
- * inserts an order row: one transaction per message against batches of {@code --batch-size}, in
- * interleaved rounds over the same topic, each run a new consumer reading it from the start.
+ * Messages per second a {@link KafkaSubscriber} takes through the inbox, each message inserting an
+ * order row: one transaction per message, batches of {@code --batch-size} with the same handler,
+ * and batches with a batch handler that inserts the batch's rows in one JDBC batch; in interleaved
+ * rounds over the same topic, each run a new consumer reading it from the start.
  */
 @Command(name = "consumer", description = "Inbox consumer throughput from Kafka: one transaction per message"
     + " against batches, side by side.")
 final class ConsumerThroughput implements Callable<Integer> {
   private static final String TOPIC = "bench-consumer";
+  private static final String ONE_BY_ONE = "one transaction per message";
+  private static final String BATCHES = "batches";
+  private static final String BATCH_HANDLER = "batch handler";
+  private static final List<String> VARIANTS = List.of(ONE_BY_ONE, BATCHES, BATCH_HANDLER);
 
   @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres")
   String jdbcUrl;
@@ -42,8 +50,8 @@ final class ConsumerThroughput implements Callable<Integer> {
       + " Default: ${DEFAULT-VALUE}.")
   int concurrency;
 
-  @Option(names = "--batch-size", defaultValue = "100", description = "The batched variant's batch size."
-      + " Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--batch-size", defaultValue = "" + KafkaSubscriber.DEFAULT_BATCH_SIZE,
+      description = "The batched variants' batch size. Default: ${DEFAULT-VALUE}.")
   int batchSize;
 
   @Option(names = "--max-poll-records", defaultValue = "" + KafkaSubscriber.DEFAULT_MAX_POLL_RECORDS,
@@ -69,21 +77,24 @@ final class ConsumerThroughput implements Callable<Integer> {
       kafka.createTopic(TOPIC, partitions);
       fill(kafka);
       Inbox inbox = Inbox.create(db.dataSource, PostgresInboxStore.builder().schema(BenchDatabase.SCHEMA).build());
-      Map<Integer, List<Double>> rates = new LinkedHashMap<>();
-      rates.put(1, new ArrayList<>());
-      rates.put(batchSize, new ArrayList<>());
-      consume(kafka, inbox, batchSize, "warm-up"); // JIT, pool and broker warm
+      Map<String, List<Double>> rates = new LinkedHashMap<>();
+      for (String variant : VARIANTS) {
+        rates.put(variant, new ArrayList<>());
+      }
+      consume(kafka, inbox, BATCHES, "warm-up"); // JIT, pool and broker warm
       for (int round = 1; round <= rounds; round++) {
-        for (int size : rates.keySet()) {
-          double rate = consume(kafka, inbox, size, "r" + round);
-          rates.get(size).add(rate);
-          System.out.printf("round %d  batch size %4d  %,8.0f messages/s%n", round, size, rate);
+        for (String variant : VARIANTS) {
+          double rate = consume(kafka, inbox, variant, "r" + round);
+          rates.get(variant).add(rate);
+          System.out.printf("round %d  %-28s %,8.0f messages/s%n", round, variant, rate);
         }
       }
-      double one = WriteOverhead.median(rates.get(1));
-      results.add("one transaction per message", one, "messages/s");
-      results.add("batches of " + batchSize, WriteOverhead.median(rates.get(batchSize)), "messages/s",
-          "one transaction per message", one);
+      double one = WriteOverhead.median(rates.get(ONE_BY_ONE));
+      results.add(ONE_BY_ONE, one, "messages/s");
+      results.add(BATCHES + " of " + batchSize, WriteOverhead.median(rates.get(BATCHES)), "messages/s",
+          ONE_BY_ONE, one);
+      results.add(BATCH_HANDLER + ", batches of " + batchSize, WriteOverhead.median(rates.get(BATCH_HANDLER)),
+          "messages/s", ONE_BY_ONE, one);
       results.publish(Path.of("txbox-bench", "results"));
     }
     return 0;
@@ -106,12 +117,11 @@ final class ConsumerThroughput implements Callable<Integer> {
   }
 
   /** Messages per second from the first message taken to the last: the group's join is not counted. */
-  private double consume(KafkaBench kafka, Inbox inbox, int size, String run) throws Exception {
-    AtomicLong orders = new AtomicLong();
-    InboxHandler insertOrder = (tx, message, key) -> WriteOverhead.insertOrder(tx, orders.incrementAndGet());
-    try (KafkaSubscriber subscriber = KafkaSubscriber.builder(inbox, "bench-" + run + "-" + size, insertOrder)
+  private double consume(KafkaBench kafka, Inbox inbox, String variant, String run) throws Exception {
+    String consumer = "bench-" + run + "-" + variant.replace(' ', '-');
+    try (KafkaSubscriber subscriber = builder(inbox, consumer, variant)
         .bootstrapServers(kafka.bootstrapServers()).topics(TOPIC)
-        .concurrency(concurrency).batchSize(size)
+        .concurrency(concurrency).batchSize(variant.equals(ONE_BY_ONE) ? 1 : batchSize)
         .property("max.poll.records", Integer.toString(maxPollRecords))
         .build().start()) {
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
@@ -125,6 +135,28 @@ final class ConsumerThroughput implements Callable<Integer> {
       }
       return (events - first) / ((System.nanoTime() - start) / 1e9);
     }
+  }
+
+  /** The order row per message, inserted one by one, or by the batch handler in one JDBC batch. */
+  private static KafkaSubscriber.Builder builder(Inbox inbox, String consumer, String variant) {
+    AtomicLong orders = new AtomicLong();
+    if (!variant.equals(BATCH_HANDLER)) {
+      InboxHandler insertOrder = (tx, message, key) -> WriteOverhead.insertOrder(tx, orders.incrementAndGet());
+      return KafkaSubscriber.builder(inbox, consumer, insertOrder);
+    }
+    InboxBatchHandler insertOrders = (tx, messages) -> {
+      try (PreparedStatement insert = tx.prepareStatement(
+          "INSERT INTO " + BenchDatabase.SCHEMA + ".orders (customer, amount) VALUES (?, ?)")) {
+        for (int i = 0; i < messages.size(); i++) {
+          long n = orders.incrementAndGet();
+          insert.setString(1, "customer-" + (n % 10_000));
+          insert.setBigDecimal(2, BigDecimal.valueOf(n % 100_000, 2));
+          insert.addBatch();
+        }
+        insert.executeBatch();
+      }
+    };
+    return KafkaSubscriber.builder(inbox, consumer, insertOrders);
   }
 
   private static void pauseUntil(long deadline) {

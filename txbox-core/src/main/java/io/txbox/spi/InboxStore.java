@@ -1,5 +1,6 @@
 package io.txbox.spi;
 
+import io.txbox.Inbox;
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
 import java.sql.Connection;
@@ -34,7 +35,16 @@ public interface InboxStore {
     /** The consumer had it before: nothing to do. */
     DUPLICATE,
     /** Its key is parked: stored behind the key's dead message, the handler does not run. */
-    PARKED
+    PARKED;
+
+    /** What the caller is told once the transaction committed. */
+    public Inbox.Receipt receipt() {
+      return switch (this) {
+        case NEW -> Inbox.Receipt.PROCESSED;
+        case DUPLICATE -> Inbox.Receipt.DUPLICATE;
+        case PARKED -> Inbox.Receipt.PARKED;
+      };
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.txbox.spi;
 
 import io.txbox.Inbox;
+import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
@@ -89,8 +90,27 @@ public interface Intake {
 
   /** Messages processed at once by {@code handler}, deduplicated in {@code inbox}. */
   static Intake inbox(Inbox inbox, String consumer, InboxHandler handler) {
-    Objects.requireNonNull(inbox, "inbox must not be null");
     Objects.requireNonNull(handler, "handler must not be null");
+    return inbox(inbox, consumer, handler, messages -> inbox.receiveAll(consumer, messages, handler));
+  }
+
+  /**
+   * Messages processed at once by {@code handler}, a batch's new messages in one call,
+   * deduplicated in {@code inbox}; one at a time where a batch failed, and for retries.
+   */
+  static Intake inbox(Inbox inbox, String consumer, InboxBatchHandler handler) {
+    Objects.requireNonNull(handler, "handler must not be null");
+    return inbox(inbox, consumer, handler.oneAtATime(), messages -> inbox.receiveAll(consumer, messages, handler));
+  }
+
+  /** How an inbox intake takes a batch. */
+  @FunctionalInterface
+  interface BatchReceiver {
+    List<Inbox.Receipt> receiveAll(List<Message> messages) throws Exception;
+  }
+
+  private static Intake inbox(Inbox inbox, String consumer, InboxHandler handler, BatchReceiver batches) {
+    Objects.requireNonNull(inbox, "inbox must not be null");
     return new Intake() {
       @Override
       public String consumer() {
@@ -109,7 +129,7 @@ public interface Intake {
 
       @Override
       public List<Inbox.Receipt> takeAll(List<Message> messages) throws Exception {
-        return inbox.receiveAll(consumer, messages, handler);
+        return batches.receiveAll(messages);
       }
 
       @Override

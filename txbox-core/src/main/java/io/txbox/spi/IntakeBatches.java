@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * IntakeBatches<Record> batches = new IntakeBatches<>(intake, 100, counters);
- * IntakeBatches.Taken taken = batches.take(records, Records::toMessage, last -> acknowledgeThrough(last));
+ * IntakeBatches.Taken taken = batches.take(records, Records::toMessage, batch -> acknowledge(batch));
  * // then: records from taken.count() on one at a time; taken.failure() is the first one's failed attempt
  * }</pre>
  *
@@ -59,12 +59,12 @@ public final class IntakeBatches<T> {
   }
 
   /**
-   * Takes {@code received} from the start in batches, calling {@code takenThrough} with the last
-   * item of each batch once it committed.
+   * Takes {@code received} from the start in batches, calling {@code taken} with the items of each
+   * batch once it committed, for the subscriber to acknowledge them.
    *
    * @param read the item's message; an exception marks it unreadable, for the one-at-a-time path
    */
-  public Taken take(List<T> received, Function<T, Message> read, Consumer<T> takenThrough) {
+  public Taken take(List<T> received, Function<T, Message> read, Consumer<List<T>> taken) {
     if (batchSize == 1 || !intake.takesBatches()) {
       return new Taken(0, null);
     }
@@ -77,9 +77,9 @@ public final class IntakeBatches<T> {
       }
       Throwable failure = takeAll(messages);
       if (failure != null) {
-        return afterFailure(received, from, messages, failure, takenThrough);
+        return afterFailure(received, from, messages, failure, taken);
       }
-      takenThrough.accept(received.get(to - 1));
+      taken.accept(received.subList(from, to));
       from = to;
     }
     return new Taken(from, null);
@@ -87,7 +87,7 @@ public final class IntakeBatches<T> {
 
   /** The messages before the one whose handler failed go again as a batch; the failed one goes back. */
   private Taken afterFailure(List<T> received, int from, List<Message> messages, Throwable failure,
-      Consumer<T> takenThrough) {
+      Consumer<List<T>> taken) {
     int failed = failure instanceof Inbox.HandlerException h ? indexOf(messages, h) : -1;
     if (failed < 0) {
       return new Taken(from, null); // not a handler's failure: one at a time, from the start
@@ -96,7 +96,7 @@ public final class IntakeBatches<T> {
       if (takeAll(messages.subList(0, failed)) != null) {
         return new Taken(from, null); // failed differently this time: one at a time
       }
-      takenThrough.accept(received.get(from + failed - 1));
+      taken.accept(received.subList(from, from + failed));
     }
     return new Taken(from + failed, failure);
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.Inbox;
 import io.txbox.Inbox.Receipt;
+import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.Message;
 import io.txbox.Outbox;
@@ -437,5 +438,32 @@ class PostgresInboxTest {
     assertThat(inbox.parked("inventory", 10)).extracting(p -> p.message().id())
         .containsExactly(dead.id(), behind.id());
     assertThat(handlerRuns).hasValue(1);
+  }
+
+  @Test
+  void aBatchHandlerGetsTheBatchsNewMessagesAtOnceAndItsFailureNamesNoMessage() throws SQLException {
+    Message a = keyed("a");
+    Message b = keyed("b");
+    inbox.receive("inventory", a, writeSideEffect("inventory"));
+    List<List<Message>> calls = new ArrayList<>();
+    InboxBatchHandler record = (tx, messages) -> {
+      calls.add(messages);
+      for (Message m : messages) {
+        writeSideEffect("inventory").handle(tx, m, Inbox.idempotencyKey("inventory", m.id()));
+      }
+    };
+    Message c = keyed("c");
+    assertThat(inbox.receiveAll("inventory", List.of(a, b, c), record))
+        .containsExactly(Receipt.DUPLICATE, Receipt.PROCESSED, Receipt.PROCESSED);
+    assertThat(calls).containsExactly(List.of(b, c));
+
+    InboxBatchHandler refuses = (tx, messages) -> {
+      record.handle(tx, messages);
+      throw new IllegalStateException("one of them is wrong");
+    };
+    assertThatThrownBy(() -> inbox.receiveAll("inventory", List.of(keyed("d"), keyed("e")), refuses))
+        .isInstanceOf(Inbox.BatchHandlerException.class).hasMessageContaining("a batch of 2 messages")
+        .hasRootCauseMessage("one of them is wrong");
+    assertThat(count("side_effect")).as("a, b and c; d and e rolled back").isEqualTo(3);
   }
 }

@@ -1,6 +1,7 @@
 package io.txbox.kafka;
 
 import io.txbox.Inbox;
+import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
@@ -75,7 +76,7 @@ public final class KafkaSubscriber implements Subscriber {
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /** Default records handed over per poll: the bound on work in hand. */
-  public static final int DEFAULT_MAX_POLL_RECORDS = 100;
+  public static final int DEFAULT_MAX_POLL_RECORDS = 500;
   /** Default most records of one partition taken in one database transaction. */
   public static final int DEFAULT_BATCH_SIZE = 100;
   /** Default Kafka consumers (and threads) per subscriber. */
@@ -111,6 +112,14 @@ public final class KafkaSubscriber implements Subscriber {
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
   public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
+    return new Builder(Intake.inbox(inbox, consumerName, handler));
+  }
+
+  /**
+   * A builder for a subscriber that hands each batch's new messages to {@code handler} at once,
+   * through {@code inbox}, for set-based work; one at a time where a batch failed.
+   */
+  public static Builder builder(Inbox inbox, String consumerName, InboxBatchHandler handler) {
     return new Builder(Intake.inbox(inbox, consumerName, handler));
   }
 
@@ -305,7 +314,8 @@ public final class KafkaSubscriber implements Subscriber {
         List<ConsumerRecord<byte[], byte[]>> received = records.records(partition);
         int next = 0;
         if (!failures.containsKey(partition)) { // one retrying a failed record takes it alone first
-          IntakeBatches.Taken taken = batches.take(received, RecordMessages::toMessage, last -> done(partition, last));
+          IntakeBatches.Taken taken = batches.take(received, RecordMessages::toMessage,
+              batch -> done(partition, batch.get(batch.size() - 1)));
           next = taken.count();
           if (taken.failure() != null) {
             ConsumerRecord<byte[], byte[]> record = received.get(next);

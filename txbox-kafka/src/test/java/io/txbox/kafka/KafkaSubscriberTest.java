@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.Inbox;
+import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -131,6 +133,35 @@ class KafkaSubscriberTest {
     assertThat(fixture.count("SELECT count(DISTINCT processed_at) FROM {schema}.txbox_inbox WHERE consumer = 'single'"))
         .isEqualTo(60);
     assertThat(sideEffects("consumer = 'batched'")).isEqualTo(60);
+  }
+
+  @Test
+  void aBatchHandlerTakesWholeBatchesAndOnePoisonMessageIsFoundOneAtATime() throws Exception {
+    List<Message> sent = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      sent.add(event(topic, "one-key", i));
+    }
+    Message poison = sent.get(17);
+    publish(sent);
+    List<Integer> batchSizes = new CopyOnWriteArrayList<>();
+    InboxBatchHandler insertAll = (tx, messages) -> {
+      batchSizes.add(messages.size());
+      for (Message m : messages) {
+        if (m.id().equals(poison.id())) {
+          throw new IllegalArgumentException("poison"); // permanent for the policy below
+        }
+        writeSideEffect("archive").handle(tx, m, "");
+      }
+    };
+    try (KafkaSubscriber archive = KafkaSubscriber.builder(inbox, "archive", insertAll)
+        .bootstrapServers(kafka.bootstrapServers()).topics(topic)
+        .retryPolicy(RetryPolicy.builder().permanentWhen(e -> e instanceof IllegalArgumentException).build())
+        .build().start()) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> archive.processed() == 17 && archive.parked() == 22);
+      assertThat(archive.deadLettered()).isEqualTo(1);
+    }
+    assertThat(batchSizes).as("a whole batch first").anyMatch(size -> size > 1);
+    assertThat(sideEffects("consumer = 'archive'")).as("the messages before the poison").isEqualTo(17);
   }
 
   @Test

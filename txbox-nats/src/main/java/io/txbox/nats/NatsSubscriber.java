@@ -4,6 +4,7 @@ import io.nats.client.ConsumerContext;
 import io.nats.client.FetchConsumeOptions;
 import io.nats.client.FetchConsumer;
 import io.txbox.Inbox;
+import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
@@ -13,6 +14,7 @@ import io.txbox.nats.internal.Durable;
 import io.txbox.nats.internal.NatsClientVersion;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.spi.Intake;
+import io.txbox.spi.IntakeBatches;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
 import io.txbox.spi.RetryRequests;
@@ -52,7 +54,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The durable consumer is named after the inbox consumer (see {@link Builder#durable}); it is
  * created, or updated to these settings, on {@link #start()}. Messages are fetched in batches of at
- * most {@link Builder#fetchSize} (the bound on work in hand) and handled in stream order; with
+ * most {@link Builder#fetchSize} (the bound on work in hand) and handled in stream order, up to
+ * {@link Builder#batchSize} of them in one database transaction; with
  * {@link Builder#concurrency} above 1, the messages of one batch with different keys (the {@code
  * txbox-key} header) are handled in parallel and those of one key one after another. A message
  * whose handler fails is retried with the retry policy's backoff; while it waits, the subscriber
@@ -85,6 +88,8 @@ public final class NatsSubscriber implements Subscriber {
   public static final int DEFAULT_FETCH_SIZE = 100;
   /** Most messages per fetch. */
   public static final int MAX_FETCH_SIZE = 10_000;
+  /** Default most messages taken in one database transaction. */
+  public static final int DEFAULT_BATCH_SIZE = 100;
   /** Default time the server waits for an acknowledgement before it delivers a message again. */
   public static final Duration DEFAULT_ACK_WAIT = Duration.ofSeconds(30);
   /** Default deliveries of a message that was never acknowledged before the server gives it up. */
@@ -105,6 +110,7 @@ public final class NatsSubscriber implements Subscriber {
   private final Durable durable;
   private final LoopGuard loop;
   private final Retries retries;
+  private final IntakeBatches<io.nats.client.Message> batches;
   private final SubscriberCounters counters = new SubscriberCounters();
   private ExecutorService handlers;
   private Thread fetcher;
@@ -118,6 +124,7 @@ public final class NatsSubscriber implements Subscriber {
     this.settings = new Settings(b.servers, b.stream, b.durable, b.subjects, b.fetchSize, b.ackWait, b.maxDeliver,
         b.concurrency, b.drainTimeout);
     this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
+    this.batches = new IntakeBatches<>(b.intake, b.batchSize, counters);
     this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
     this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " fetching from stream " + b.stream);
     this.durable = new Durable(new Durable.Settings(settings.stream(), settings.durable(), settings.subjects(),
@@ -126,6 +133,14 @@ public final class NatsSubscriber implements Subscriber {
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
   public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
+    return new Builder(Intake.inbox(inbox, consumerName, handler));
+  }
+
+  /**
+   * A builder for a subscriber that hands each batch's new messages to {@code handler} at once,
+   * through {@code inbox}, for set-based work; one at a time where a batch failed.
+   */
+  public static Builder builder(Inbox inbox, String consumerName, InboxBatchHandler handler) {
     return new Builder(Intake.inbox(inbox, consumerName, handler));
   }
 
@@ -284,7 +299,18 @@ public final class NatsSubscriber implements Subscriber {
   }
 
   private void handleInOrder(List<io.nats.client.Message> messages) {
-    for (io.nats.client.Message m : messages) {
+    int next = 0;
+    if (running) {
+      IntakeBatches.Taken taken = batches.take(messages, NatsMessages::toMessage,
+          batch -> batch.forEach(io.nats.client.Message::ack));
+      next = taken.count();
+      if (taken.failure() != null) {
+        io.nats.client.Message failed = messages.get(next);
+        takeUntilDone(failed, NatsMessages.toMessage(failed), taken.failure());
+        next++;
+      }
+    }
+    for (io.nats.client.Message m : messages.subList(next, messages.size())) {
       if (!running) {
         m.nak(); // not started: another subscriber may have it at once
         continue;
@@ -302,31 +328,43 @@ public final class NatsSubscriber implements Subscriber {
       skip(nats, e);
       return;
     }
+    takeUntilDone(nats, message, null);
+  }
+
+  /**
+   * Takes {@code message}, retrying in hand until it succeeds or the subscriber closes;
+   * {@code failure}, when not null, is an attempt that already failed (in a batch).
+   */
+  private void takeUntilDone(io.nats.client.Message nats, Message message, Throwable failure) {
     Retries.Attempts attempts = retries.of(message);
     while (true) {
-      try {
-        counters.countReceived(intake.take(message));
-        nats.ack();
-        return;
-      } catch (UnreadableMessageException e) {
-        skip(nats, e);
-        return;
-      } catch (Exception | Error e) {
-        counters.countFailure();
-        Optional<Duration> wait = attempts.failed(e);
-        if (wait.isEmpty()) {
-          counters.countDeadLetter();
+      if (failure == null) {
+        try {
+          counters.countReceived(intake.take(message));
           nats.ack();
           return;
-        }
-        log.warn("subscriber {}: message {} (stream sequence {}) failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), nats.metaData().streamSequence(), attempts.count(),
-            wait.get().toMillis(), e.toString());
-        if (!waitInProgress(nats, wait.get())) {
-          nats.nak(); // closing: hand it back rather than wait for AckWait
+        } catch (UnreadableMessageException e) {
+          skip(nats, e);
           return;
+        } catch (Exception | Error e) {
+          failure = e;
         }
       }
+      counters.countFailure();
+      Optional<Duration> wait = attempts.failed(failure);
+      if (wait.isEmpty()) {
+        counters.countDeadLetter();
+        nats.ack();
+        return;
+      }
+      log.warn("subscriber {}: message {} (stream sequence {}) failed (attempt {}), retrying in {} ms: {}",
+          consumerName, message.id(), nats.metaData().streamSequence(), attempts.count(),
+          wait.get().toMillis(), failure.toString());
+      if (!waitInProgress(nats, wait.get())) {
+        nats.nak(); // closing: hand it back rather than wait for AckWait
+        return;
+      }
+      failure = null;
     }
   }
 
@@ -370,6 +408,7 @@ public final class NatsSubscriber implements Subscriber {
     private String durable;
     private List<String> subjects = List.of();
     private int fetchSize = DEFAULT_FETCH_SIZE;
+    private int batchSize = DEFAULT_BATCH_SIZE;
     private Duration ackWait = DEFAULT_ACK_WAIT;
     private int maxDeliver = DEFAULT_MAX_DELIVER;
     private int concurrency = DEFAULT_CONCURRENCY;
@@ -407,6 +446,17 @@ public final class NatsSubscriber implements Subscriber {
     /** Only these subjects of the stream (wildcards allowed). Default: every subject of the stream. */
     public Builder subjects(String... subjects) {
       this.subjects = List.of(subjects);
+      return this;
+    }
+
+    /**
+     * Most messages of one fetch (of one key, with {@link #concurrency} above 1) taken in one
+     * database transaction, all or none; a handler failing in a batch rolls it back, and the
+     * failed message is retried under the retry policy as if it had come alone. 1 takes each alone.
+     * Default {@value #DEFAULT_BATCH_SIZE}, at most {@value IntakeBatches#MAX_BATCH_SIZE}.
+     */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = batchSize;
       return this;
     }
 

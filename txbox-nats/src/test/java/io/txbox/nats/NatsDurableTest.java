@@ -112,7 +112,9 @@ class NatsDurableTest {
 
   private NatsSubscriber subscriber(InboxHandler handler) {
     return NatsSubscriber.builder(inbox, "billing", handler).servers(NatsServer.MACHINE_URL).stream(stream)
-        .ackWait(Duration.ofSeconds(2)).build();
+        .ackWait(Duration.ofSeconds(2))
+        .batchSize(10) // small steps, so that the first subscriber is still busy when the second starts
+        .build();
   }
 
   private NatsSubscriber start(NatsSubscriber subscriber) {

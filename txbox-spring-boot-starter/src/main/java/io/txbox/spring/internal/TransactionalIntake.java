@@ -9,6 +9,7 @@ import io.txbox.spi.Intake;
 import io.txbox.spi.Retries;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -18,9 +19,10 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * Takes a message in a Spring transaction: records it in the inbox on the transaction's connection
- * and runs the handler in the same transaction, so everything the handler does through Spring
- * (JdbcTemplate, JPA, {@code @Transactional} services) commits with the record or not at all.
+ * Takes a message, or a batch of them, in a Spring transaction: records it in the inbox on the
+ * transaction's connection and runs the handler in the same transaction, so everything the handler
+ * does through Spring (JdbcTemplate, JPA, {@code @Transactional} services) commits with the record
+ * or not at all.
  */
 public final class TransactionalIntake implements Intake {
   private static final Logger log = LoggerFactory.getLogger(TransactionalIntake.class);
@@ -50,6 +52,21 @@ public final class TransactionalIntake implements Intake {
       return transactions.execute(status -> admitAndHandle(message));
     } catch (Failed e) {
       throw e.cause; // rolled back; the subscriber logs the error and retries
+    }
+  }
+
+  @Override
+  public boolean takesBatches() {
+    return true;
+  }
+
+  /** The messages in one Spring transaction, all or none, as {@link Inbox#receiveAll}. */
+  @Override
+  public List<Inbox.Receipt> takeAll(List<Message> messages) throws Exception {
+    try {
+      return transactions.execute(status -> admitAndHandleAll(messages));
+    } catch (Failed e) {
+      throw e.cause; // rolled back; the subscriber goes on one message at a time
     }
   }
 
@@ -130,16 +147,28 @@ public final class TransactionalIntake implements Intake {
     } catch (SQLException e) {
       throw new Failed(e);
     }
-    switch (admission) {
-      case DUPLICATE:
-        return Inbox.Receipt.DUPLICATE; // a redelivery: nothing was written, the commit is empty
-      case PARKED:
-        return Inbox.Receipt.PARKED;
-      default:
-        break;
+    if (admission == InboxStore.Admission.NEW) {
+      handle(transaction, message);
+    } // else a redelivery or a parked key: the handler does not run
+    return admission.receipt();
+  }
+
+  private List<Inbox.Receipt> admitAndHandleAll(List<Message> messages) {
+    Connection transaction = DataSourceUtils.getConnection(dataSource);
+    List<InboxStore.Admission> admissions;
+    try {
+      admissions = store.admitAll(transaction, consumer, messages);
+    } catch (SQLException e) {
+      throw new Failed(e);
     }
-    handle(transaction, message);
-    return Inbox.Receipt.PROCESSED;
+    List<Inbox.Receipt> receipts = new ArrayList<>(messages.size());
+    for (int i = 0; i < messages.size(); i++) {
+      if (admissions.get(i) == InboxStore.Admission.NEW) {
+        handle(transaction, messages.get(i));
+      }
+      receipts.add(admissions.get(i).receipt());
+    }
+    return receipts;
   }
 
   private void handle(Connection transaction, Message message) {
