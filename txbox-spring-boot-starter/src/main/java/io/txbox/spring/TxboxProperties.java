@@ -179,11 +179,21 @@ public record TxboxProperties(
    * @param drainTimeout how long shutdown waits for the messages in hand
    * @param transactionManager the bean name of the transaction manager the listeners' transactions
    *     run under, when the application has several; it must manage txbox's DataSource
+   * @param batchSize with Kafka and NATS, most messages (of one partition, or one fetch) a listener
+   *     takes in one transaction, 1 to 10,000; 1 gives each message a transaction of its own
    */
   public record Inbox(
       @DefaultValue("true") boolean enabled,
       @DefaultValue("30s") Duration drainTimeout,
-      String transactionManager) {}
+      String transactionManager,
+      @DefaultValue("100") int batchSize) {
+    public Inbox {
+      if (batchSize < 1 || batchSize > 10_000) {
+        throw new IllegalArgumentException("txbox setting refused, change txbox.inbox.batch-size: it must be"
+            + " 1 to 10000, was " + batchSize);
+      }
+    }
+  }
 
   /**
    * The health indicator {@code txbox}.

@@ -68,6 +68,7 @@ class StarterConfigurationTest {
     assertThat(p.janitor().maxBatches()).isEqualTo(Janitor.DEFAULT_MAX_BATCHES);
     assertThat(p.janitor().interval()).isEqualTo(Janitor.DEFAULT_INTERVAL);
     assertThat(p.inbox().drainTimeout()).isEqualTo(KafkaSubscriber.DEFAULT_DRAIN_TIMEOUT);
+    assertThat(p.inbox().batchSize()).isEqualTo(KafkaSubscriber.DEFAULT_BATCH_SIZE);
     assertThat(p.metrics().backlogRefresh()).isEqualTo(Duration.ofSeconds(BacklogMeters.DEFAULT_REFRESH_SECONDS));
     assertThat(p.metrics().backlogLimitPerBucket()).isEqualTo(BacklogMeters.DEFAULT_LIMIT_PER_BUCKET);
     assertThat(p.nats().ackTimeout()).isEqualTo(NatsPublisher.DEFAULT_ACK_TIMEOUT);
@@ -104,6 +105,14 @@ class StarterConfigurationTest {
         assertThat(context).getFailure()
             .hasStackTraceContaining("txbox setting refused, change txbox.relay.batch-size: batchSize must be")
             .hasStackTraceContaining("was 0"));
+  }
+
+  @Test
+  void aListenerBatchSizeOutOfBoundsNamesTheProperty() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.inbox.batch-size=0").run(context ->
+        assertThat(context).getFailure()
+            .hasStackTraceContaining("txbox setting refused, change txbox.inbox.batch-size: it must be 1 to 10000,"
+                + " was 0"));
   }
 
   @Test

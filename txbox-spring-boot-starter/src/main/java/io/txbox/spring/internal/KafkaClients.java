@@ -43,7 +43,8 @@ final class KafkaClients implements BrokerClients {
         .concurrency(listener.concurrency())
         .retryPolicy(listener.retryPolicy())
         .whenExhausted(listener.whenExhausted())
-        .drainTimeout(properties.inbox().drainTimeout());
+        .drainTimeout(properties.inbox().drainTimeout())
+        .batchSize(properties.inbox().batchSize());
     each(properties.kafka().consumer(), b::property);
     return Settings.build("txbox.kafka", b::build);
   }
