@@ -8,35 +8,23 @@ import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.kafka.internal.KafkaClientVersion;
-import io.txbox.kafka.internal.RecordMessages;
 import io.txbox.spi.Intake;
 import io.txbox.spi.IntakeBatches;
-import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
 import io.txbox.spi.RetryRequests;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
-import io.txbox.spi.UnreadableMessageException;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,8 +83,8 @@ public final class KafkaSubscriber implements Subscriber {
   private final int concurrency;
   private final IntakeBatches<ConsumerRecord<byte[], byte[]>> batches;
   private final SubscriberCounters counters = new SubscriberCounters();
-  private final List<Member> members = new CopyOnWriteArrayList<>();
-  private volatile boolean running = true;
+  private final List<GroupMember> members = new CopyOnWriteArrayList<>();
+  private final AtomicBoolean running = new AtomicBoolean(true);
   private RetryRequests retryRequests;
 
   private KafkaSubscriber(Builder b) {
@@ -146,10 +134,12 @@ public final class KafkaSubscriber implements Subscriber {
     if (!members.isEmpty()) {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
     }
+    GroupMember.Shared shared = new GroupMember.Shared(consumerName, topics, intake, retries, batches, counters, running);
     for (int i = 0; i < concurrency; i++) {
-      Member member = new Member(i);
+      GroupMember member = new GroupMember(shared, memberConfig(i),
+          "txbox-subscriber-" + consumerName + (concurrency == 1 ? "" : "-" + i));
       members.add(member);
-      member.thread.start();
+      member.start();
     }
     retryRequests = RetryRequests.start(intake);
     return this;
@@ -180,7 +170,7 @@ public final class KafkaSubscriber implements Subscriber {
   /** Whether the last poll of any of its consumers failed. */
   @Override
   public boolean isTroubled() {
-    return members.stream().anyMatch(m -> m.loop.isTroubled()) || retryRequestsTroubled();
+    return members.stream().anyMatch(GroupMember::isTroubled) || retryRequestsTroubled();
   }
 
   private synchronized boolean retryRequestsTroubled() {
@@ -204,13 +194,13 @@ public final class KafkaSubscriber implements Subscriber {
     if (members.isEmpty()) {
       return;
     }
-    running = false;
+    running.set(false);
     retryRequests.close();
-    members.forEach(m -> m.consumer.wakeup());
+    members.forEach(GroupMember::wakeUp);
     long deadline = System.nanoTime() + drainTimeout.toNanos();
     try {
-      for (Member m : members) {
-        m.thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+      for (GroupMember m : members) {
+        m.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -229,208 +219,6 @@ public final class KafkaSubscriber implements Subscriber {
     return member;
   }
 
-  /**
-   * One Kafka consumer of the group and its thread. Members share nothing but the counters, so
-   * partitions held by different members are handled in parallel.
-   */
-  private final class Member {
-    private final KafkaConsumer<byte[], byte[]> consumer;
-    private final Thread thread;
-    private final Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
-    private final Map<TopicPartition, Retries.Attempts> failures = new HashMap<>();
-    private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
-    private final LoopGuard loop;
-
-    Member(int index) {
-      this.consumer = new KafkaConsumer<>(memberConfig(index), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-      String name = "txbox-subscriber-" + consumerName + (concurrency == 1 ? "" : "-" + index);
-      this.thread = new Thread(this::consume, name);
-      this.loop = new LoopGuard(name + " polling " + topics);
-    }
-
-    private void consume() {
-      try {
-        consumer.subscribe(topics, new CommitOnRevoke());
-        while (running) {
-          if (!loop.attempt(this::pollOnce)) {
-            recover();
-          }
-        }
-      } finally {
-        try {
-          commitDone();
-        } catch (RuntimeException e) {
-          log.warn("subscriber {}: last offsets not committed, their records come again as duplicates: {}",
-              consumerName, e.toString());
-        }
-        consumer.close(Duration.ofSeconds(5));
-      }
-    }
-
-    /** One poll, its records, and their commit. */
-    private void pollOnce() {
-      try {
-        resumeDuePartitions();
-        handle(consumer.poll(Duration.ofMillis(200)));
-        commitDone();
-      } catch (WakeupException e) {
-        // close() woke the consumer up: the loop ends
-      }
-    }
-
-    /**
-     * After a failed step (a commit refused after a rebalance, the broker gone, a bug): what was
-     * handled since the last commit stays uncommitted, and every partition goes back to its
-     * committed offset, so no record the step may have passed over is skipped; the records that
-     * come again are absorbed by the inbox.
-     */
-    private void recover() {
-      done.clear();
-      pause(Duration.ofSeconds(1));
-      loop.attempt(() -> {
-        try {
-          consumer.committed(consumer.assignment()).forEach((partition, offset) -> {
-            if (offset != null) {
-              consumer.seek(partition, offset.offset());
-            }
-          });
-        } catch (WakeupException e) {
-          // close() woke the consumer up: the loop ends
-        }
-      });
-    }
-
-    private void pause(Duration d) {
-      try {
-        Thread.sleep(d.toMillis());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        running = false;
-      }
-    }
-
-    private void handle(ConsumerRecords<byte[], byte[]> records) {
-      for (TopicPartition partition : records.partitions()) {
-        List<ConsumerRecord<byte[], byte[]>> received = records.records(partition);
-        int next = 0;
-        if (!failures.containsKey(partition)) { // one retrying a failed record takes it alone first
-          IntakeBatches.Taken taken = batches.take(received, RecordMessages::toMessage,
-              batch -> done(partition, batch.get(batch.size() - 1)));
-          next = taken.count();
-          if (taken.failure() != null) {
-            ConsumerRecord<byte[], byte[]> record = received.get(next);
-            if (!failed(partition, record, RecordMessages.toMessage(record), taken.failure())) {
-              continue; // the partition waits for the retry
-            }
-            next++;
-          }
-        }
-        for (ConsumerRecord<byte[], byte[]> record : received.subList(next, received.size())) {
-          if (!running || !handle(partition, record)) {
-            break; // the rest of the partition comes again after the seek
-          }
-        }
-      }
-    }
-
-    /** Handles one record; returns false when it failed and its partition must wait. */
-    private boolean handle(TopicPartition partition, ConsumerRecord<byte[], byte[]> record) {
-      Message message;
-      try {
-        message = RecordMessages.toMessage(record);
-      } catch (IllegalArgumentException e) {
-        return skip(partition, record, e);
-      }
-      try {
-        counters.countReceived(intake.take(message));
-        done(partition, record);
-        return true;
-      } catch (UnreadableMessageException e) {
-        return skip(partition, record, e);
-      } catch (Exception | Error e) {
-        return failed(partition, record, message, e);
-      }
-    }
-
-    /**
-     * Counts a failed attempt at {@code record}: true when the policy gave up and it was
-     * dead-lettered, so the partition goes on; false when the partition waits for its retry.
-     */
-    private boolean failed(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, Message message,
-        Throwable e) {
-      counters.countFailure();
-      Retries.Attempts attempts = failures.compute(partition, (p, a) -> a != null && a.isFor(message) ? a : retries.of(message));
-      Optional<Duration> wait = attempts.failed(e);
-      if (wait.isEmpty()) {
-        counters.countDeadLetter();
-        done(partition, record);
-        return true;
-      }
-      Duration delay = wait.get();
-      log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
-          consumerName, message.id(), partition, record.offset(), attempts.count(), delay.toMillis(), e.toString());
-      consumer.seek(partition, record.offset());
-      consumer.pause(List.of(partition));
-      pausedUntil.put(partition, Instant.now().plus(delay));
-      return false;
-    }
-
-    private void done(TopicPartition partition, ConsumerRecord<byte[], byte[]> record) {
-      done.put(partition, new OffsetAndMetadata(record.offset() + 1));
-      failures.remove(partition);
-    }
-
-    /**
-     * No retry can make a malformed record readable; holding its partition forever would stop
-     * every later record behind it.
-     */
-    private boolean skip(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, RuntimeException e) {
-      counters.countRejection();
-      log.error("subscriber {}: skipped the unreadable record at {}@{}: {}", consumerName, partition,
-          record.offset(), e.getMessage());
-      done.put(partition, new OffsetAndMetadata(record.offset() + 1));
-      return true;
-    }
-
-    private void resumeDuePartitions() {
-      Instant now = Instant.now();
-      pausedUntil.entrySet().removeIf(e -> {
-        if (now.isBefore(e.getValue())) {
-          return false;
-        }
-        if (consumer.assignment().contains(e.getKey())) {
-          consumer.resume(List.of(e.getKey()));
-        }
-        return true;
-      });
-    }
-
-    private void commitDone() {
-      if (!done.isEmpty()) {
-        consumer.commitSync(new LinkedHashMap<>(done));
-        done.clear();
-      }
-    }
-
-    /** Commits what was handled before partitions move to another member of the group. */
-    private final class CommitOnRevoke implements ConsumerRebalanceListener {
-      @Override
-      public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-        log.info("subscriber {}: partitions {} revoked", consumerName, partitions);
-        commitDone();
-        partitions.forEach(p -> {
-          pausedUntil.remove(p);
-          failures.remove(p);
-        });
-      }
-
-      @Override
-      public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-        // committed offsets say where to start
-        log.info("subscriber {}: partitions {} assigned", consumerName, partitions);
-      }
-    }
-  }
 
   /** Builds a {@link KafkaSubscriber}; {@link #build()} checks the settings. */
   public static final class Builder {

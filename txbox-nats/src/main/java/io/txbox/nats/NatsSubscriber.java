@@ -20,7 +20,6 @@ import io.txbox.spi.Retries;
 import io.txbox.spi.RetryRequests;
 import io.txbox.spi.Subscriber;
 import io.txbox.spi.SubscriberCounters;
-import io.txbox.spi.UnreadableMessageException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -32,6 +31,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -109,12 +109,11 @@ public final class NatsSubscriber implements Subscriber {
   private final NatsConnections connections;
   private final Durable durable;
   private final LoopGuard loop;
-  private final Retries retries;
-  private final IntakeBatches<io.nats.client.Message> batches;
   private final SubscriberCounters counters = new SubscriberCounters();
   private ExecutorService handlers;
   private Thread fetcher;
-  private volatile boolean running = true;
+  private final AtomicBoolean running = new AtomicBoolean(true);
+  private final InOrderIntake inOrder;
   private RetryRequests retryRequests;
   private final CountDownLatch closing = new CountDownLatch(1);
 
@@ -123,8 +122,8 @@ public final class NatsSubscriber implements Subscriber {
     this.consumerName = b.consumerName;
     this.settings = new Settings(b.servers, b.stream, b.durable, b.subjects, b.fetchSize, b.ackWait, b.maxDeliver,
         b.concurrency, b.drainTimeout);
-    this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
-    this.batches = new IntakeBatches<>(b.intake, b.batchSize, counters);
+    this.inOrder = new InOrderIntake(b.consumerName, b.intake, new Retries(b.intake, b.retryPolicy, b.whenExhausted),
+        new IntakeBatches<>(b.intake, b.batchSize, counters), counters, b.ackWait, running);
     this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
     this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " fetching from stream " + b.stream);
     this.durable = new Durable(new Durable.Settings(settings.stream(), settings.durable(), settings.subjects(),
@@ -232,7 +231,7 @@ public final class NatsSubscriber implements Subscriber {
     if (fetcher == null) {
       return;
     }
-    running = false;
+    running.set(false);
     closing.countDown();
     retryRequests.close();
     try {
@@ -247,7 +246,7 @@ public final class NatsSubscriber implements Subscriber {
 
   /** Fetches and handles until closed; a failed step (the server gone, a bug) is retried after a second. */
   private void fetchLoop(ConsumerContext consumer) {
-    while (running) {
+    while (running.get()) {
       if (!loop.attempt(() -> handle(fetch(consumer)))) {
         if (Thread.currentThread().isInterrupted()) {
           return;
@@ -276,12 +275,12 @@ public final class NatsSubscriber implements Subscriber {
       return;
     }
     if (settings.concurrency() == 1) {
-      handleInOrder(batch);
+      inOrder.take(batch);
       return;
     }
     List<Future<?>> keys = new ArrayList<>();
     for (List<io.nats.client.Message> key : byKey(batch).values()) {
-      keys.add(handlers.submit(() -> handleInOrder(key)));
+      keys.add(handlers.submit(() -> inOrder.take(key)));
     }
     for (Future<?> f : keys) {
       f.get();
@@ -298,100 +297,12 @@ public final class NatsSubscriber implements Subscriber {
     return byKey;
   }
 
-  private void handleInOrder(List<io.nats.client.Message> messages) {
-    int next = 0;
-    if (running) {
-      IntakeBatches.Taken taken = batches.take(messages, NatsMessages::toMessage,
-          batch -> batch.forEach(io.nats.client.Message::ack));
-      next = taken.count();
-      if (taken.failure() != null) {
-        io.nats.client.Message failed = messages.get(next);
-        takeUntilDone(failed, NatsMessages.toMessage(failed), taken.failure());
-        next++;
-      }
-    }
-    for (io.nats.client.Message m : messages.subList(next, messages.size())) {
-      if (!running) {
-        m.nak(); // not started: another subscriber may have it at once
-        continue;
-      }
-      handleUntilDone(m);
-    }
-  }
-
-  /** Handles one message, retrying in hand until it succeeds or the subscriber closes. */
-  private void handleUntilDone(io.nats.client.Message nats) {
-    Message message;
-    try {
-      message = NatsMessages.toMessage(nats);
-    } catch (IllegalArgumentException e) {
-      skip(nats, e);
-      return;
-    }
-    takeUntilDone(nats, message, null);
-  }
-
-  /**
-   * Takes {@code message}, retrying in hand until it succeeds or the subscriber closes;
-   * {@code failure}, when not null, is an attempt that already failed (in a batch).
-   */
-  private void takeUntilDone(io.nats.client.Message nats, Message message, Throwable failure) {
-    Retries.Attempts attempts = retries.of(message);
-    while (true) {
-      if (failure == null) {
-        try {
-          counters.countReceived(intake.take(message));
-          nats.ack();
-          return;
-        } catch (UnreadableMessageException e) {
-          skip(nats, e);
-          return;
-        } catch (Exception | Error e) {
-          failure = e;
-        }
-      }
-      counters.countFailure();
-      Optional<Duration> wait = attempts.failed(failure);
-      if (wait.isEmpty()) {
-        counters.countDeadLetter();
-        nats.ack();
-        return;
-      }
-      log.warn("subscriber {}: message {} (stream sequence {}) failed (attempt {}), retrying in {} ms: {}",
-          consumerName, message.id(), nats.metaData().streamSequence(), attempts.count(),
-          wait.get().toMillis(), failure.toString());
-      if (!waitInProgress(nats, wait.get())) {
-        nats.nak(); // closing: hand it back rather than wait for AckWait
-        return;
-      }
-      failure = null;
-    }
-  }
-
-  /** Waits {@code delay}, telling the server the message is still in hand; false when closing. */
-  private boolean waitInProgress(io.nats.client.Message nats, Duration delay) {
-    long end = System.nanoTime() + delay.toNanos();
-    Duration beat = settings.ackWait().dividedBy(3);
-    while (running && System.nanoTime() < end) {
-      nats.inProgress();
-      pause(Duration.ofNanos(Math.min(beat.toNanos(), end - System.nanoTime())));
-    }
-    return running;
-  }
-
-  private void skip(io.nats.client.Message nats, RuntimeException e) {
-    counters.countRejection();
-    log.error("subscriber {}: skipped the unreadable message at stream sequence {}: {}", consumerName,
-        nats.metaData().streamSequence(), e.getMessage());
-    nats.term();
-  }
-
   private void pause(Duration d) {
     try {
       Thread.sleep(Math.max(0, d.toMillis()));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      running = false;
+      running.set(false);
     }
   }
 
