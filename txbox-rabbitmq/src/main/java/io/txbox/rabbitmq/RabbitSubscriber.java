@@ -5,6 +5,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import io.txbox.Inbox;
+import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
@@ -13,6 +14,7 @@ import io.txbox.WhenExhausted;
 import io.txbox.rabbitmq.internal.RabbitClientVersion;
 import io.txbox.rabbitmq.internal.RabbitConnections;
 import io.txbox.spi.Intake;
+import io.txbox.spi.IntakeBatches;
 import io.txbox.spi.LoopGuard;
 import io.txbox.spi.Retries;
 import io.txbox.spi.RetryRequests;
@@ -25,6 +27,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -73,6 +77,8 @@ public final class RabbitSubscriber implements Subscriber {
   public static final int DEFAULT_PREFETCH = 100;
   /** Most unacknowledged deliveries at a time. */
   public static final int MAX_PREFETCH = 10_000;
+  /** Default most deliveries taken in one database transaction. */
+  public static final int DEFAULT_BATCH_SIZE = 100;
   /** Default threads that handle different keys in parallel. */
   public static final int DEFAULT_CONCURRENCY = 1;
   /** Most handler threads. */
@@ -92,6 +98,8 @@ public final class RabbitSubscriber implements Subscriber {
   private final SubscriberCounters counters = new SubscriberCounters();
   private final LoopGuard loop;
   private final List<ExecutorService> workers = new ArrayList<>();
+  private final List<Queue<Received>> received = new ArrayList<>();
+  private final IntakeBatches<Received> batches;
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile boolean running = true;
   private RetryRequests retryRequests;
@@ -104,12 +112,21 @@ public final class RabbitSubscriber implements Subscriber {
     this.consumerName = b.consumerName;
     this.settings = new Settings(b.queue, b.prefetch, b.concurrency, b.drainTimeout);
     this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
+    this.batches = new IntakeBatches<>(b.intake, b.batchSize, counters);
     this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " of queue " + b.queue);
     this.connections = new RabbitConnections(factory, "txbox-subscriber-" + b.consumerName);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
   public static Builder builder(Inbox inbox, String consumerName, InboxHandler handler) {
+    return new Builder(Intake.inbox(inbox, consumerName, handler));
+  }
+
+  /**
+   * A builder for a subscriber that hands each batch's new messages to {@code handler} at once,
+   * through {@code inbox}, for set-based work; one at a time where a batch failed.
+   */
+  public static Builder builder(Inbox inbox, String consumerName, InboxBatchHandler handler) {
     return new Builder(Intake.inbox(inbox, consumerName, handler));
   }
 
@@ -142,6 +159,7 @@ public final class RabbitSubscriber implements Subscriber {
     }
     for (int i = 0; i < settings.concurrency(); i++) {
       workers.add(Executors.newSingleThreadExecutor(r -> new Thread(r, "txbox-rabbitmq-handler-" + consumerName)));
+      received.add(new ConcurrentLinkedQueue<>());
     }
     try {
       consume(); // the first connection in the caller's thread, so that a mistake shows at once
@@ -200,45 +218,90 @@ public final class RabbitSubscriber implements Subscriber {
     }
   }
 
-  /** On the client's thread: hands the delivery to its key's worker, in arrival order. */
+  /** A delivery and the channel it came on, which is the one to acknowledge it on. */
+  private record Received(Channel channel, Delivery delivery) {
+    long tag() {
+      return delivery.getEnvelope().getDeliveryTag();
+    }
+  }
+
+  /**
+   * On the client's thread: queues the delivery for its key's worker, in arrival order. The
+   * worker takes whatever its queue holds by then, so deliveries that arrive together are taken
+   * together, up to a batch.
+   */
   private void dispatch(Channel ch, Delivery delivery) {
     Object key = delivery.getProperties().getHeaders() == null ? null
         : delivery.getProperties().getHeaders().get(RabbitMessages.KEY);
     int worker = key == null ? 0 : Math.floorMod(key.toString().hashCode(), workers.size());
-    workers.get(worker).execute(loop.guard(() -> handleUntilDone(ch, delivery)));
+    received.get(worker).add(new Received(ch, delivery));
+    workers.get(worker).execute(loop.guard(() -> takeQueued(received.get(worker))));
+  }
+
+  /** On a worker: the deliveries queued so far, in batches where it can, one at a time after a failure. */
+  private void takeQueued(Queue<Received> queue) {
+    List<Received> queued = new ArrayList<>();
+    for (Received r = queue.poll(); r != null; r = queue.poll()) {
+      queued.add(r);
+    }
+    int next = 0;
+    if (running) {
+      IntakeBatches.Taken taken = batches.take(queued, r -> RabbitMessages.toMessage(r.delivery()),
+          batch -> batch.forEach(r -> ack(r.channel(), r.tag())));
+      next = taken.count();
+      if (taken.failure() != null) {
+        Received failed = queued.get(next);
+        takeUntilDone(failed, RabbitMessages.toMessage(failed.delivery()), taken.failure());
+        next++;
+      }
+    }
+    for (Received r : queued.subList(next, queued.size())) {
+      handleUntilDone(r);
+    }
   }
 
   /** Handles one delivery, retrying in hand until it succeeds, its channel is gone, or closing. */
-  private void handleUntilDone(Channel ch, Delivery delivery) {
-    long tag = delivery.getEnvelope().getDeliveryTag();
+  private void handleUntilDone(Received r) {
     Message message;
     try {
-      message = RabbitMessages.toMessage(delivery);
+      message = RabbitMessages.toMessage(r.delivery());
     } catch (IllegalArgumentException e) {
-      reject(ch, tag, e);
+      reject(r.channel(), r.tag(), e);
       return;
     }
+    takeUntilDone(r, message, null);
+  }
+
+  /**
+   * Takes {@code message}, retrying in hand until it succeeds, its channel is gone, or closing;
+   * {@code failure}, when not null, is an attempt that already failed (in a batch).
+   */
+  private void takeUntilDone(Received r, Message message, Throwable failure) {
     Retries.Attempts attempts = retries.of(message);
-    while (running && ch.isOpen()) {
-      try {
-        counters.countReceived(intake.take(message));
-        ack(ch, tag);
-        return;
-      } catch (UnreadableMessageException e) {
-        reject(ch, tag, e);
-        return;
-      } catch (Exception | Error e) {
-        counters.countFailure();
-        Optional<Duration> wait = attempts.failed(e);
-        if (wait.isEmpty()) {
-          counters.countDeadLetter();
-          ack(ch, tag);
+    while (running && r.channel().isOpen()) {
+      if (failure == null) {
+        try {
+          counters.countReceived(intake.take(message));
+          ack(r.channel(), r.tag());
           return;
+        } catch (UnreadableMessageException e) {
+          reject(r.channel(), r.tag(), e);
+          return;
+        } catch (Exception | Error e) {
+          failure = e;
         }
-        log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), attempts.count(), wait.get().toMillis(), e.toString());
-        pause(wait.get());
       }
+      counters.countFailure();
+      Optional<Duration> wait = attempts.failed(failure);
+      if (wait.isEmpty()) {
+        counters.countDeadLetter();
+        ack(r.channel(), r.tag());
+        return;
+      }
+      log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
+          consumerName, message.id(), attempts.count(), wait.get().toMillis(), failure.toString());
+      pause(wait.get());
+      failure = null;
     }
     // closing, or the channel is gone: unacknowledged, the broker delivers it again
   }
@@ -355,6 +418,7 @@ public final class RabbitSubscriber implements Subscriber {
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+    private int batchSize = DEFAULT_BATCH_SIZE;
 
     private Builder(Intake intake) {
       this.consumerName = intake.consumer();
@@ -400,6 +464,17 @@ public final class RabbitSubscriber implements Subscriber {
     /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
     public Builder whenExhausted(WhenExhausted whenExhausted) {
       this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
+      return this;
+    }
+
+    /**
+     * Most deliveries of one worker taken in one database transaction, all or none: those that
+     * arrived while it took the previous ones, up to this many. A handler failing in a batch rolls
+     * it back, and the failed message is retried under the retry policy as if it had come alone.
+     * 1 takes each alone. Default {@value #DEFAULT_BATCH_SIZE}, at most {@value IntakeBatches#MAX_BATCH_SIZE}.
+     */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = batchSize;
       return this;
     }
 

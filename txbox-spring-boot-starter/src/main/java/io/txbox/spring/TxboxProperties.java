@@ -179,8 +179,9 @@ public record TxboxProperties(
    * @param drainTimeout how long shutdown waits for the messages in hand
    * @param transactionManager the bean name of the transaction manager the listeners' transactions
    *     run under, when the application has several; it must manage txbox's DataSource
-   * @param batchSize with Kafka and NATS, most messages (of one partition, or one fetch) a listener
-   *     takes in one transaction, 1 to 10,000; 1 gives each message a transaction of its own
+   * @param batchSize with Kafka, NATS and RabbitMQ, most messages (of one partition, one fetch, or
+   *     those waiting) a listener takes in one transaction, 1 to 10,000; 1 gives each message a
+   *     transaction of its own
    */
   public record Inbox(
       @DefaultValue("true") boolean enabled,

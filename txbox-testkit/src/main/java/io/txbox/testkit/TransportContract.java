@@ -2,6 +2,7 @@ package io.txbox.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
@@ -112,6 +113,14 @@ public abstract class TransportContract {
 
   /** The inbox store for tables in {@code schema}. */
   protected abstract InboxStore inboxStore(String schema);
+
+  /**
+   * Whether the subscriber takes several messages in one database transaction; true unless the
+   * transport hands them over one at a time.
+   */
+  protected boolean takesBatches() {
+    return true;
+  }
 
   @BeforeEach
   void createSchema() throws SQLException {
@@ -305,6 +314,23 @@ public abstract class TransportContract {
     awaitHandled(consumer, sent.size());
     assertThat(handledIds(consumer)).hasSize(sent.size());
     assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+  }
+
+  @Test
+  void messagesWaitingWhenTheSubscriberStartsAreTakenInFewTransactionsInOrderPerKey() throws Exception {
+    assumeTrue(takesBatches(), "this transport takes one message per transaction");
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 3, 40);
+    publishAll(closing(publisher(sharedBroker())), sent, 40);
+    String consumer = uniqueName();
+
+    start(subscriber(sharedBroker(), destination, inbox, consumer, recordSideEffect(consumer)));
+
+    awaitHandled(consumer, sent.size());
+    assertThat(handledIds(consumer)).hasSize(sent.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+    assertThat(inboxTransactions(consumer)).as("inbox transactions for %d messages", sent.size())
+        .isLessThan(sent.size() / 4);
   }
 
   @Test
@@ -599,6 +625,19 @@ public abstract class TransportContract {
       Thread.getAllStackTraces().forEach((thread, stack) -> System.err.println("thread " + thread.getName() + " "
           + thread.getState() + String.join("", java.util.Arrays.stream(stack).map(f -> "\n    at " + f).toList())));
       throw e;
+    }
+  }
+
+  /** How many transactions recorded the consumer's messages: now() is a transaction's start. */
+  private int inboxTransactions(String consumer) throws SQLException {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement p = c.prepareStatement("SELECT count(DISTINCT processed_at) FROM " + db.schema()
+            + ".txbox_inbox WHERE consumer = ?")) {
+      p.setString(1, consumer);
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
     }
   }
 

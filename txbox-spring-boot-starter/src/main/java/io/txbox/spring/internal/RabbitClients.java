@@ -41,6 +41,7 @@ final class RabbitClients implements BrokerClients {
         .retryPolicy(listener.retryPolicy())
         .whenExhausted(listener.whenExhausted())
         .drainTimeout(properties.inbox().drainTimeout())
+        .batchSize(properties.inbox().batchSize())
         .build());
   }
 }
