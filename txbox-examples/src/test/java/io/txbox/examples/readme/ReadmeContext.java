@@ -8,6 +8,7 @@ import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.Publisher;
 import java.sql.Connection;
+import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -52,4 +53,6 @@ public abstract class ReadmeContext {
   protected void insertOrder(Connection tx, Order order) {}
 
   protected void reserveStock(Connection tx, Message message) {}
+
+  protected void insertAll(Connection tx, List<Message> messages) {}
 }
