@@ -1,10 +1,20 @@
 package io.txbox.demo;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import io.txbox.server.DurationConverter;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code java -jar txbox-demo.jar}: see {@link Demo}. With no options it needs nothing installed:
@@ -94,6 +104,12 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--keep", description = "Keep the demo's schema instead of dropping it.")
   boolean keep;
 
+  @Option(names = "--results-json", description = "Also writes the report, with the settings it ran with,"
+      + " as JSON to this file: the end-to-end benchmark's results (BENCHMARKS.md).")
+  Path resultsJson;
+
+  @Spec CommandSpec spec;
+
   @Override
   public Integer call() throws Exception {
     int processes = consumers != null ? consumers : broker == Demo.Broker.nats ? 1 : 2;
@@ -101,7 +117,45 @@ final class DemoCommand implements Callable<Integer> {
         chaosInterval, warmUp, jdbcUrl, broker, brokerAddress(), timeout, keep, source);
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
+    if (resultsJson != null) {
+      writeResults(settings, report);
+    }
     return report.ok() ? 0 : 1;
+  }
+
+  /** The report as JSON, with the command line and the settings (a broker address and URL are left out). */
+  private void writeResults(Demo.Settings settings, DemoReport report) throws IOException {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("benchmark", "end-to-end");
+    json.put("command", "java -jar txbox-demo/target/txbox-demo.jar " + String.join(" ", argumentsBut("--results-json")));
+    Map<String, Object> ran = new LinkedHashMap<>();
+    ran.put("events", settings.events());
+    ran.put("rate", settings.perSecond());
+    ran.put("relays", settings.relays());
+    ran.put("consumers", settings.consumers());
+    ran.put("consumerThreads", settings.consumerThreads());
+    ran.put("chaos", settings.chaos());
+    ran.put("broker", settings.broker().name());
+    ran.put("source", settings.source().name());
+    ran.put("embeddedDatabase", settings.jdbcUrl() == null);
+    json.put("settings", ran);
+    json.put("report", report);
+    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(resultsJson.toFile(), json);
+    System.out.println("written to " + resultsJson);
+  }
+
+  /** The command line without {@code option} and its value. */
+  private List<String> argumentsBut(String option) {
+    List<String> args = new ArrayList<>();
+    List<String> given = spec.commandLine().getParseResult().originalArgs();
+    for (int i = 0; i < given.size(); i++) {
+      if (given.get(i).equals(option)) {
+        i++; // its value
+      } else if (!given.get(i).startsWith(option + "=")) {
+        args.add(given.get(i));
+      }
+    }
+    return args;
   }
 
   /** The address given for the chosen broker; one given for another broker is a mistake. */

@@ -2,11 +2,17 @@ package io.txbox.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.txbox.server.Main;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestDatabase;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** {@code java -jar txbox-demo.jar} with bad settings: exit 2 and the option named, before anything starts. */
@@ -32,5 +38,21 @@ class DemoCommandLineTest {
         .contains("--events must be 1 to 100,000,000, was 0")
         .contains("--consumers must be 1 to 8 (the topic's partitions), was 9")
         .contains("quickstart: invalid --events (TXBOX_EVENTS): events and keys must be >= 1");
+  }
+
+  @Test
+  void aRunWithResultsJsonWritesItsReportAndSettings(@TempDir Path dir) throws Exception {
+    Path results = dir.resolve("end-to-end.json");
+    assertThat(run("--no-chaos", "--events", "300", "--rate", "300", "--warm-up", "0s", "--relays", "1",
+        "--consumers", "1", "--jdbc-url", TestDatabase.jdbcUrl(),
+        "--kafka-bootstrap-servers", KafkaBroker.shared().bootstrapServers(), "--results-json", results.toString()))
+        .as("%s", err).isZero();
+    JsonNode json = new ObjectMapper().readTree(results.toFile());
+    assertThat(json.path("command").asText()).contains("--rate 300").doesNotContain("--results-json")
+        .doesNotContain(results.toString());
+    assertThat(json.path("settings").path("rate").asInt()).isEqualTo(300);
+    assertThat(json.path("report").path("applied").asLong()).isEqualTo(300);
+    assertThat(json.path("report").path("lost").asLong()).isZero();
+    assertThat(json.path("report").path("latency").path("p99").asDouble()).isPositive();
   }
 }
