@@ -31,6 +31,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -251,8 +252,21 @@ public final class NatsSubscriber implements Subscriber {
         if (Thread.currentThread().isInterrupted()) {
           return;
         }
-        pause(Duration.ofSeconds(1)); // unacknowledged messages come again; the inbox absorbs them
+        // a second before trying again, or less once closing; unacknowledged messages come again
+        if (closedWithin(Duration.ofSeconds(1))) {
+          return;
+        }
       }
+    }
+  }
+
+  /** Waits up to {@code d} for {@link #close()}; true when closing (or interrupted). */
+  private boolean closedWithin(Duration d) {
+    try {
+      return closing.await(d.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return true;
     }
   }
 
@@ -295,15 +309,6 @@ public final class NatsSubscriber implements Subscriber {
       byKey.computeIfAbsent(key != null ? "k:" + key : "m:" + byKey.size(), k -> new ArrayList<>()).add(m);
     }
     return byKey;
-  }
-
-  private void pause(Duration d) {
-    try {
-      Thread.sleep(Math.max(0, d.toMillis()));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      running.set(false);
-    }
   }
 
   /** The checked settings, copied out of the builder, which may go on changing. */
