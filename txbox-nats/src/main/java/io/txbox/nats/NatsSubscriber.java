@@ -68,7 +68,9 @@ import org.slf4j.LoggerFactory;
  * <p>Order per key holds for one subscriber per durable consumer, also across crashes: a durable
  * left with unacknowledged messages is created again from its acknowledgement floor on {@link
  * #start()} (never earlier than the durable it replaces started), so those messages come again in
- * stream order, ahead of newer ones, instead of after {@code AckWait}. A subscriber started on a
+ * stream order, ahead of newer ones, instead of after {@code AckWait}. The same happens while it
+ * runs when a delivery is lost on its way (the server's deliveries are numbered, so the subscriber
+ * sees the gap): the messages after it wait until the lost one came again. A subscriber started on a
  * durable that another one is using (a rolling deploy) stands by, checking every second, and takes
  * over once the other is gone, so the two never share it. To scale out and keep order, partition
  * the subjects and give each partition its own durable.
@@ -117,6 +119,10 @@ public final class NatsSubscriber implements Subscriber {
   private final InOrderIntake inOrder;
   private RetryRequests retryRequests;
   private final CountDownLatch closing = new CountDownLatch(1);
+  /** The durable bound to, and the consumer sequence of its last delivery: the fetching thread's alone. */
+  private ConsumerContext consumer;
+  private long delivered;
+  private boolean restartNeeded;
 
   private NatsSubscriber(Builder b) {
     this.intake = b.intake;
@@ -171,7 +177,7 @@ public final class NatsSubscriber implements Subscriber {
     if (fetcher != null) {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
     }
-    Optional<ConsumerContext> bound = durable.bindIfFree();
+    Optional<Durable.Bound> bound = durable.bindIfFree();
     if (bound.isEmpty()) {
       log.info("subscriber {}: {}; standing by until it is free", consumerName, durable.inUseReason());
     }
@@ -246,9 +252,10 @@ public final class NatsSubscriber implements Subscriber {
   }
 
   /** Fetches and handles until closed; a failed step (the server gone, a bug) is retried after a second. */
-  private void fetchLoop(ConsumerContext consumer) {
+  private void fetchLoop(Durable.Bound bound) {
+    bind(bound);
     while (running.get()) {
-      if (!loop.attempt(() -> handle(fetch(consumer)))) {
+      if (!loop.attempt(this::step)) {
         if (Thread.currentThread().isInterrupted()) {
           return;
         }
@@ -281,6 +288,47 @@ public final class NatsSubscriber implements Subscriber {
       }
     }
     return batch;
+  }
+
+  /**
+   * Fetches and handles a batch. The server numbers its deliveries (the consumer sequence); a
+   * number skipped means a delivery never reached this subscriber, such as one that arrived after
+   * a fetch had ended on the client's clock. The server would deliver it again only after {@code
+   * AckWait}, behind the messages after it, so those are not handled: the durable starts again
+   * from its acknowledgement floor and delivers everything unacknowledged in stream order.
+   */
+  private void step() throws Exception {
+    if (restartNeeded) { // before any other fetch, however often the restart fails
+      bind(durable.restart());
+      restartNeeded = false;
+    }
+    List<io.nats.client.Message> batch = fetch(consumer);
+    int lost = firstAfterLostDelivery(batch);
+    handle(batch.subList(0, lost));
+    if (lost < batch.size()) {
+      long next = batch.get(lost).metaData().consumerSequence();
+      log.warn("subscriber {}: delivered {} of durable {} after {}; creating it again from its acknowledgement"
+          + " floor so that what never arrived comes again in order", consumerName, next, settings.durable(),
+          delivered);
+      restartNeeded = true;
+    }
+  }
+
+  /** The index of the first message delivered after a lost one, else the batch's size. */
+  private int firstAfterLostDelivery(List<io.nats.client.Message> batch) {
+    for (int i = 0; i < batch.size(); i++) {
+      long sequence = batch.get(i).metaData().consumerSequence();
+      if (sequence != delivered + 1) {
+        return i;
+      }
+      delivered = sequence;
+    }
+    return batch.size();
+  }
+
+  private void bind(Durable.Bound bound) {
+    consumer = bound.consumer();
+    delivered = bound.delivered();
   }
 
   /** Handles a batch: keys in parallel, each key's messages in stream order. */

@@ -28,6 +28,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -110,6 +113,34 @@ class NatsDurableTest {
     assertThat(handledByKey.values().stream().mapToInt(List::size).sum()).isEqualTo(200);
   }
 
+  @Test
+  void aDeliveryLostOnItsWayIsHandledBeforeTheMessagesAfterIt() throws Exception {
+    publishNumbers(1); // 1, 5 and 9 share a key
+    CountDownLatch handlingTheFirst = new CountDownLatch(1);
+    CountDownLatch goOn = new CountDownLatch(1);
+    List<Integer> handled = new CopyOnWriteArrayList<>();
+    start(subscriber((tx, m, key) -> {
+      if (number(m) == 1) {
+        handlingTheFirst.countDown();
+        goOn.await();
+      }
+      handled.add(number(m));
+    }));
+    assertThat(handlingTheFirst.await(30, TimeUnit.SECONDS)).isTrue();
+
+    // While the subscriber is busy, message 5 is delivered on its durable and lost on the way:
+    // taken by a fetch that never acknowledges it, as when a fetch ends before its messages arrive.
+    publishNumbers(5, 9);
+    ConsumerContext durable = nats.getConsumerContext(stream, "billing");
+    try (FetchConsumer fetch = durable.fetch(FetchConsumeOptions.builder().maxMessages(1).expiresIn(2000).build())) {
+      assertThat(number(NatsMessages.toMessage(fetch.nextMessage()))).isEqualTo(5);
+    }
+    goOn.countDown();
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 3);
+    assertThat(handled).as("5 before 9, not after AckWait").containsExactly(1, 5, 9);
+  }
+
   private NatsSubscriber subscriber(InboxHandler handler) {
     return NatsSubscriber.builder(inbox, "billing", handler).servers(NatsServer.MACHINE_URL).stream(stream)
         .ackWait(Duration.ofSeconds(2))
@@ -124,8 +155,13 @@ class NatsDurableTest {
 
   /** Messages 1 to {@code count} over four keys, published as txbox's publisher does. */
   private void publish(int count) throws Exception {
+    publishNumbers(IntStream.rangeClosed(1, count).toArray());
+  }
+
+  /** Messages with these numbers, number n keyed k(n mod 4). */
+  private void publishNumbers(int... numbers) throws Exception {
     List<Message> messages = new ArrayList<>();
-    for (int i = 1; i <= count; i++) {
+    for (int i : numbers) {
       messages.add(Message.builder().type("Invoiced").destination(subject).key("k" + (i % 4))
           .payload(Integer.toString(i).getBytes(StandardCharsets.UTF_8)).build());
     }

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,6 +35,11 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Never earlier than it was.</b> The new start is never before the start of the durable
  *       it replaces: a durable created again that has acknowledged nothing yet reports an ack
  *       floor of 0 (nats-server 2.9), which would replay the whole stream.
+ *   <li><b>A lost delivery restarts it.</b> A delivery can be lost on its way to the subscriber (a
+ *       fetch that ended on the client's clock before the server's messages arrived); the server
+ *       would deliver it again only after {@code AckWait}, behind newer messages. The subscriber
+ *       sees the gap in the consumer sequence and {@link #restart}s the durable from its
+ *       acknowledgement floor, so the lost message comes again ahead of the ones after it.
  * </ul>
  */
 public final class Durable {
@@ -44,6 +50,17 @@ public final class Durable {
   /** The durable's settings. */
   public record Settings(String stream, String name, List<String> subjects, Duration ackWait, int maxDeliver,
       int fetchSize) {}
+
+  /**
+   * The durable a subscriber is bound to.
+   *
+   * @param delivered the consumer sequence of its last delivery (0 when none yet): the next one
+   *     delivered is {@code delivered + 1}, and anything else means deliveries were lost
+   */
+  public record Bound(ConsumerContext consumer, long delivered) {}
+
+  /** How long the acknowledgements sent so far may take to reach the server before a restart. */
+  private static final Duration ACK_FLUSH = Duration.ofSeconds(5);
 
   /** How often a subscriber standing by looks whether the durable is free. */
   private static final Duration STANDBY_CHECK = Duration.ofSeconds(1);
@@ -66,7 +83,7 @@ public final class Durable {
    *
    * @throws IllegalStateException when the server cannot be reached or refuses the consumer
    */
-  public Optional<ConsumerContext> bindIfFree() {
+  public Optional<Bound> bindIfFree() {
     try {
       return bindIfFree(connections.get());
     } catch (IOException | JetStreamApiException e) {
@@ -83,11 +100,11 @@ public final class Durable {
    * Stands by until the durable is free, looking every second, and binds to it; empty when
    * {@code closing} opens first.
    */
-  public Optional<ConsumerContext> awaitFree(CountDownLatch closing) {
+  public Optional<Bound> awaitFree(CountDownLatch closing) {
     try {
       while (!closing.await(STANDBY_CHECK.toMillis(), TimeUnit.MILLISECONDS)) {
         try {
-          Optional<ConsumerContext> bound = bindIfFree();
+          Optional<Bound> bound = bindIfFree();
           if (bound.isPresent()) {
             log.info("subscriber {}: durable {} is free now; taking it over", subscriber, settings.name());
             return bound;
@@ -102,15 +119,42 @@ public final class Durable {
     return Optional.empty();
   }
 
-  private Optional<ConsumerContext> bindIfFree(Connection connection)
+  private Optional<Bound> bindIfFree(Connection connection)
       throws IOException, JetStreamApiException, InterruptedException {
     JetStreamManagement jsm = connection.jetStreamManagement();
     ConsumerInfo existing = existing(jsm);
     if (existing != null && inUse(existing)) {
       return Optional.empty();
     }
-    jsm.addOrUpdateConsumer(settings.stream(), config(jsm, existing));
-    return Optional.of(connection.getConsumerContext(settings.stream(), settings.name()));
+    ConsumerInfo bound = jsm.addOrUpdateConsumer(settings.stream(), config(jsm, existing));
+    return Optional.of(new Bound(connection.getConsumerContext(settings.stream(), settings.name()),
+        bound.getDelivered().getConsumerSequence()));
+  }
+
+  /**
+   * Creates the durable again from its acknowledgement floor, once the acknowledgements sent so
+   * far reached the server: every message not acknowledged comes again in stream order, those
+   * acknowledged past the floor too (the inbox takes them as duplicates).
+   *
+   * @throws IllegalStateException when the server cannot be reached or refuses the consumer
+   */
+  public Bound restart() {
+    try {
+      Connection connection = connections.get();
+      connection.flush(ACK_FLUSH);
+      JetStreamManagement jsm = connection.jetStreamManagement();
+      ConsumerInfo existing = existing(jsm);
+      ConsumerConfiguration config = existing == null ? config(jsm, null) : restartConfig(jsm, existing);
+      ConsumerInfo bound = jsm.addOrUpdateConsumer(settings.stream(), config);
+      return new Bound(connection.getConsumerContext(settings.stream(), settings.name()),
+          bound.getDelivered().getConsumerSequence());
+    } catch (IOException | JetStreamApiException | TimeoutException e) {
+      throw new IllegalStateException("subscriber " + subscriber + ": cannot create durable consumer "
+          + settings.name() + " again on stream " + settings.stream() + " at " + servers + ": " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while restarting durable " + settings.name(), e);
+    }
   }
 
   /** Why a durable counts as in use, for the log. */
@@ -149,6 +193,32 @@ public final class Durable {
 
   private ConsumerConfiguration config(JetStreamManagement jsm, ConsumerInfo existing)
       throws IOException, JetStreamApiException {
+    if (existing == null) {
+      return baseConfig().deliverPolicy(DeliverPolicy.All).build();
+    }
+    ConsumerConfiguration was = existing.getConsumerConfiguration();
+    if (existing.getNumAckPending() == 0) { // deliver policy and start cannot change in place
+      return baseConfig().deliverPolicy(was.getDeliverPolicy()).startSequence(was.getStartSequence()).build();
+    }
+    log.info("subscriber {}: {} messages of durable {} were never acknowledged; delivering again in order",
+        subscriber, existing.getNumAckPending(), settings.name());
+    return restartConfig(jsm, existing);
+  }
+
+  /** Deletes the durable and configures it anew from its acknowledgement floor, never earlier than it started. */
+  private ConsumerConfiguration restartConfig(JetStreamManagement jsm, ConsumerInfo existing)
+      throws IOException, JetStreamApiException {
+    ConsumerConfiguration was = existing.getConsumerConfiguration();
+    long from = existing.getAckFloor().getStreamSequence() + 1;
+    if (was.getDeliverPolicy() == DeliverPolicy.ByStartSequence) {
+      from = Math.max(from, was.getStartSequence());
+    }
+    log.info("subscriber {}: durable {} delivers again from stream sequence {}", subscriber, settings.name(), from);
+    jsm.deleteConsumer(settings.stream(), settings.name());
+    return baseConfig().deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(from).build();
+  }
+
+  private ConsumerConfiguration.Builder baseConfig() {
     ConsumerConfiguration.Builder config = ConsumerConfiguration.builder()
         .durable(settings.name())
         .ackPolicy(AckPolicy.Explicit)
@@ -158,20 +228,6 @@ public final class Durable {
     if (!settings.subjects().isEmpty()) {
       config.filterSubjects(settings.subjects());
     }
-    if (existing == null) {
-      return config.deliverPolicy(DeliverPolicy.All).build();
-    }
-    ConsumerConfiguration was = existing.getConsumerConfiguration();
-    if (existing.getNumAckPending() == 0) { // deliver policy and start cannot change in place
-      return config.deliverPolicy(was.getDeliverPolicy()).startSequence(was.getStartSequence()).build();
-    }
-    long from = existing.getAckFloor().getStreamSequence() + 1;
-    if (was.getDeliverPolicy() == DeliverPolicy.ByStartSequence) {
-      from = Math.max(from, was.getStartSequence());
-    }
-    log.info("subscriber {}: {} messages of durable {} were never acknowledged; delivering again in order"
-        + " from stream sequence {}", subscriber, existing.getNumAckPending(), settings.name(), from);
-    jsm.deleteConsumer(settings.stream(), settings.name());
-    return config.deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(from).build();
+    return config;
   }
 }
