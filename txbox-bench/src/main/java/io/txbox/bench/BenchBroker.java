@@ -32,6 +32,14 @@ interface BenchBroker extends AutoCloseable {
   /** A publisher for the relay, with default settings. */
   Publisher publisher();
 
+  /**
+   * A publisher for the relay with an older wire format kept for compatibility, to drain the same
+   * backlog again side by side; null where the broker has none.
+   */
+  default Publisher publisherInFormerWireFormat() {
+    return null;
+  }
+
   @Override
   void close() throws Exception;
 }

@@ -45,6 +45,13 @@ final class NatsBench implements BenchBroker {
     return NatsPublisher.builder().servers(nats.address()).build();
   }
 
+  /** txbox 0.1's separate headers instead of the packed one. */
+  @Override
+  @SuppressWarnings("deprecation")
+  public Publisher publisherInFormerWireFormat() {
+    return NatsPublisher.builder().servers(nats.address()).format(NatsMessages.Format.SEPARATE_HEADERS).build();
+  }
+
   @Override
   public double bareRate(int messages) throws Exception {
     return publishAll(messages, i -> new Prepared(null, null));

@@ -4,6 +4,7 @@ import io.txbox.Message;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.Metrics;
+import io.txbox.spi.Publisher;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -47,10 +48,11 @@ final class RelayThroughput implements Callable<Integer> {
       fill(db, store, target.relayDestination());
 
       double before = bare(target);
-      double relay = drain(store, target);
+      double relay = drain(store, target.publisher());
       double after = bare(target);
       double reference = (before + after) / 2;
       double withHeaders = target.bareRateWithRelayHeaders(events);
+      double former = drainInFormerWireFormat(db, store, target);
 
       String name = broker == Broker.kafka ? "relay-throughput" : "relay-throughput-" + broker;
       Results results = new Results(name, "java -jar txbox-bench/target/txbox-bench.jar relay --broker " + broker);
@@ -70,6 +72,10 @@ final class RelayThroughput implements Callable<Integer> {
         results.add("own client, messages with the relay's headers (after)", withHeaders, "msgs/s");
         results.add("relay, against its own client sending the same headers", relay, "msgs/s",
             "own client, same headers", withHeaders);
+      }
+      if (!Double.isNaN(former)) {
+        results.add("relay in the former wire format, drained after", former, "msgs/s", "own client", reference);
+        results.add("relay, current wire format against the former", relay, "msgs/s", "former wire format", former);
       }
       results.publish(Path.of("txbox-bench", "results"));
     }
@@ -107,7 +113,20 @@ final class RelayThroughput implements Callable<Integer> {
     db.execute("VACUUM ANALYZE " + store.outboxTable());
   }
 
-  private double drain(PostgresOutboxStore store, BenchBroker target) throws InterruptedException {
+  /** The same backlog written again and drained by the broker's former wire format; NaN where it has none. */
+  private double drainInFormerWireFormat(BenchDatabase db, PostgresOutboxStore store, BenchBroker target)
+      throws Exception {
+    Publisher former = target.publisherInFormerWireFormat();
+    if (former == null) {
+      return Double.NaN;
+    }
+    db.execute("TRUNCATE " + store.outboxTable()); // a fresh table, as the first drain had
+    fill(db, store, target.relayDestination());
+    System.out.println("again, in the former wire format:");
+    return drain(store, former);
+  }
+
+  private double drain(PostgresOutboxStore store, Publisher publisher) throws InterruptedException {
     AtomicLong published = new AtomicLong();
     CountDownLatch done = new CountDownLatch(1);
     Metrics counting = new Metrics() {
@@ -120,7 +139,7 @@ final class RelayThroughput implements Callable<Integer> {
     };
     System.out.printf("relaying %,d events...%n", events);
     long start = System.nanoTime();
-    try (Relay relay = Relay.builder(store, target.publisher()).batchSize(batchSize).metrics(counting).build().start()) {
+    try (Relay relay = Relay.builder(store, publisher).batchSize(batchSize).metrics(counting).build().start()) {
       if (!done.await(30, TimeUnit.MINUTES)) {
         throw new IllegalStateException("the relay did not drain the backlog in 30 minutes");
       }

@@ -4,6 +4,7 @@ import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsJetStreamMetaData;
 import io.txbox.Message;
 import io.txbox.spi.PermanentPublishException;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -15,9 +16,23 @@ import java.util.UUID;
 
 /**
  * txbox's wire format on NATS: writes a {@link Message} as NATS headers and reads it back, for
- * publishers and consumers that are not txbox (a reference client, another language). NATS header values are US-ASCII
- * without CR or LF, so any other value (a key or a user header in another script) travels as an
- * RFC 2047 encoded word, {@code =?utf-8?b?<base64>?=}, and is decoded on receipt.
+ * publishers and consumers that are not txbox (a reference client, another language).
+ *
+ * <ul>
+ *   <li>{@value #ID}: the message id, on which JetStream deduplicates.
+ *   <li>{@value #METADATA}: the rest of txbox's metadata in one header, form-encoded: {@code
+ *       type}, {@code version}, {@code key} (absent for none), {@code content-type} and {@code
+ *       created-at} (ISO-8601), each value percent-encoded as UTF-8 where it is not printable
+ *       US-ASCII or is one of {@code % & = +}. One header, because the server's cost of a message
+ *       grows with its number of headers (see BENCHMARKS.md).
+ *   <li>The message's own headers, one NATS header each; a value NATS cannot carry (not US-ASCII)
+ *       travels as an RFC 2047 encoded word, {@code =?utf-8?b?<base64>?=}, and is decoded on receipt.
+ * </ul>
+ *
+ * <p>txbox 0.1 wrote the metadata as separate headers ({@value #TYPE}, {@value #VERSION}, {@value
+ * #CONTENT_TYPE}, {@value #KEY}, {@value #CREATED_AT}). Messages in that form are still read, and
+ * {@link Format#SEPARATE_HEADERS} still writes it, for consumers not yet upgraded; both go in the
+ * release after next.
  *
  * <pre>{@code
  * connection.publish(subject, NatsMessages.headers(message), message.payload());
@@ -27,22 +42,66 @@ import java.util.UUID;
 public final class NatsMessages {
   /** The header JetStream deduplicates on: the message id. */
   public static final String ID = "Nats-Msg-Id";
+  /** The header with txbox's metadata, form-encoded. */
+  public static final String METADATA = "txbox";
+  /** txbox 0.1's header of the type; read, and written by {@link Format#SEPARATE_HEADERS}. */
   public static final String TYPE = "txbox-type";
+  /** txbox 0.1's header of the version; read, and written by {@link Format#SEPARATE_HEADERS}. */
   public static final String VERSION = "txbox-version";
+  /** txbox 0.1's header of the content type; read, and written by {@link Format#SEPARATE_HEADERS}. */
   public static final String CONTENT_TYPE = "content-type";
+  /** txbox 0.1's header of the key; read, and written by {@link Format#SEPARATE_HEADERS}. */
   public static final String KEY = "txbox-key";
+  /** txbox 0.1's header of the creation time; read, and written by {@link Format#SEPARATE_HEADERS}. */
   public static final String CREATED_AT = "txbox-created-at";
 
-  private static final Set<String> TXBOX_HEADERS = Set.of(ID, TYPE, VERSION, CONTENT_TYPE, KEY, CREATED_AT);
+  /** How txbox's metadata travels. */
+  public enum Format {
+    /** One {@value NatsMessages#METADATA} header, form-encoded: the default. */
+    PACKED,
+    /**
+     * txbox 0.1's separate headers, for consumers that read them and are not upgraded yet.
+     *
+     * @deprecated a message costs the server more with every header; removed in the release after next
+     */
+    @Deprecated
+    SEPARATE_HEADERS
+  }
+
+  private static final Set<String> TXBOX_HEADERS = Set.of(ID, METADATA, TYPE, VERSION, CONTENT_TYPE, KEY, CREATED_AT);
   private static final String ENCODED_PREFIX = "=?utf-8?b?";
   private static final String ENCODED_SUFFIX = "?=";
+  private static final byte[] HEX = "0123456789ABCDEF".getBytes(StandardCharsets.US_ASCII);
 
   private NatsMessages() {}
 
-  /** The headers of {@code m}; a user header name NATS cannot carry is a permanent failure. */
+  /** The headers of {@code m}, packed; a user header NATS or txbox cannot carry is a permanent failure. */
   public static Headers headers(Message m) throws PermanentPublishException {
+    return headers(m, Format.PACKED);
+  }
+
+  /** The headers of {@code m} in {@code format}; a user header NATS or txbox cannot carry is a permanent failure. */
+  @SuppressWarnings("deprecation")
+  public static Headers headers(Message m, Format format) throws PermanentPublishException {
     Headers h = new Headers();
     h.put(ID, m.id().toString());
+    if (format == Format.SEPARATE_HEADERS) {
+      separate(m, h);
+    } else {
+      h.put(METADATA, packed(m));
+    }
+    for (Map.Entry<String, String> e : m.headers().entrySet()) {
+      if (!isHeaderName(e.getKey()) || TXBOX_HEADERS.contains(e.getKey())) {
+        throw new PermanentPublishException("message " + m.id() + ": header name '" + e.getKey()
+            + "' cannot travel over NATS, whose header names are printable US-ASCII without ':', and must not be"
+            + " one of txbox's own " + TXBOX_HEADERS + "; rename it");
+      }
+      h.put(e.getKey(), encode(e.getValue()));
+    }
+    return h;
+  }
+
+  private static void separate(Message m, Headers h) {
     h.put(TYPE, encode(m.type()));
     h.put(VERSION, Integer.toString(m.version()));
     h.put(CONTENT_TYPE, encode(m.contentType()));
@@ -50,14 +109,61 @@ public final class NatsMessages {
     if (m.key() != null) {
       h.put(KEY, encode(m.key()));
     }
-    for (Map.Entry<String, String> e : m.headers().entrySet()) {
-      if (!isHeaderName(e.getKey())) {
-        throw new PermanentPublishException("message " + m.id() + ": header name '" + e.getKey()
-            + "' cannot travel over NATS, whose header names are printable US-ASCII without ':'; rename it");
-      }
-      h.put(e.getKey(), encode(e.getValue()));
+  }
+
+  /** type, version, key, content type and creation time as one form-encoded value. */
+  static String packed(Message m) {
+    StringBuilder form = new StringBuilder(96);
+    field(form, "type", m.type());
+    field(form, "version", Integer.toString(m.version()));
+    if (m.key() != null) {
+      field(form, "key", m.key());
     }
-    return h;
+    field(form, "content-type", m.contentType());
+    field(form, "created-at", m.createdAt().toString());
+    return form.toString();
+  }
+
+  private static void field(StringBuilder form, String name, String value) {
+    if (form.length() > 0) {
+      form.append('&');
+    }
+    form.append(name).append('=');
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c > 0x20 && c < 0x7F && c != '%' && c != '&' && c != '=' && c != '+') {
+        form.append(c);
+      } else {
+        percentEncode(form, value, i);
+        return;
+      }
+    }
+  }
+
+  /** The rest of {@code value} from {@code from}, percent-encoded where needed (the rare path). */
+  private static void percentEncode(StringBuilder form, String value, int from) {
+    for (byte b : value.substring(from).getBytes(StandardCharsets.UTF_8)) {
+      int c = b & 0xFF;
+      if (c > 0x20 && c < 0x7F && c != '%' && c != '&' && c != '=' && c != '+') {
+        form.append((char) c);
+      } else {
+        form.append('%').append((char) HEX[c >> 4]).append((char) HEX[c & 0xF]);
+      }
+    }
+  }
+
+  /**
+   * The message's key, without reading the rest of it: what a subscriber orders by.
+   *
+   * @throws IllegalArgumentException when txbox's metadata is malformed
+   */
+  public static String key(io.nats.client.Message nats) {
+    Headers h = nats.getHeaders();
+    String packed = header(h, METADATA);
+    if (packed != null) {
+      return unpack(packed).get("key");
+    }
+    return decodeOrNull(header(h, KEY));
   }
 
   /**
@@ -77,20 +183,55 @@ public final class NatsMessages {
         }
       }
     }
-    String version = header(h, VERSION);
-    String type = header(h, TYPE);
-    String contentType = header(h, CONTENT_TYPE);
+    Map<String, String> meta = metadata(h);
+    String version = meta.get("version");
+    String type = meta.get("type");
+    String contentType = meta.get("content-type");
     return new Message(
         id(nats, header(h, ID)),
-        type != null ? decode(type) : nats.getSubject(),
+        type != null ? type : nats.getSubject(),
         version != null ? parseVersion(version) : 1,
-        decodeOrNull(header(h, KEY)),
+        meta.get("key"),
         nats.getSubject(),
         nats.getData() == null ? new byte[0] : nats.getData(),
-        contentType != null ? decode(contentType) : Message.DEFAULT_CONTENT_TYPE,
+        contentType != null ? contentType : Message.DEFAULT_CONTENT_TYPE,
         user,
-        createdAt(nats, header(h, CREATED_AT)),
+        createdAt(nats, meta.get("created-at")),
         null);
+  }
+
+  /** txbox's metadata by the packed form's names, from the packed header or else the separate ones. */
+  private static Map<String, String> metadata(Headers h) {
+    String packed = header(h, METADATA);
+    if (packed != null) {
+      return unpack(packed);
+    }
+    Map<String, String> meta = new LinkedHashMap<>();
+    putDecoded(meta, "type", header(h, TYPE));
+    putDecoded(meta, "version", header(h, VERSION));
+    putDecoded(meta, "key", header(h, KEY));
+    putDecoded(meta, "content-type", header(h, CONTENT_TYPE));
+    putDecoded(meta, "created-at", header(h, CREATED_AT));
+    return meta;
+  }
+
+  private static void putDecoded(Map<String, String> meta, String name, String value) {
+    if (value != null) {
+      meta.put(name, decode(value));
+    }
+  }
+
+  private static Map<String, String> unpack(String form) {
+    Map<String, String> values = new LinkedHashMap<>();
+    for (String pair : form.split("&")) {
+      int eq = pair.indexOf('=');
+      if (eq < 1) {
+        throw new IllegalArgumentException("header " + METADATA + " must be form-encoded name=value pairs, was '"
+            + form + "'");
+      }
+      values.put(pair.substring(0, eq), URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+    }
+    return values;
   }
 
   private static UUID id(io.nats.client.Message nats, String msgId) {
@@ -110,7 +251,8 @@ public final class NatsMessages {
     try {
       return Integer.parseInt(version);
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("header " + VERSION + " must be a whole number, was '" + version + "'");
+      throw new IllegalArgumentException("txbox's version of the message must be a whole number, was '" + version
+          + "'");
     }
   }
 
@@ -121,7 +263,8 @@ public final class NatsMessages {
     try {
       return Instant.parse(value);
     } catch (DateTimeParseException e) {
-      throw new IllegalArgumentException("header " + CREATED_AT + " must be an ISO-8601 instant, was '" + value + "'");
+      throw new IllegalArgumentException("txbox's created-at of the message must be an ISO-8601 instant, was '"
+          + value + "'");
     }
   }
 

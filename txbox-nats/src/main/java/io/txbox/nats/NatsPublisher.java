@@ -52,10 +52,10 @@ import org.slf4j.LoggerFactory;
  * never buffers while it reconnects: a message sent into a broken connection fails at once, and so
  * do the later messages of its subject in the batch, so nothing overtakes a message sent again.
  *
- * <p>Headers: {@code Nats-Msg-Id}, {@code txbox-type}, {@code txbox-version}, {@code
- * content-type}, {@code txbox-key} and {@code txbox-created-at}, then the message's own headers.
- * A subject that no stream stores, or a message larger than the server's {@code max_payload}, is
- * a {@link PermanentPublishException} and is dead-lettered at once.
+ * <p>Headers: {@code Nats-Msg-Id}, {@code txbox} (type, version, key, content type and creation
+ * time, packed: see {@link NatsMessages}), then the message's own headers. A subject that no
+ * stream stores, or a message larger than the server's {@code max_payload}, is a {@link
+ * PermanentPublishException} and is dead-lettered at once.
  *
  * <p>Set the stream's {@code duplicate_window} (JetStream's default is 2 minutes) longer than the
  * relay may need to send a message again; past it, a resend is stored twice and the consumer's
@@ -72,6 +72,7 @@ public final class NatsPublisher implements Publisher {
   private final Function<Message, String> subjectRouter;
   private final SendScope sendScope;
   private final Duration ackTimeout;
+  private final NatsMessages.Format format;
   private final Set<String> storedSubjects = new HashSet<>();
 
   private NatsPublisher(Builder b) {
@@ -79,6 +80,7 @@ public final class NatsPublisher implements Publisher {
     this.subjectRouter = b.subjectRouter;
     this.sendScope = b.sendScope;
     this.ackTimeout = b.ackTimeout;
+    this.format = b.format;
   }
 
   /** A builder with the defaults above. */
@@ -266,8 +268,8 @@ public final class NatsPublisher implements Publisher {
     }
   }
 
-  private static Headers checkedHeaders(Connection connection, Message m) throws PermanentPublishException {
-    Headers headers = NatsMessages.headers(m);
+  private Headers checkedHeaders(Connection connection, Message m) throws PermanentPublishException {
+    Headers headers = NatsMessages.headers(m, format);
     long size = (long) m.payloadSize() + headers.serializedLength();
     long limit = connection.getMaxPayload();
     if (size > limit) {
@@ -299,6 +301,7 @@ public final class NatsPublisher implements Publisher {
     private Function<Message, String> subjectRouter = Message::destination;
     private SendScope sendScope = SendScope.NONE;
     private Duration ackTimeout = DEFAULT_ACK_TIMEOUT;
+    private NatsMessages.Format format = NatsMessages.Format.PACKED;
 
     private Builder() {}
 
@@ -323,7 +326,16 @@ public final class NatsPublisher implements Publisher {
       return this;
     }
 
-    /** Checks the settings and builds the publisher; it connects on first use. */
+    /**
+     * How txbox's metadata travels: {@link NatsMessages.Format#PACKED} in one header (the
+     * default), or {@link NatsMessages.Format#SEPARATE_HEADERS} as txbox 0.1 wrote it, while
+     * consumers that read those headers are not upgraded yet. txbox's subscribers read both.
+     */
+    public Builder format(NatsMessages.Format format) {
+      this.format = Objects.requireNonNull(format, "format must not be null");
+      return this;
+    }
+
     /**
      * Entered around handing each message to the NATS client, for tracing instrumentation of the
      * client to join the message's trace. Default none.
@@ -333,6 +345,7 @@ public final class NatsPublisher implements Publisher {
       return this;
     }
 
+    /** Checks the settings and builds the publisher; it connects on first use. */
     public NatsPublisher build() {
       NatsClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       NatsConnections.checkServers(servers);

@@ -352,11 +352,19 @@ public final class NatsSubscriber implements Subscriber {
   private static Map<String, List<io.nats.client.Message>> byKey(List<io.nats.client.Message> batch) {
     Map<String, List<io.nats.client.Message>> byKey = new LinkedHashMap<>();
     for (io.nats.client.Message m : batch) {
-      String key = m.getHeaders() == null ? null : m.getHeaders().getLast(NatsMessages.KEY);
-      // an unkeyed message needs no order: it gets a group of its own
+      String key = keyOrNull(m);
+      // an unkeyed (or unreadable) message needs no order: it gets a group of its own
       byKey.computeIfAbsent(key != null ? "k:" + key : "m:" + byKey.size(), k -> new ArrayList<>()).add(m);
     }
     return byKey;
+  }
+
+  private static String keyOrNull(io.nats.client.Message m) {
+    try {
+      return NatsMessages.key(m);
+    } catch (IllegalArgumentException e) {
+      return null; // rejected with its place in the stream when it is taken
+    }
   }
 
   /** The checked settings, copied out of the builder, which may go on changing. */

@@ -32,6 +32,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** The relay to NATS JetStream and back through the subscriber, against the machine's NATS. */
 class RelayToNatsTest {
@@ -58,8 +60,10 @@ class RelayToNatsTest {
     db.close();
   }
 
-  @Test
-  void theRelayDeliversEveryEventOnceInOrderPerKeyThroughTheSubscriber() throws Exception {
+  /** Both wire formats: subscribers read messages that relays of txbox 0.1 wrote, too. */
+  @ParameterizedTest
+  @EnumSource(NatsMessages.Format.class)
+  void theRelayDeliversEveryEventOnceInOrderPerKeyThroughTheSubscriber(NatsMessages.Format format) throws Exception {
     Outbox outbox = Outbox.create(store);
     List<Message> written = new ArrayList<>();
     for (int i = 0; i < 500; i++) {
@@ -75,7 +79,7 @@ class RelayToNatsTest {
     Map<String, List<String>> received = new ConcurrentHashMap<>();
     Inbox inbox = Inbox.create(db.dataSource(), PostgresInboxStore.builder().schema(db.schema()).build());
 
-    try (Relay relay = Relay.builder(store, NatsPublisher.builder().servers(NatsServer.MACHINE_URL).build())
+    try (Relay relay = Relay.builder(store, NatsPublisher.builder().servers(NatsServer.MACHINE_URL).format(format).build())
             .idleInterval(Duration.ofMillis(20)).build().start();
         NatsSubscriber subscriber = NatsSubscriber.builder(inbox, "inventory", (tx, m, key) ->
                 received.computeIfAbsent(m.key(), k -> new CopyOnWriteArrayList<>())

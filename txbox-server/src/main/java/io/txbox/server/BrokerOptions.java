@@ -1,6 +1,7 @@
 package io.txbox.server;
 
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.nats.NatsMessages;
 import io.txbox.nats.NatsPublisher;
 import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.spi.Publisher;
@@ -31,6 +32,11 @@ final class BrokerOptions {
   @Option(names = "--nats-ack-timeout", converter = DurationConverter.class,
       description = "How long a batch waits for its PubAcks. Default: 10s.")
   Duration natsAckTimeout;
+
+  @Option(names = "--nats-separate-headers", description = "Write txbox's metadata as txbox 0.1 did, in separate"
+      + " headers (txbox-type, txbox-version, txbox-key, txbox-created-at, content-type) instead of one txbox"
+      + " header, for consumers not yet upgraded; deprecated: every header costs the server.")
+  boolean natsSeparateHeaders;
 
   @Option(names = "--rabbitmq-uri", description = "RabbitMQ URI (amqp://user:password@host:5672/vhost);"
       + " required with --broker rabbitmq. Messages go to the exchange named by their destination,"
@@ -84,6 +90,9 @@ final class BrokerOptions {
         require(natsServers, "--nats-servers (TXBOX_NATS_SERVERS)");
         NatsPublisher.Builder nats = NatsPublisher.builder().servers(natsServers);
         set(natsAckTimeout, nats::ackTimeout);
+        if (natsSeparateHeaders) {
+          nats.format(separateHeaders());
+        }
         try {
           yield nats.build();
         } catch (IllegalArgumentException e) { // name the options, not the builder's settings
@@ -119,6 +128,11 @@ final class BrokerOptions {
         }
       }
     };
+  }
+
+  @SuppressWarnings("deprecation")
+  private static NatsMessages.Format separateHeaders() {
+    return NatsMessages.Format.SEPARATE_HEADERS;
   }
 
   /** Whether the chosen broker's address was given: a command that may publish (console) can do without. */

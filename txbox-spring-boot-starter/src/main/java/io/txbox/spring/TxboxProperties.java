@@ -240,10 +240,13 @@ public record TxboxProperties(
    *
    * @param servers the server URLs, comma-separated
    * @param ackTimeout how long the relay waits for JetStream's acknowledgements
+   * @param separateHeaders write txbox's metadata as txbox 0.1 did, in separate headers, for
+   *     consumers not yet upgraded (deprecated; default one packed {@code txbox} header)
    */
   public record Nats(
       @DefaultValue("nats://localhost:4222") String servers,
-      @DefaultValue("10s") Duration ackTimeout) {}
+      @DefaultValue("10s") Duration ackTimeout,
+      @DefaultValue("false") boolean separateHeaders) {}
 
   /**
    * RabbitMQ.

@@ -1,5 +1,6 @@
 package io.txbox.spring.internal;
 
+import io.txbox.nats.NatsMessages;
 import io.txbox.nats.NatsPublisher;
 import io.txbox.nats.NatsSubscriber;
 import io.txbox.spi.Intake;
@@ -28,7 +29,13 @@ final class NatsClients implements BrokerClients {
         .sendScope(sendScope)
         .servers(properties.nats().servers())
         .ackTimeout(properties.nats().ackTimeout())
+        .format(format())
         .build());
+  }
+
+  @SuppressWarnings("deprecation")
+  private NatsMessages.Format format() {
+    return properties.nats().separateHeaders() ? NatsMessages.Format.SEPARATE_HEADERS : NatsMessages.Format.PACKED;
   }
 
   @Override
