@@ -40,7 +40,7 @@ import java.util.regex.Pattern;
  *   <tr><td>subscription</td><td>{@value #DEFAULT_SUBSCRIPTION}</td><td>1-64 of {@code A-Z a-z 0-9 . _ -}</td></tr>
  *   <tr><td>batchSize</td><td>{@value #DEFAULT_BATCH_SIZE}</td><td>1 to {@value #MAX_BATCH_SIZE}</td></tr>
  *   <tr><td>idleInterval</td><td>500 ms</td><td>1 ms to 1 h</td></tr>
- *   <tr><td>heartbeatInterval</td><td>2 s</td><td>10 ms to 1 h</td></tr>
+ *   <tr><td>heartbeatInterval</td><td>1 s</td><td>10 ms to 1 h</td></tr>
  *   <tr><td>leaseDuration</td><td>10 s</td><td>at least 2 × heartbeatInterval, at most 1 h</td></tr>
  *   <tr><td>drainTimeout</td><td>30 s</td><td>0 to 1 h</td></tr>
  *   <tr><td>stallWarning</td><td>30 s</td><td>1 s to 1 d</td></tr>
@@ -58,7 +58,7 @@ public final class Relay implements AutoCloseable {
   /** Default longest pause between polls when no events come. */
   public static final Duration DEFAULT_IDLE_INTERVAL = Duration.ofMillis(500);
   /** Default time between heartbeats. */
-  public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(2);
+  public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
   /** Default lease on a bucket; a dead instance's buckets are taken over after it. */
   public static final Duration DEFAULT_LEASE_DURATION = Duration.ofSeconds(10);
   /** Default time {@link #close()} waits for the current round. */
@@ -192,7 +192,10 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** Time between heartbeats. Default 2 s. */
+    /**
+     * Time between heartbeats: how soon an instance sees another one join or leave, and so how
+     * long buckets given back or left can wait for their new owner. Default 1 s.
+     */
     public Builder heartbeatInterval(Duration heartbeatInterval) {
       this.heartbeatInterval = heartbeatInterval;
       return this;

@@ -5,6 +5,7 @@ import io.txbox.spi.Metrics;
 import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
@@ -17,9 +18,17 @@ import org.slf4j.LoggerFactory;
  * out its fair share of the buckets and claims free ones up to it. Buckets above the share are
  * given back by the relay loop between rounds. Also warns when a long transaction holds the read
  * horizon back.
+ *
+ * <p>An instance below its fair share beats ten times as often (every tenth of the heartbeat
+ * interval, at least 10 ms) until it holds it, so that it takes buckets another instance gives
+ * back, or whose lease runs out, within a fraction of the interval instead of a whole one. Its
+ * first beat only registers it: claims wait for the next, short, beat, so that instances starting
+ * together see each other and claim their shares instead of one claiming everything and handing
+ * most of it back.
  */
 final class BucketLeases implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(BucketLeases.class);
+  private static final Duration MIN_FAST_BEAT = Duration.ofMillis(10);
 
   private final RelaySettings settings;
   private final OutboxStore store;
@@ -28,12 +37,13 @@ final class BucketLeases implements Runnable {
   private final int bucketCount;
   private final Clock clock;
   private final LongSupplier nanoTime;
+  private final Runnable onClaimed;
   private volatile boolean claiming = true;
   private Instant nextStallWarning = Instant.MIN;
 
   BucketLeases(
       RelaySettings settings, OutboxStore store, Metrics metrics, OwnedBuckets buckets, int bucketCount,
-      Clock clock, LongSupplier nanoTime) {
+      Clock clock, LongSupplier nanoTime, Runnable onClaimed) {
     this.settings = settings;
     this.store = store;
     this.metrics = metrics;
@@ -41,6 +51,7 @@ final class BucketLeases implements Runnable {
     this.bucketCount = bucketCount;
     this.clock = clock;
     this.nanoTime = nanoTime;
+    this.onClaimed = onClaimed;
   }
 
   @Override
@@ -54,7 +65,29 @@ final class BucketLeases implements Runnable {
     claiming = false;
   }
 
+  /** The first beat: alive, and its fair share known, but nothing claimed yet. */
+  void register() {
+    beat(false);
+  }
+
   void beat() {
+    beat(claiming);
+  }
+
+  /** How long until the next beat: short while this instance is below its fair share. */
+  Duration nextBeat() {
+    Duration interval = settings.heartbeatInterval();
+    if (!claiming || buckets.missing() == 0) {
+      return interval;
+    }
+    Duration fast = interval.dividedBy(10);
+    if (fast.compareTo(MIN_FAST_BEAT) < 0) {
+      fast = MIN_FAST_BEAT.compareTo(interval) < 0 ? MIN_FAST_BEAT : interval;
+    }
+    return fast;
+  }
+
+  private void beat(boolean claim) {
     String subscription = settings.subscription();
     // Taken before the statement is sent: the database sets the lease from a later "now", so the
     // local deadline counted from here never outlasts the lease that other instances see.
@@ -66,11 +99,12 @@ final class BucketLeases implements Runnable {
     }
     buckets.setFairShare(fairShare(membership.liveInstances()));
     int missing = buckets.missing();
-    if (claiming && missing > 0) {
+    if (claim && missing > 0) {
       long claimSentAt = nanoTime.getAsLong();
       var claimed = store.claimBuckets(subscription, settings.instanceId(), missing, settings.leaseDuration());
       if (!claimed.isEmpty()) {
         buckets.add(claimed, claimSentAt);
+        onClaimed.run();
         log.info("subscription {}: instance {} took buckets {}", subscription, settings.instanceId(),
             claimed.stream().map(b -> b.bucket()).toList());
       }

@@ -7,8 +7,9 @@ import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
 import java.time.Clock;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +25,7 @@ public final class RelayRuntime {
   private final WakeUp wakeUp = new WakeUp();
   private final RelayLoop loop;
   private final BucketLeases leases;
-  private final ScheduledExecutorService heartbeat;
+  private final ScheduledThreadPoolExecutor heartbeat;
   private final Thread loopThread;
   private final AutoCloseable listener;
   private final Metrics metrics;
@@ -40,16 +41,29 @@ public final class RelayRuntime {
     this.buckets = new OwnedBuckets(System::nanoTime, settings.leaseValidity().toNanos());
     this.metrics = metrics;
     this.loop = new RelayLoop(settings, store, publisher, metrics, buckets, wakeUp, clock);
-    this.leases = new BucketLeases(settings, store, metrics, buckets, bucketCount, clock, System::nanoTime);
-    leases.beat(); // fail fast on a store that cannot hold leases, before any thread starts
-    this.heartbeat = Executors.newSingleThreadScheduledExecutor(
-        r -> daemon(r, "txbox-heartbeat-" + settings.subscription()));
-    long interval = settings.heartbeatInterval().toMillis();
+    // a claim wakes the loop: a bucket just taken over may have events waiting
+    this.leases = new BucketLeases(settings, store, metrics, buckets, bucketCount, clock, System::nanoTime,
+        wakeUp::signal);
+    leases.register(); // fail fast on a store that cannot hold leases, before any thread starts
+    this.heartbeat = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "txbox-heartbeat-" + settings.subscription()));
+    heartbeat.setExecuteExistingDelayedTasksAfterShutdownPolicy(false); // stop() ends the beats
     this.heartbeatGuard = new LoopGuard("txbox heartbeat of subscription " + settings.subscription());
-    heartbeat.scheduleWithFixedDelay(heartbeatGuard.guard(leases::run), interval, interval, TimeUnit.MILLISECONDS);
+    scheduleBeat(leases.nextBeat());
     this.listener = store.listen(wakeUp::signal);
     this.loopThread = new Thread(loop, "txbox-relay-" + settings.subscription());
     loopThread.start();
+  }
+
+  /** Beats after {@code delay}, then schedules the next beat, short while below the fair share. */
+  private void scheduleBeat(Duration delay) {
+    try {
+      heartbeat.schedule(() -> {
+        heartbeatGuard.attempt(leases::run);
+        scheduleBeat(leases.nextBeat());
+      }, delay.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // stopping: no more beats
+    }
   }
 
   /** Starts the threads; fails with a {@link TxboxException} when the store is not usable. */

@@ -13,7 +13,7 @@ class BucketLeasesTest {
     RelaySettings settings = new RelaySettings("s", instance, 100, Duration.ofMillis(1), Duration.ofSeconds(1),
         Duration.ofSeconds(2), Duration.ZERO, Duration.ofSeconds(1), RetryPolicy.defaults());
     return new BucketLeases(settings, null, null, new OwnedBuckets(System::nanoTime, 1), buckets, Clock.systemUTC(),
-        System::nanoTime).fairShare(live);
+        System::nanoTime, () -> {}).fairShare(live);
   }
 
   @Test

@@ -65,7 +65,7 @@ final class RelayCommand implements Callable<Integer> {
   @Option(names = "--idle-interval", converter = DurationConverter.class, description = "Longest pause between polls when idle. Default: 500ms; --source logical: 5ms, at most 1s.")
   Duration idleInterval;
 
-  @Option(names = "--heartbeat-interval", converter = DurationConverter.class, description = "Default: 2s.")
+  @Option(names = "--heartbeat-interval", converter = DurationConverter.class, description = "Default: 1s.")
   Duration heartbeatInterval;
 
   @Option(names = "--lease-duration", converter = DurationConverter.class,

@@ -114,7 +114,7 @@ public record TxboxProperties(
       String instanceId,
       @DefaultValue("5000") int batchSize,
       @DefaultValue("500ms") Duration idleInterval,
-      @DefaultValue("2s") Duration heartbeatInterval,
+      @DefaultValue("1s") Duration heartbeatInterval,
       @DefaultValue("10s") Duration leaseDuration,
       @DefaultValue("30s") Duration drainTimeout,
       @DefaultValue("30s") Duration stallWarning) {}

@@ -33,7 +33,7 @@ class RelayLoopTest {
   private final RelayLoop loop = new RelayLoop(settings, store, new Recording(), Metrics.NONE, buckets,
       new WakeUp(), Clock.systemUTC());
   private final BucketLeases leases =
-      new BucketLeases(settings, store, Metrics.NONE, buckets, 1, Clock.systemUTC(), nanos::get);
+      new BucketLeases(settings, store, Metrics.NONE, buckets, 1, Clock.systemUTC(), nanos::get, () -> {});
 
   private final class Recording implements Publisher {
     @Override
