@@ -23,8 +23,8 @@ import java.util.UUID;
  *   <li>{@value #METADATA}: the rest of txbox's metadata in one header, form-encoded: {@code
  *       type}, {@code version}, {@code key} (absent for none), {@code content-type} and {@code
  *       created-at} (ISO-8601), each value percent-encoded as UTF-8 where it is not printable
- *       US-ASCII or is one of {@code % & = +}. One header, because the server's cost of a message
- *       grows with its number of headers (see BENCHMARKS.md).
+ *       US-ASCII or is one of {@code % & = +}. One header: fewer bytes, and one value for
+ *       other consumers to parse.
  *   <li>The message's own headers, one NATS header each; a value NATS cannot carry (not US-ASCII)
  *       travels as an RFC 2047 encoded word, {@code =?utf-8?b?<base64>?=}, and is decoded on receipt.
  * </ul>
@@ -62,7 +62,7 @@ public final class NatsMessages {
     /**
      * txbox 0.1's separate headers, for consumers that read them and are not upgraded yet.
      *
-     * @deprecated a message costs the server more with every header; removed in the release after next
+     * @deprecated five headers where one does; removed in the release after next
      */
     @Deprecated
     SEPARATE_HEADERS

@@ -35,7 +35,7 @@ final class BrokerOptions {
 
   @Option(names = "--nats-separate-headers", description = "Write txbox's metadata as txbox 0.1 did, in separate"
       + " headers (txbox-type, txbox-version, txbox-key, txbox-created-at, content-type) instead of one txbox"
-      + " header, for consumers not yet upgraded; deprecated: every header costs the server.")
+      + " header, for consumers not yet upgraded; deprecated, removed in the release after next.")
   boolean natsSeparateHeaders;
 
   @Option(names = "--rabbitmq-uri", description = "RabbitMQ URI (amqp://user:password@host:5672/vhost);"
