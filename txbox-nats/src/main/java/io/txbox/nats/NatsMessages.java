@@ -3,8 +3,8 @@ package io.txbox.nats;
 import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsJetStreamMetaData;
 import io.txbox.Message;
+import io.txbox.spi.FormFields;
 import io.txbox.spi.PermanentPublishException;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -222,17 +222,9 @@ public final class NatsMessages {
   }
 
   private static Map<String, String> unpack(String form) {
-    Map<String, String> values = new LinkedHashMap<>();
-    for (String pair : form.split("&")) {
-      int eq = pair.indexOf('=');
-      if (eq < 1) {
-        throw new IllegalArgumentException("header " + METADATA + " must be form-encoded name=value pairs, was '"
-            + form + "'");
-      }
-      values.put(pair.substring(0, eq), URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-    }
-    return values;
+    return FormFields.decode(form, "header " + METADATA);
   }
+
 
   private static UUID id(io.nats.client.Message nats, String msgId) {
     if (msgId != null) {

@@ -1,7 +1,7 @@
 package io.txbox.sqs;
 
 import io.txbox.Message;
-import java.net.URLDecoder;
+import io.txbox.spi.FormFields;
 import java.net.URLEncoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -116,7 +116,7 @@ public final class SqsMessages {
     if (metadata == null || metadata.stringValue() == null) {
       return foreign(received, queue, headers);
     }
-    Map<String, String> meta = decodeForm(metadata.stringValue());
+    Map<String, String> meta = FormFields.decode(metadata.stringValue(), "attribute " + METADATA);
     String body = received.body() == null ? "" : received.body();
     return new Message(
         uuid(required(meta, "id")),
@@ -168,19 +168,6 @@ public final class SqsMessages {
     meta.forEach((name, value) -> form.append(form.length() == 0 ? "" : "&").append(name).append('=')
         .append(URLEncoder.encode(value, StandardCharsets.UTF_8)));
     return form.toString();
-  }
-
-  private static Map<String, String> decodeForm(String form) {
-    Map<String, String> values = new LinkedHashMap<>();
-    for (String pair : form.split("&")) {
-      int eq = pair.indexOf('=');
-      if (eq < 1) {
-        throw new IllegalArgumentException("attribute " + METADATA + " must be form-encoded name=value pairs, was '"
-            + form + "'");
-      }
-      values.put(pair.substring(0, eq), URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-    }
-    return values;
   }
 
   private static String checkedName(Message m, String name) {
