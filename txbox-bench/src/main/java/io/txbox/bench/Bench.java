@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "txbox-bench", mixinStandardHelpOptions = true,
     subcommands = {WriteOverhead.class, RelayThroughput.class, Latency.class, InboxOverhead.class,
-        BacklogQuery.class, Resends.class, LogicalBench.class, ConsumerThroughput.class, Settle.class})
+        BacklogQuery.class, Resends.class, LogicalBench.class, ConsumerThroughput.class, Settle.class, Soak.class})
 public final class Bench {
   private Bench() {}
 

@@ -3,6 +3,7 @@ package io.txbox.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.txbox.Relay;
 import io.txbox.testkit.TestDatabase;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -103,7 +104,7 @@ class CommandLineTest {
     Map<String, String> env = Map.of("TXBOX_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1", "TXBOX_LEASE_DURATION", "1s");
     assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x")).isEqualTo(2);
     assertThat(err.toString()).contains("invalid --lease-duration (TXBOX_LEASE_DURATION)")
-        .contains("leaseDuration must be >= PT4S");
+        .contains("leaseDuration must be >= " + Relay.DEFAULT_HEARTBEAT_INTERVAL.multipliedBy(2)); // 2 heartbeats
 
     Path file = dir.resolve("txbox.properties");
     Files.writeString(file, "kafka-bootstrap-servers=127.0.0.1:1\nretry-max-attempts=0\n");

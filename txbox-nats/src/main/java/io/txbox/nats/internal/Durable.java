@@ -69,6 +69,11 @@ public final class Durable {
   private final String subscriber;
   private final NatsConnections connections;
   private final String servers;
+  /**
+   * The configuration of a durable this subscriber deleted to create it again, until it is
+   * created: should that fail, the next try starts where this one would have, not at the stream's start.
+   */
+  private ConsumerConfiguration recreating;
 
   public Durable(Settings settings, String subscriber, NatsConnections connections, String servers) {
     this.settings = settings;
@@ -126,9 +131,7 @@ public final class Durable {
     if (existing != null && inUse(existing)) {
       return Optional.empty();
     }
-    ConsumerInfo bound = jsm.addOrUpdateConsumer(settings.stream(), config(jsm, existing));
-    return Optional.of(new Bound(connection.getConsumerContext(settings.stream(), settings.name()),
-        bound.getDelivered().getConsumerSequence()));
+    return Optional.of(create(connection, jsm, config(jsm, existing)));
   }
 
   /**
@@ -144,10 +147,7 @@ public final class Durable {
       connection.flush(ACK_FLUSH);
       JetStreamManagement jsm = connection.jetStreamManagement();
       ConsumerInfo existing = existing(jsm);
-      ConsumerConfiguration config = existing == null ? config(jsm, null) : restartConfig(jsm, existing);
-      ConsumerInfo bound = jsm.addOrUpdateConsumer(settings.stream(), config);
-      return new Bound(connection.getConsumerContext(settings.stream(), settings.name()),
-          bound.getDelivered().getConsumerSequence());
+      return create(connection, jsm, existing == null ? config(jsm, null) : restartConfig(jsm, existing));
     } catch (IOException | JetStreamApiException | TimeoutException e) {
       throw new IllegalStateException("subscriber " + subscriber + ": cannot create durable consumer "
           + settings.name() + " again on stream " + settings.stream() + " at " + servers + ": " + e.getMessage(), e);
@@ -155,6 +155,14 @@ public final class Durable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while restarting durable " + settings.name(), e);
     }
+  }
+
+  private Bound create(Connection connection, JetStreamManagement jsm, ConsumerConfiguration config)
+      throws IOException, JetStreamApiException {
+    ConsumerInfo created = jsm.addOrUpdateConsumer(settings.stream(), config);
+    recreating = null;
+    return new Bound(connection.getConsumerContext(settings.stream(), settings.name()),
+        created.getDelivered().getConsumerSequence());
   }
 
   /** Why a durable counts as in use, for the log. */
@@ -194,7 +202,7 @@ public final class Durable {
   private ConsumerConfiguration config(JetStreamManagement jsm, ConsumerInfo existing)
       throws IOException, JetStreamApiException {
     if (existing == null) {
-      return baseConfig().deliverPolicy(DeliverPolicy.All).build();
+      return recreating != null ? recreating : baseConfig().deliverPolicy(DeliverPolicy.All).build();
     }
     ConsumerConfiguration was = existing.getConsumerConfiguration();
     if (existing.getNumAckPending() == 0) { // deliver policy and start cannot change in place
@@ -214,8 +222,9 @@ public final class Durable {
       from = Math.max(from, was.getStartSequence());
     }
     log.info("subscriber {}: durable {} delivers again from stream sequence {}", subscriber, settings.name(), from);
+    recreating = baseConfig().deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(from).build();
     jsm.deleteConsumer(settings.stream(), settings.name());
-    return baseConfig().deliverPolicy(DeliverPolicy.ByStartSequence).startSequence(from).build();
+    return recreating;
   }
 
   private ConsumerConfiguration.Builder baseConfig() {

@@ -1,0 +1,223 @@
+package io.txbox.bench;
+
+import io.txbox.Janitor;
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.Relay;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.kafka.KafkaPublisher;
+import io.txbox.spi.Metrics;
+import io.txbox.testkit.KafkaBroker;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * A steady write rate for a long time with the relay and the janitor running, the log's table as
+ * it is (rows deleted in batches once relayed and past retention): throughput, commit-to-ack
+ * latency, the table's and its index's size, dead tuples and autovacuum runs, sampled over time.
+ * Flat throughput and a size bounded by the retention window are the goal.
+ */
+@Command(name = "soak", description = "Steady writes for a long time with relay and janitor: throughput, latency, table size, dead tuples and autovacuum over time.")
+final class Soak implements Callable<Integer> {
+  private static final int WRITERS = 4;
+
+  @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres")
+  String jdbcUrl;
+
+  @Option(names = "--minutes", defaultValue = "30", description = "How long the writers write.")
+  int minutes;
+
+  @Option(names = "--rate", defaultValue = "1000", description = "Events per second, one per transaction.")
+  int rate;
+
+  @Option(names = "--retention", defaultValue = "PT2M", description = "The janitor's outbox retention (ISO-8601).")
+  Duration retention;
+
+  @Option(names = "--janitor-interval", defaultValue = "PT10S", description = "Between janitor runs (ISO-8601).")
+  Duration janitorInterval;
+
+  @Option(names = "--sample-seconds", defaultValue = "30", description = "Time between samples.")
+  int sampleSeconds;
+
+  /** One sample of the run. */
+  record Sample(double minute, double writtenPerSecond, double ackedPerSecond, double p50Millis, double p99Millis,
+      double tableMegabytes, double indexMegabytes, long liveRows, long deadRows, long autovacuums, long deleted) {}
+
+  private final Map<UUID, Long> committed = new ConcurrentHashMap<>();
+  private final List<Long> windowMicros = new ArrayList<>();
+  private final AtomicLong written = new AtomicLong();
+  private final AtomicLong acked = new AtomicLong();
+  private final AtomicLong deleted = new AtomicLong();
+
+  @Override
+  public Integer call() throws Exception {
+    Results results = new Results("soak", "java -jar txbox-bench/target/txbox-bench.jar soak");
+    results.setting("minutes", minutes);
+    results.setting("rate", rate);
+    results.setting("writers", WRITERS);
+    results.setting("retention", retention.toString());
+    results.setting("janitorInterval", janitorInterval.toString());
+    results.setting("table", "txbox_outbox as it is: rows deleted in batches by the janitor, autovacuum defaults");
+    List<Sample> samples = new ArrayList<>();
+    try (BenchDatabase db = new BenchDatabase(jdbcUrl, 12); KafkaBroker kafka = KafkaBroker.start("1g")) {
+      kafka.createTopic("soak", 8);
+      PostgresOutboxStore store = db.store().build();
+      store.migrate();
+      Janitor janitor = Janitor.builder(store).outboxRetention(retention).build();
+      AtomicBoolean writing = new AtomicBoolean(true);
+      List<Thread> writers = startWriters(db, Outbox.create(store), writing);
+      try (Relay relay = relay(store, kafka).start()) {
+        long start = System.nanoTime();
+        long end = start + Duration.ofMinutes(minutes).toNanos();
+        long nextJanitor = start + janitorInterval.toNanos();
+        long nextSample = start + Duration.ofSeconds(sampleSeconds).toNanos();
+        long lastWritten = 0;
+        long lastAcked = 0;
+        while (System.nanoTime() < end) {
+          LockSupport.parkNanos(Math.min(nextJanitor, nextSample) - System.nanoTime());
+          if (System.nanoTime() >= nextJanitor) {
+            deleted.addAndGet(janitor.runOnce().outboxEvents());
+            nextJanitor += janitorInterval.toNanos();
+          }
+          if (System.nanoTime() >= nextSample) {
+            Sample s = sample(db, store, (System.nanoTime() - start) / 60e9, written.get() - lastWritten,
+                acked.get() - lastAcked);
+            lastWritten = written.get();
+            lastAcked = acked.get();
+            samples.add(s);
+            print(s, samples.size() == 1);
+            nextSample += Duration.ofSeconds(sampleSeconds).toNanos();
+          }
+        }
+        writing.set(false);
+        for (Thread w : writers) {
+          w.join();
+        }
+      }
+    }
+    summarize(results, samples);
+    results.setting("samples", samples);
+    results.publish(Path.of("txbox-bench", "results"));
+    return 0;
+  }
+
+  /** First and last fifth of the run side by side: throughput, latency and size. */
+  private void summarize(Results results, List<Sample> samples) {
+    int fifth = Math.max(1, samples.size() / 5);
+    List<Sample> first = samples.subList(0, fifth);
+    List<Sample> last = samples.subList(samples.size() - fifth, samples.size());
+    results.add("acked per second, last fifth of the run", mean(last, Sample::ackedPerSecond), "1/s",
+        "first fifth", mean(first, Sample::ackedPerSecond));
+    results.add("latency p99, last fifth", mean(last, Sample::p99Millis), "ms", "first fifth",
+        mean(first, Sample::p99Millis));
+    results.add("table size, last fifth", mean(last, Sample::tableMegabytes), "MB", "first fifth",
+        mean(first, Sample::tableMegabytes));
+    results.add("index size, last fifth", mean(last, Sample::indexMegabytes), "MB", "first fifth",
+        mean(first, Sample::indexMegabytes));
+    results.add("largest table size", samples.stream().mapToDouble(Sample::tableMegabytes).max().orElse(0), "MB");
+    results.add("most dead rows in a sample", samples.stream().mapToLong(Sample::deadRows).max().orElse(0), "rows");
+    results.add("autovacuum runs on the table", samples.isEmpty() ? 0 : samples.get(samples.size() - 1).autovacuums(),
+        "runs");
+    results.add("rows deleted by the janitor", deleted.get(), "rows");
+  }
+
+  private static double mean(List<Sample> samples, java.util.function.ToDoubleFunction<Sample> f) {
+    return samples.stream().mapToDouble(f).average().orElse(Double.NaN);
+  }
+
+  private Sample sample(BenchDatabase db, PostgresOutboxStore store, double minute, long writtenInWindow,
+      long ackedInWindow) throws SQLException {
+    long[] micros;
+    synchronized (windowMicros) {
+      micros = WriteOverhead.sorted(windowMicros);
+      windowMicros.clear();
+    }
+    try (Connection c = db.dataSource.getConnection(); PreparedStatement p = c.prepareStatement(
+        "SELECT pg_table_size(relid), pg_indexes_size(relid), n_live_tup, n_dead_tup, autovacuum_count"
+            + " FROM pg_stat_user_tables WHERE relid = ?::regclass")) {
+      p.setString(1, store.outboxTable());
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return new Sample(Math.round(minute * 100) / 100.0, writtenInWindow / (double) sampleSeconds,
+            ackedInWindow / (double) sampleSeconds,
+            micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 50) / 1000.0,
+            micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 99) / 1000.0,
+            rs.getLong(1) / 1e6, rs.getLong(2) / 1e6, rs.getLong(3), rs.getLong(4), rs.getLong(5), deleted.get());
+      }
+    }
+  }
+
+  private static void print(Sample s, boolean header) {
+    if (header) {
+      System.out.printf("%7s %9s %9s %8s %8s %9s %9s %10s %9s %6s %11s%n", "minute", "written/s", "acked/s", "p50 ms",
+          "p99 ms", "table MB", "index MB", "live rows", "dead rows", "autovac", "deleted");
+    }
+    System.out.printf("%7.2f %9.0f %9.0f %8.1f %8.1f %9.1f %9.1f %10d %9d %6d %11d%n", s.minute(),
+        s.writtenPerSecond(), s.ackedPerSecond(), s.p50Millis(), s.p99Millis(), s.tableMegabytes(),
+        s.indexMegabytes(), s.liveRows(), s.deadRows(), s.autovacuums(), s.deleted());
+  }
+
+  private Relay relay(PostgresOutboxStore store, KafkaBroker kafka) {
+    Metrics stamp = new Metrics() {
+      @Override
+      public void published(String subscription, List<Message> acknowledged) {
+        long now = System.nanoTime();
+        acked.addAndGet(acknowledged.size());
+        List<Long> micros = new ArrayList<>(acknowledged.size());
+        for (Message m : acknowledged) {
+          Long at = committed.remove(m.id());
+          if (at != null) {
+            micros.add((now - at) / 1000);
+          }
+        }
+        synchronized (windowMicros) {
+          windowMicros.addAll(micros);
+        }
+      }
+    };
+    return Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+        .metrics(stamp).build();
+  }
+
+  /** Writers committing one event per transaction at a fixed pace together. */
+  private List<Thread> startWriters(BenchDatabase db, Outbox outbox, AtomicBoolean writing) {
+    long interval = 1_000_000_000L * WRITERS / rate;
+    List<Thread> writers = new ArrayList<>();
+    for (int w = 0; w < WRITERS; w++) {
+      long offset = interval * w / WRITERS;
+      Thread t = new Thread(() -> {
+        try (Connection c = db.dataSource.getConnection()) {
+          c.setAutoCommit(false);
+          for (long next = System.nanoTime() + offset; writing.get(); next += interval) {
+            LockSupport.parkNanos(next - System.nanoTime());
+            Message m = Events.orderPlaced("soak", next);
+            outbox.send(c, m);
+            c.commit();
+            committed.put(m.id(), System.nanoTime());
+            written.incrementAndGet();
+          }
+        } catch (Exception e) {
+          throw new IllegalStateException("a writer failed", e);
+        }
+      }, "soak-writer-" + w);
+      t.start();
+      writers.add(t);
+    }
+    return writers;
+  }
+}
