@@ -99,8 +99,8 @@ final class Settle implements Callable<Integer> {
     long aHasAll = firstTimes(start, () -> a.ownedBuckets().size() == BUCKETS)[0];
     long next = start + phaseNanos();
     sleepUntil(next);
-    record("start: a's first event acked after", firstAck.get("a").get() - start);
-    record("start: a holds every bucket after", aHasAll - start);
+    recordNanos("start: a's first event acked after", firstAck.get("a").get() - start);
+    recordNanos("start: a holds every bucket after", aHasAll - start);
     latencies("start", start, next);
     for (int cycle = 0; cycle < cycles; cycle++) {
       long joined = randomMomentAfter(next);
@@ -109,9 +109,9 @@ final class Settle implements Callable<Integer> {
           () -> a.ownedBuckets().size() == BUCKETS / 2);
       next = joined + phaseNanos();
       sleepUntil(next);
-      record("join: b's first event acked after", firstAck.get("b").get() - joined);
-      record("join: b holds its half after", halves[0] - joined);
-      record("join: a gave the other half back after", halves[1] - joined);
+      recordNanos("join: b's first event acked after", firstAck.get("b").get() - joined);
+      recordNanos("join: b holds its half after", halves[0] - joined);
+      recordNanos("join: a gave the other half back after", halves[1] - joined);
       latencies("join", joined, next);
 
       long left = randomMomentAfter(next);
@@ -119,7 +119,7 @@ final class Settle implements Callable<Integer> {
       long aHasAllAgain = firstTimes(left, () -> a.ownedBuckets().size() == BUCKETS)[0];
       next = left + phaseNanos();
       sleepUntil(next);
-      record("leave: a holds every bucket again after", aHasAllAgain - left);
+      recordNanos("leave: a holds every bucket again after", aHasAllAgain - left);
       latencies("leave", left, next);
     }
     writing.set(false);
@@ -137,7 +137,7 @@ final class Settle implements Callable<Integer> {
     return System.nanoTime();
   }
 
-  private void record(String figure, long nanos) {
+  private void recordNanos(String figure, long nanos) {
     record(figure, nanos / 1e6);
   }
 
