@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory;
  * Retention: removes outbox events every subscription has relayed once they are older than the
  * outbox retention, and inbox records older than the dedup window. Deletes run in batches, each
  * its own short transaction, so writers are never blocked for long; one janitor works at a time
- * across instances, the others skip.
+ * across instances, the others skip. On a store that keeps the outbox in partitions (PostgreSQL's
+ * {@code outboxPartitionSize}), the janitor drops whole partitions instead and creates the next
+ * ones ahead of the writers.
  *
  * <pre>{@code
  * Janitor janitor = Janitor.builder(store)

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
@@ -29,6 +30,15 @@ final class BenchDatabase implements AutoCloseable {
       for (String sql : statements) {
         s.execute(sql);
       }
+    }
+  }
+
+  /** A server setting as {@code SHOW} prints it, for a benchmark's results. */
+  String setting(String name) throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_setting('" + name.replace("'", "") + "')")) {
+      rs.next();
+      return rs.getString(1);
     }
   }
 

@@ -27,10 +27,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * A steady write rate for a long time with the relay and the janitor running, the log's table as
- * it is (rows deleted in batches once relayed and past retention): throughput, commit-to-ack
- * latency, the table's and its index's size, dead tuples and autovacuum runs, sampled over time.
- * Flat throughput and a size bounded by the retention window are the goal.
+ * A steady write rate for a long time with the relay and the janitor running, the log's table
+ * plain (rows deleted in batches once relayed and past retention) or partitioned by position
+ * ({@code --partition-size}: whole partitions dropped): throughput, commit-to-ack latency, the
+ * table's and its indexes' size, dead tuples and autovacuum runs, sampled over time. Flat
+ * throughput and a size bounded by the retention window are the goal.
  */
 @Command(name = "soak", description = "Steady writes for a long time with relay and janitor: throughput, latency, table size, dead tuples and autovacuum over time.")
 final class Soak implements Callable<Integer> {
@@ -51,12 +52,17 @@ final class Soak implements Callable<Integer> {
   @Option(names = "--janitor-interval", defaultValue = "PT10S", description = "Between janitor runs (ISO-8601).")
   Duration janitorInterval;
 
+  @Option(names = "--partition-size", defaultValue = "0",
+      description = "Positions per outbox partition; 0 keeps the plain table the janitor deletes rows from.")
+  long partitionSize;
+
   @Option(names = "--sample-seconds", defaultValue = "30", description = "Time between samples.")
   int sampleSeconds;
 
   /** One sample of the run. */
   record Sample(double minute, double writtenPerSecond, double ackedPerSecond, double p50Millis, double p99Millis,
-      double tableMegabytes, double indexMegabytes, long liveRows, long deadRows, long autovacuums, long deleted) {}
+      double tableMegabytes, double indexMegabytes, long liveRows, long deadRows, long autovacuums, long deleted,
+      int partitions) {}
 
   private final Map<UUID, Long> committed = new ConcurrentHashMap<>();
   private final List<Long> windowMicros = new ArrayList<>();
@@ -66,18 +72,25 @@ final class Soak implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Results results = new Results("soak", "java -jar txbox-bench/target/txbox-bench.jar soak");
+    Results results = partitionSize == 0
+        ? new Results("soak", "java -jar txbox-bench/target/txbox-bench.jar soak")
+        : new Results("soak-partitioned",
+            "java -jar txbox-bench/target/txbox-bench.jar soak --partition-size " + partitionSize);
     results.setting("minutes", minutes);
     results.setting("rate", rate);
     results.setting("writers", WRITERS);
     results.setting("retention", retention.toString());
     results.setting("janitorInterval", janitorInterval.toString());
-    results.setting("table", "txbox_outbox as it is: rows deleted in batches by the janitor, autovacuum defaults");
+    results.setting("partitionSize", partitionSize);
+    results.setting("table", partitionSize == 0
+        ? "txbox_outbox as it is: rows deleted in batches by the janitor"
+        : "txbox_outbox partitioned by position: the janitor drops whole partitions");
     List<Sample> samples = new ArrayList<>();
     try (BenchDatabase db = new BenchDatabase(jdbcUrl, 12); KafkaBroker kafka = KafkaBroker.start("1g")) {
       kafka.createTopic("soak", 8);
-      PostgresOutboxStore store = db.store().build();
+      PostgresOutboxStore store = db.store().outboxPartitionSize(partitionSize).build();
       store.migrate();
+      results.setting("autovacuum", db.setting("autovacuum"));
       Janitor janitor = Janitor.builder(store).outboxRetention(retention).build();
       AtomicBoolean writing = new AtomicBoolean(true);
       List<Thread> writers = startWriters(db, Outbox.create(store), writing);
@@ -147,29 +160,34 @@ final class Soak implements Callable<Integer> {
       micros = WriteOverhead.sorted(windowMicros);
       windowMicros.clear();
     }
+    // Summed over the partitions, if any (dropped partitions take their counts with them).
     try (Connection c = db.dataSource.getConnection(); PreparedStatement p = c.prepareStatement(
-        "SELECT pg_table_size(relid), pg_indexes_size(relid), n_live_tup, n_dead_tup, autovacuum_count"
-            + " FROM pg_stat_user_tables WHERE relid = ?::regclass")) {
+        "SELECT sum(pg_table_size(t.relid)), sum(pg_indexes_size(t.relid)), coalesce(sum(s.n_live_tup), 0),"
+            + " coalesce(sum(s.n_dead_tup), 0), coalesce(sum(s.autovacuum_count), 0), count(s.relid)"
+            + " FROM (SELECT relid FROM pg_partition_tree(?::regclass) UNION SELECT ?::regclass) AS t"
+            + " LEFT JOIN pg_stat_user_tables s ON s.relid = t.relid")) {
       p.setString(1, store.outboxTable());
+      p.setString(2, store.outboxTable());
       try (ResultSet rs = p.executeQuery()) {
         rs.next();
         return new Sample(Math.round(minute * 100) / 100.0, writtenInWindow / (double) sampleSeconds,
             ackedInWindow / (double) sampleSeconds,
             micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 50) / 1000.0,
             micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 99) / 1000.0,
-            rs.getLong(1) / 1e6, rs.getLong(2) / 1e6, rs.getLong(3), rs.getLong(4), rs.getLong(5), deleted.get());
+            rs.getLong(1) / 1e6, rs.getLong(2) / 1e6, rs.getLong(3), rs.getLong(4), rs.getLong(5), deleted.get(),
+            rs.getInt(6));
       }
     }
   }
 
   private static void print(Sample s, boolean header) {
     if (header) {
-      System.out.printf("%7s %9s %9s %8s %8s %9s %9s %10s %9s %6s %11s%n", "minute", "written/s", "acked/s", "p50 ms",
-          "p99 ms", "table MB", "index MB", "live rows", "dead rows", "autovac", "deleted");
+      System.out.printf("%7s %9s %9s %8s %8s %9s %9s %10s %9s %6s %11s %6s%n", "minute", "written/s", "acked/s",
+          "p50 ms", "p99 ms", "table MB", "index MB", "live rows", "dead rows", "autovac", "deleted", "tables");
     }
-    System.out.printf("%7.2f %9.0f %9.0f %8.1f %8.1f %9.1f %9.1f %10d %9d %6d %11d%n", s.minute(),
+    System.out.printf("%7.2f %9.0f %9.0f %8.1f %8.1f %9.1f %9.1f %10d %9d %6d %11d %6d%n", s.minute(),
         s.writtenPerSecond(), s.ackedPerSecond(), s.p50Millis(), s.p99Millis(), s.tableMegabytes(),
-        s.indexMegabytes(), s.liveRows(), s.deadRows(), s.autovacuums(), s.deleted());
+        s.indexMegabytes(), s.liveRows(), s.deadRows(), s.autovacuums(), s.deleted(), s.partitions());
   }
 
   private Relay relay(PostgresOutboxStore store, KafkaBroker kafka) {

@@ -16,7 +16,8 @@ public interface JanitorStore {
 
   /**
    * Deletes up to {@code limit} outbox events that every subscription has relayed and that are
-   * older than {@code retention}.
+   * older than {@code retention}. A store that keeps its log in partitions may drop whole
+   * partitions of such events instead, and then report more than {@code limit}.
    *
    * @return how many were deleted, or empty when another janitor holds the lock
    */

@@ -2,6 +2,7 @@ package io.txbox.jdbc;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
+import io.txbox.jdbc.internal.OutboxPartitions;
 import io.txbox.jdbc.internal.PostgresListener;
 import io.txbox.jdbc.internal.PostgresMigration;
 import io.txbox.jdbc.internal.PostgresRows;
@@ -61,7 +62,21 @@ import org.postgresql.PGStatement;
  *   <tr><td>notifyOnAppend</td><td>{@code true}</td><td>whether {@code append} sends {@code NOTIFY} to wake relays</td></tr>
  *   <tr><td>notifyInterval</td><td>10 ms</td><td>0 to 1 minute: least time between two NOTIFYs of this store</td></tr>
  *   <tr><td>listen</td><td>{@code true}</td><td>whether a relay holds a connection in {@code LISTEN} to be woken early</td></tr>
+ *   <tr><td>outboxPartitionSize</td><td>0 (a plain table)</td><td>0, or {@value #MIN_PARTITION_SIZE} to {@value #MAX_PARTITION_SIZE} positions per partition; {@link #migrate()} partitions the outbox</td></tr>
+ *   <tr><td>partitionsAhead</td><td>{@value #DEFAULT_PARTITIONS_AHEAD}</td><td>1 to 100 empty partitions the janitor keeps ahead of the writers</td></tr>
+ *   <tr><td>partitionLockTimeout</td><td>100 ms</td><td>1 ms to 10 s: longest wait for the outbox's lock to create or drop a partition</td></tr>
  * </table>
+ *
+ * <p><b>A partitioned outbox</b> ({@link Builder#outboxPartitionSize}) is cleaned by dropping
+ * whole partitions: the table holds the retention window and the partitions ahead, and leaves no
+ * dead rows for vacuum. A partition is dropped once every position in it has been handed out, its
+ * newest row is older than the retention, and every subscription relayed all of it, checked under
+ * an {@code ACCESS EXCLUSIVE} lock on the outbox that writers wait behind for at most
+ * {@code partitionLockTimeout}. Rows no partition covers (the janitor did not run) land in a
+ * default partition and are relayed and deleted as usual. Choose it for sustained load (hundreds
+ * of events per second and more) and when vacuum cannot keep up; size a partition to hold minutes
+ * to hours of writes. {@link #migrate()} converts an existing outbox in place, keeping its rows,
+ * under an exclusive lock for the time it takes to scan it once.
  */
 public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
 
@@ -75,6 +90,14 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
   public static final int MAX_BUCKETS = 1024;
   /** Default least time between two NOTIFYs from one store. */
   public static final Duration DEFAULT_NOTIFY_INTERVAL = Duration.ofMillis(10);
+  /** Fewest positions per outbox partition. */
+  public static final long MIN_PARTITION_SIZE = 1_000;
+  /** Most positions per outbox partition. */
+  public static final long MAX_PARTITION_SIZE = 1_000_000_000;
+  /** Default empty partitions kept ahead of the writers. */
+  public static final int DEFAULT_PARTITIONS_AHEAD = 2;
+  /** Default longest wait for the outbox's lock to create or drop a partition. */
+  public static final Duration DEFAULT_PARTITION_LOCK_TIMEOUT = Duration.ofMillis(100);
 
   private final DataSource dataSource;
   private final PostgresTables tables;
@@ -86,6 +109,10 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
   private final boolean listen;
   private final Transactions tx;
   private final StatusQueries status;
+  private final long partitionSize;
+  private final int partitionsAhead;
+  private final OutboxPartitions partitions;
+  private volatile boolean partitioned;
 
   private PostgresOutboxStore(Builder b) {
     this.dataSource = b.dataSource;
@@ -97,6 +124,9 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     this.listen = b.listen;
     this.tx = new Transactions(dataSource);
     this.status = new StatusQueries(tables);
+    this.partitionSize = b.outboxPartitionSize;
+    this.partitionsAhead = b.partitionsAhead;
+    this.partitions = new OutboxPartitions(tables, tx, b.partitionsAhead, b.partitionLockTimeout);
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
@@ -104,9 +134,16 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     return new Builder(dataSource);
   }
 
-  /** Creates or upgrades the tables; safe to run twice and from several instances at once. */
+  /**
+   * Creates or upgrades the tables; safe to run twice and from several instances at once. With an
+   * {@link Builder#outboxPartitionSize outboxPartitionSize}, also partitions the outbox.
+   */
   public int migrate() {
-    return new PostgresMigration(dataSource, tables, buckets).run();
+    return migration().run();
+  }
+
+  private PostgresMigration migration() {
+    return new PostgresMigration(dataSource, tables, buckets, partitionSize, partitionsAhead);
   }
 
   /**
@@ -114,7 +151,7 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
    * table prefix and bucket count filled in. Reads no database.
    */
   public List<MigrationScript> migrationScripts() {
-    return new PostgresMigration(dataSource, tables, buckets).scripts();
+    return migration().scripts();
   }
 
   /** The schema of this store's tables. */
@@ -428,13 +465,36 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     });
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>On a partitioned outbox, also creates partitions ahead of the writers and drops whole
+   * partitions that may go; their rows count in the result, which may then exceed {@code limit}.
+   */
   @Override
   public OptionalInt deleteRelayed(Duration retention, int limit) {
+    if (isPartitioned()) {
+      return partitions.clean(retention, limit,
+          PostgresSql.deleteRelayedFrom(tables, partitions.defaultPartition()));
+    }
     return underJanitorLock("deleting relayed outbox events", sql.deleteRelayed(), p -> {
       p.setLong(1, retention.toMillis());
       p.setInt(2, limit);
       p.setInt(3, limit);
     });
+  }
+
+  /** Whether the outbox is partitioned; once it is, it stays so. */
+  private boolean isPartitioned() {
+    if (!partitioned) {
+      partitioned = tx.inTransaction("reading the outbox's layout", c -> OutboxPartitions.isPartitioned(c, tables));
+    }
+    return partitioned;
+  }
+
+  /** The outbox's partitions, oldest first and the default partition last; empty for a plain table. */
+  public List<String> outboxPartitions() {
+    return isPartitioned() ? partitions.names() : List.of();
   }
 
   @Override
@@ -479,6 +539,9 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     private boolean notifyOnAppend = true;
     private Duration notifyInterval = DEFAULT_NOTIFY_INTERVAL;
     private boolean listen = true;
+    private long outboxPartitionSize;
+    private int partitionsAhead = DEFAULT_PARTITIONS_AHEAD;
+    private Duration partitionLockTimeout = DEFAULT_PARTITION_LOCK_TIMEOUT;
 
     private Builder(DataSource dataSource) {
       this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
@@ -527,8 +590,48 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
       return this;
     }
 
+    /**
+     * Positions per outbox partition: {@link #migrate()} partitions the outbox (keeping its rows)
+     * and the janitor drops whole partitions instead of deleting rows. Default 0: a plain table,
+     * or, once partitioned, the size it was partitioned with. Changing it applies to partitions
+     * created from then on. Otherwise {@value #MIN_PARTITION_SIZE} to {@value #MAX_PARTITION_SIZE}.
+     */
+    public Builder outboxPartitionSize(long outboxPartitionSize) {
+      this.outboxPartitionSize = outboxPartitionSize;
+      return this;
+    }
+
+    /** Empty partitions the janitor keeps ahead of the writers, 1 to 100. Default {@value #DEFAULT_PARTITIONS_AHEAD}. */
+    public Builder partitionsAhead(int partitionsAhead) {
+      this.partitionsAhead = partitionsAhead;
+      return this;
+    }
+
+    /**
+     * Longest wait for the outbox's lock to create or drop a partition, 1 ms to 10 s; writers
+     * queue behind the waiting janitor that long at worst, and a janitor that does not get the
+     * lock tries again next run. Default 100 ms.
+     */
+    public Builder partitionLockTimeout(Duration partitionLockTimeout) {
+      this.partitionLockTimeout = partitionLockTimeout;
+      return this;
+    }
+
     /** Checks the settings and builds the store. */
     public PostgresOutboxStore build() {
+      if (outboxPartitionSize != 0
+          && (outboxPartitionSize < MIN_PARTITION_SIZE || outboxPartitionSize > MAX_PARTITION_SIZE)) {
+        throw new IllegalArgumentException("outboxPartitionSize must be 0 (a plain table) or >= "
+            + MIN_PARTITION_SIZE + " and <= " + MAX_PARTITION_SIZE + ", was " + outboxPartitionSize);
+      }
+      if (partitionsAhead < 1 || partitionsAhead > 100) {
+        throw new IllegalArgumentException("partitionsAhead must be >= 1 and <= 100, was " + partitionsAhead);
+      }
+      if (partitionLockTimeout == null || partitionLockTimeout.compareTo(Duration.ofMillis(1)) < 0
+          || partitionLockTimeout.compareTo(Duration.ofSeconds(10)) > 0) {
+        throw new IllegalArgumentException(
+            "partitionLockTimeout must be >= 1 ms and <= 10 s, was " + partitionLockTimeout);
+      }
       if (notifyInterval == null || notifyInterval.isNegative() || notifyInterval.compareTo(Duration.ofMinutes(1)) > 0) {
         throw new IllegalArgumentException(
             "notifyInterval must be >= 0 and <= 1 minute, was " + notifyInterval);

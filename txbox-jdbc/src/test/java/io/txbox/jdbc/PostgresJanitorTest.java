@@ -9,9 +9,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -58,17 +56,11 @@ class PostgresJanitorTest {
   }
 
   private long query(String sql) throws SQLException {
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql.replace("{s}", db.schema()))) {
-      rs.next();
-      return rs.getLong(1);
-    }
+    return db.queryLong(sql);
   }
 
   private void execute(String sql) throws SQLException {
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-      s.execute(sql.replace("{s}", db.schema()));
-    }
+    db.execute(sql);
   }
 
   /** "fast" has relayed everything; "slow" has relayed the events up to position {@code cutoff}. */

@@ -15,9 +15,15 @@ class PostgresOutboxStoreContractTest extends OutboxStoreContract {
   @Override
   protected OutboxStore freshStore() {
     db = TestDatabase.create();
-    PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(8).build();
+    PostgresOutboxStore store = configure(PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(8))
+        .build();
     store.migrate();
     return store;
+  }
+
+  /** The store's settings beyond schema and buckets; none here. */
+  PostgresOutboxStore.Builder configure(PostgresOutboxStore.Builder builder) {
+    return builder;
   }
 
   @Override

@@ -93,7 +93,8 @@ public final class LogicalReplication {
         s.execute(EmitFunction.sql(store.schema(), store.tablePrefix()));
         if (!exists(c, "SELECT 1 FROM pg_publication WHERE pubname = ?", publication)) {
           s.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + store.outboxTable()
-              + " WITH (publish = 'insert')");
+              // A partitioned outbox's inserts are published under its own name, not its partitions'.
+              + " WITH (publish = 'insert', publish_via_partition_root = true)");
         }
       }
       markRowsNotNeeded(c);

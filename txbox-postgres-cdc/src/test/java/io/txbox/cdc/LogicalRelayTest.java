@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
+import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TopicReader;
 import java.nio.charset.StandardCharsets;
@@ -225,6 +226,23 @@ class LogicalRelayTest {
       assertThat(payloads(readAll(2))).containsExactly("1", "2");
     } finally {
       first.close();
+    }
+  }
+
+  @Test
+  void anOutboxPartitionedWhileTheSlotIsStreamedIsStreamedOnFromItsPartitions() throws Exception {
+    Outbox outbox = db.tableOutbox();
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start()) {
+      db.commit(outbox, event("k", "before"));
+      PostgresOutboxStore.builder(db.dataSource).schema(db.schema)
+          .outboxPartitionSize(PostgresOutboxStore.MIN_PARTITION_SIZE).build().migrate();
+      db.commit(outbox, event("k", "after"));
+      db.exec("INSERT INTO " + db.store.outboxTable() + " (key, type, destination, payload)"
+          + " SELECT 'k', 'T', '" + topic + "', convert_to('row ' || g, 'UTF8') FROM generate_series(1, 1500) g");
+
+      List<String> payloads = payloads(readAll(1_502));
+      assertThat(payloads.subList(0, 3)).containsExactly("before", "after", "row 1");
+      assertThat(payloads.get(1_501)).isEqualTo("row 1500");
     }
   }
 

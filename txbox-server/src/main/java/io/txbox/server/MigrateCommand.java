@@ -9,6 +9,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code txbox migrate}: creates or upgrades the outbox tables. */
@@ -21,6 +22,12 @@ final class MigrateCommand implements Callable<Integer> {
       description = "Buckets to split the log into, fixed once the tables exist: the most relay"
           + " instances that share the work. Default: ${DEFAULT-VALUE}.")
   int buckets;
+
+  @Option(names = "--outbox-partition-size", defaultValue = "0",
+      description = "Partitions the outbox table by position, this many positions a partition (keeping its"
+          + " rows), so that the janitor drops whole partitions instead of deleting rows. 0 leaves the table"
+          + " as it is. Default: ${DEFAULT-VALUE}.")
+  long partitionSize;
 
   @Option(names = "--config", description = "Properties file with option values (batch-size=500).")
   String config;
@@ -39,6 +46,11 @@ final class MigrateCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (printSql && partitionSize > 0) {
+      throw new ParameterException(spec.commandLine(), "--print-sql prints the versions only: partitioning"
+          + " depends on the table's current state, so run `txbox migrate --outbox-partition-size "
+          + partitionSize + "` against the database after the scripts");
+    }
     if (printSql) {
       // The store reads no database to render its scripts: a data source that never connects.
       PostgresOutboxStore store = PostgresOutboxStore.builder(new PGSimpleDataSource())
@@ -50,7 +62,7 @@ final class MigrateCommand implements Callable<Integer> {
       return 0;
     }
     try (HikariDataSource ds = database.pool()) {
-      PostgresOutboxStore store = database.store(ds).buckets(buckets).build();
+      PostgresOutboxStore store = database.store(ds).buckets(buckets).outboxPartitionSize(partitionSize).build();
       database.checkConnection(ds);
       int applied = store.migrate();
       if (logical) {

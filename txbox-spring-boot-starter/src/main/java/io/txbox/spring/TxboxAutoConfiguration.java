@@ -105,6 +105,9 @@ public class TxboxAutoConfiguration {
         .schema(properties.schema())
         .tablePrefix(properties.tablePrefix())
         .buckets(properties.buckets())
+        .outboxPartitionSize(properties.outboxPartitionSize())
+        .partitionsAhead(properties.partitionsAhead())
+        .partitionLockTimeout(properties.partitionLockTimeout())
         .build());
     if (properties.migrate()) {
       store.migrate();

@@ -21,6 +21,11 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param tablePrefix the prefix of the txbox table names
  * @param buckets buckets the outbox log is split into, fixed once the tables exist: the most relay
  *     instances that share the work
+ * @param outboxPartitionSize positions per partition of the outbox table: above 0, the migration
+ *     partitions the table (keeping its rows) and the janitor drops whole partitions instead of
+ *     deleting rows; 0 (default) leaves the table as it is
+ * @param partitionsAhead empty outbox partitions the janitor keeps ahead of the writers
+ * @param partitionLockTimeout longest wait for the outbox's lock to create or drop a partition
  * @param broker the broker events are relayed to and listeners read from; needed only when more
  *     than one of txbox-kafka, txbox-nats, txbox-rabbitmq and txbox-sqs is on the class path
  * @param outbox how {@code Outbox.send} writes events
@@ -42,6 +47,9 @@ public record TxboxProperties(
     @DefaultValue("public") String schema,
     @DefaultValue("txbox_") String tablePrefix,
     @DefaultValue("64") int buckets,
+    @DefaultValue("0") long outboxPartitionSize,
+    @DefaultValue("2") int partitionsAhead,
+    @DefaultValue("100ms") Duration partitionLockTimeout,
     Broker broker,
     @DefaultValue Outbox outbox,
     @DefaultValue Relay relay,

@@ -76,6 +76,9 @@ class StarterConfigurationTest {
     assertThat(p.migrate()).isTrue();
     assertThat(p.tracing().enabled()).isTrue();
     assertThat(p.outbox().writeMode()).isEqualTo(TxboxProperties.WriteMode.TABLE);
+    assertThat(p.outboxPartitionSize()).isZero();
+    assertThat(p.partitionsAhead()).isEqualTo(PostgresOutboxStore.DEFAULT_PARTITIONS_AHEAD);
+    assertThat(p.partitionLockTimeout()).isEqualTo(PostgresOutboxStore.DEFAULT_PARTITION_LOCK_TIMEOUT);
     assertThat(p.relay().source()).isEqualTo(TxboxProperties.Source.TABLE);
     assertThat(p.logical().slot()).isEqualTo(LogicalReplication.DEFAULT_SLOT);
     assertThat(p.logical().publication()).isEqualTo(LogicalReplication.DEFAULT_PUBLICATION);
@@ -105,6 +108,13 @@ class StarterConfigurationTest {
         assertThat(context).getFailure()
             .hasStackTraceContaining("txbox setting refused, change txbox.relay.batch-size: batchSize must be")
             .hasStackTraceContaining("was 0"));
+  }
+
+  @Test
+  void anOutboxPartitionTooSmallNamesTheProperty() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.outbox-partition-size=10").run(context ->
+        assertThat(context).getFailure()
+            .hasStackTraceContaining("change txbox.outbox-partition-size: outboxPartitionSize must be 0"));
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.txbox.testkit;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.UUID;
@@ -70,6 +71,22 @@ public final class TestDatabase implements AutoCloseable {
   /** A pooled data source for the database. */
   public DataSource dataSource() {
     return dataSource;
+  }
+
+  /** Runs {@code sql} in a transaction of its own, {@code {s}} standing for the schema. */
+  public void execute(String sql) throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql.replace("{s}", schema));
+    }
+  }
+
+  /** The first column of the first row {@code sql} returns, {@code {s}} standing for the schema. */
+  public long queryLong(String sql) throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(sql.replace("{s}", schema))) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 
   /** Drops the schema with everything in it and closes the pool. */

@@ -32,11 +32,20 @@ public final class PostgresMigration {
   private final DataSource dataSource;
   private final PostgresTables tables;
   private final int buckets;
+  private final long partitionSize;
+  private final int partitionsAhead;
 
-  public PostgresMigration(DataSource dataSource, PostgresTables tables, int buckets) {
+  /**
+   * @param partitionSize positions per outbox partition, or 0 to leave the outbox as it is (a
+   *     plain table, unless an earlier migration partitioned it)
+   */
+  public PostgresMigration(DataSource dataSource, PostgresTables tables, int buckets, long partitionSize,
+      int partitionsAhead) {
     this.dataSource = dataSource;
     this.tables = tables;
     this.buckets = buckets;
+    this.partitionSize = partitionSize;
+    this.partitionsAhead = partitionsAhead;
   }
 
   /** How many schema versions exist. */
@@ -100,6 +109,12 @@ public final class PostgresMigration {
     }
     for (int v = current + 1; v <= VERSIONS.size(); v++) {
       apply(c, v, VERSIONS.get(v - 1));
+    }
+    if (partitionSize > 0) {
+      if (!OutboxPartitions.isPartitioned(c, tables)) {
+        OutboxPartitions.convert(c, tables, partitionSize, partitionsAhead);
+      }
+      OutboxPartitions.saveSize(c, tables, partitionSize);
     }
     return VERSIONS.size() - current;
   }

@@ -107,21 +107,29 @@ public record PostgresSql(
             + "     ORDER BY o.tx_id, o.position LIMIT ?) AS p) AS b"
             + " WHERE s.subscription = ?"),
         "SELECT pg_try_advisory_xact_lock(hashtext(?))",
-        // Rows at or below the lowest checkpoint of their bucket over all subscriptions have been
-        // relayed by every subscription; any subset of them may go, in any order.
-        t.render("DELETE FROM {outbox} o USING ("
-            + "   SELECT r.bucket, r.tx_id, r.position FROM ("
-            + "     SELECT DISTINCT ON (bucket) bucket, tx_id, position FROM {subscription}"
-            + "     ORDER BY bucket, tx_id, position) AS low"
-            + "   CROSS JOIN LATERAL ("
-            + "     SELECT o2.bucket, o2.tx_id, o2.position FROM {outbox} o2"
-            + "     WHERE o2.bucket = low.bucket AND (o2.tx_id, o2.position) <= (low.tx_id, low.position)"
-            + "       AND o2.created_at < now() - ? * interval '1 millisecond'"
-            + "     ORDER BY o2.tx_id, o2.position LIMIT ?) AS r"
-            + "   LIMIT ?) AS d"
-            + " WHERE o.bucket = d.bucket AND o.tx_id = d.tx_id AND o.position = d.position"),
+        deleteRelayedFrom(t, "{outbox}"),
         t.render("DELETE FROM {inbox} WHERE ctid = ANY (ARRAY("
             + " SELECT ctid FROM {inbox} WHERE received_at < now() - ? * interval '1 millisecond'"
             + " AND status NOT IN ('queued', 'dead', 'parked') LIMIT ?))"));
+  }
+
+  /**
+   * Deletes relayed rows from {@code table}: the outbox, or its default partition. Rows at or
+   * below the lowest checkpoint of their bucket over all subscriptions have been relayed by every
+   * subscription; any subset of them may go, in any order.
+   */
+  public static String deleteRelayedFrom(PostgresTables t, String table) {
+    String sql = "DELETE FROM {outbox} o USING ("
+        + "   SELECT r.bucket, r.tx_id, r.position FROM ("
+        + "     SELECT DISTINCT ON (bucket) bucket, tx_id, position FROM {subscription}"
+        + "     ORDER BY bucket, tx_id, position) AS low"
+        + "   CROSS JOIN LATERAL ("
+        + "     SELECT o2.bucket, o2.tx_id, o2.position FROM {outbox} o2"
+        + "     WHERE o2.bucket = low.bucket AND (o2.tx_id, o2.position) <= (low.tx_id, low.position)"
+        + "       AND o2.created_at < now() - ? * interval '1 millisecond'"
+        + "     ORDER BY o2.tx_id, o2.position LIMIT ?) AS r"
+        + "   LIMIT ?) AS d"
+        + " WHERE o.bucket = d.bucket AND o.tx_id = d.tx_id AND o.position = d.position";
+    return t.render(sql.replace("{outbox}", table));
   }
 }
