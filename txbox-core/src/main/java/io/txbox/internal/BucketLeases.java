@@ -40,6 +40,7 @@ final class BucketLeases implements Runnable {
   private final Runnable onClaimed;
   private volatile boolean claiming = true;
   private Instant nextStallWarning = Instant.MIN;
+  private Instant nextHorizonCheck = Instant.MIN;
 
   BucketLeases(
       RelaySettings settings, OutboxStore store, Metrics metrics, OwnedBuckets buckets, int bucketCount,
@@ -121,9 +122,12 @@ final class BucketLeases implements Runnable {
 
   private void warnIfHorizonHeldBack() {
     Instant now = clock.instant();
-    if (now.isBefore(nextStallWarning)) {
+    // Once per heartbeat interval, however fast the beats come while claiming: it reads
+    // pg_stat_activity, which costs more than a beat.
+    if (now.isBefore(nextStallWarning) || now.isBefore(nextHorizonCheck)) {
       return;
     }
+    nextHorizonCheck = now.plus(settings.heartbeatInterval());
     store.oldestOpenTransaction()
         .filter(tx -> tx.age().compareTo(settings.stallWarning()) > 0)
         .ifPresent(tx -> {

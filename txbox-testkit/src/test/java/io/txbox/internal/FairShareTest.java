@@ -4,9 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.txbox.RetryPolicy;
 import io.txbox.spi.Metrics;
+import io.txbox.spi.OutboxStore;
 import io.txbox.testkit.InMemoryOutboxStore;
+import io.txbox.testkit.SettableClock;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -77,5 +82,36 @@ class FairShareTest {
     assertThat(b.buckets.size()).isEqualTo(BUCKETS / 2);
     assertThat(b.leases.nextBeat()).isEqualTo(HEARTBEAT);
     assertThat(b.wakeUps).as("the claim woke b's loop").hasValue(1);
+  }
+
+  @Test
+  void theOpenTransactionQueryRunsOncePerIntervalHoweverFastTheBeatsCome() {
+    store.openSubscription("s");
+    AtomicInteger asked = new AtomicInteger();
+    OutboxStore counting = (OutboxStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+        new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
+          if (method.getName().equals("oldestOpenTransaction")) {
+            asked.incrementAndGet();
+          }
+          try {
+            return method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    SettableClock clock = new SettableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    RelaySettings settings = new RelaySettings("s", "a", 100, Duration.ofMillis(1), HEARTBEAT,
+        Duration.ofSeconds(10), Duration.ZERO, Duration.ofSeconds(1), RetryPolicy.defaults());
+    BucketLeases leases = new BucketLeases(settings, counting, Metrics.NONE,
+        new OwnedBuckets(System::nanoTime, Duration.ofSeconds(8).toNanos()), BUCKETS, clock, System::nanoTime, () -> { });
+
+    for (int beat = 0; beat < 10; beat++) {
+      leases.run();
+      clock.advance(HEARTBEAT.dividedBy(10).minusMillis(1));
+    }
+    assertThat(asked).as("ten fast beats within one interval").hasValue(1);
+    clock.advance(Duration.ofMillis(10));
+    leases.run();
+    assertThat(asked).hasValue(2);
   }
 }
