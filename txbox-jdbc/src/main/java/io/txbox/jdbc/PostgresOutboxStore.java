@@ -76,7 +76,7 @@ import org.postgresql.PGStatement;
  * default partition and are relayed and deleted as usual. Choose it for sustained load (hundreds
  * of events per second and more) and when vacuum cannot keep up; size a partition to hold minutes
  * to hours of writes. {@link #migrate()} converts an existing outbox in place, keeping its rows,
- * under an exclusive lock for the time it takes to scan it once.
+ * under an exclusive lock for as long as two scans of the table take.
  */
 public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
 

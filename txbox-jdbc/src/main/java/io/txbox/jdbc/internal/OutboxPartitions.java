@@ -37,14 +37,18 @@ import org.slf4j.LoggerFactory;
  * outbox, every subscription's checkpoint in every bucket lies at or past its rows. Under that
  * lock no transaction that wrote to the outbox is still open, so no row can still commit into it
  * unseen. The lock is waited for at most {@code lockTimeout}: writers queue behind it that long
- * at worst, and the janitor tries again next round.
+ * at worst, and the janitor tries again next round. A row that still comes for a dropped range
+ * (a sequence whose CACHE handed a value out early) finds no range partition and lands in the
+ * default one, where it is relayed as usual. The newest row is read once per partition and
+ * remembered: a row that commits into it later is still relayed before the drop, but may be
+ * dropped before its own retention has passed.
  */
 public final class OutboxPartitions {
   private static final Logger log = LoggerFactory.getLogger(OutboxPartitions.class);
   private static final Pattern RANGE = Pattern.compile(
       "FOR VALUES FROM \\((?:'(-?\\d+)'|MINVALUE)\\) TO \\((?:'(-?\\d+)'|MAXVALUE)\\)");
   private static final String LOCK_NOT_AVAILABLE = "55P03";
-  /** The setting that holds the positions per partition; also tells the outbox is partitioned. */
+  /** The setting that holds the positions per partition, for partitions created from now on. */
   public static final String SIZE_SETTING = "outbox_partition_size";
 
   /** A range partition: positions {@code [from, to)}. */
