@@ -21,13 +21,28 @@ import java.util.Optional;
  * @param outboxDeadLetters dead letters per subscription
  * @param inboxDeadLetters dead and parked messages per consumer
  * @param oldestOpenTransaction the oldest write transaction still open, which holds delivery back
+ * @param outboxPartitions the partitions of a partitioned outbox; empty for a plain table
  */
 public record StoreStatus(
     List<Subscription> subscriptions,
     List<StalledBucket> stalledBuckets,
     List<OutboxDeadLetters> outboxDeadLetters,
     List<InboxDeadLetters> inboxDeadLetters,
-    Optional<OpenTransaction> oldestOpenTransaction) {
+    Optional<OpenTransaction> oldestOpenTransaction,
+    Optional<OutboxPartitions> outboxPartitions) {
+
+  /** Most rows of the default partition counted, so that the count stays cheap. */
+  public static final int DEFAULT_PARTITION_COUNT_LIMIT = 100_000;
+
+  /**
+   * A partitioned outbox.
+   *
+   * @param partitions range partitions, the default one not counted
+   * @param ahead range partitions no position has been handed out for yet
+   * @param rowsInDefault rows in the default partition, at most {@link #DEFAULT_PARTITION_COUNT_LIMIT}:
+   *     rows written where no range partition was ready, which says the janitor is not keeping up
+   */
+  public record OutboxPartitions(int partitions, int ahead, long rowsInDefault) {}
 
   /**
    * One subscription.
@@ -58,7 +73,7 @@ public record StoreStatus(
   /**
    * Why delivery is not healthy, one sentence each; empty when it is: a subscription with events
    * pending and no relay, one whose oldest pending event waited longer than {@code maxPendingAge},
-   * a bucket retrying a failed event.
+   * a bucket retrying a failed event, rows in a partitioned outbox's default partition.
    */
   public List<String> problems(Duration maxPendingAge) {
     List<String> problems = new java.util.ArrayList<>();
@@ -75,6 +90,10 @@ public record StoreStatus(
     if (!stalledBuckets.isEmpty()) {
       problems.add(stalledBuckets.size() + " bucket(s) retrying a failed event");
     }
+    outboxPartitions.filter(p -> p.rowsInDefault() > 0).ifPresent(p -> problems.add(p.rowsInDefault()
+        + (p.rowsInDefault() >= DEFAULT_PARTITION_COUNT_LIMIT ? "+" : "") + " rows in the outbox's default"
+        + " partition: no partition was ready for them, so the janitor is not running or not keeping up"
+        + " (they are relayed and deleted as usual)"));
     return problems;
   }
 }

@@ -92,6 +92,7 @@ class PostgresOutboxPartitionsTest {
   void migrateTurnsAnOutboxHoldingRowsIntoPartitionsAndKeepsEveryRowAndRule() throws SQLException {
     PostgresOutboxStore plain = store(0, 2);
     write(50, 50);
+    assertThat(plain.status(10).outboxPartitions()).isEmpty();
     long before = query("SELECT sum(position) FROM {s}.txbox_outbox");
 
     PostgresOutboxStore store = store(SIZE, 2);
@@ -138,6 +139,23 @@ class PostgresOutboxPartitionsTest {
   }
 
   @Test
+  void aRowThatComesForADroppedRangeLandsInTheDefaultPartitionAndIsRelayed() throws Exception {
+    PostgresOutboxStore store = store(SIZE, 2);
+    startRelay(store);
+    write(1_500, 500);
+    awaitAllPublished();
+    janitor(store).runOnce();
+    assertThat(store.outboxPartitions()).doesNotContain("txbox_outbox_p1");
+
+    // What a sequence with a CACHE above 1 could do: a position of the dropped range, late.
+    execute("INSERT INTO {s}.txbox_outbox (position, key, type, destination, payload) OVERRIDING SYSTEM VALUE"
+        + " VALUES (7, 'late', 'T', 'd', '\\x01')");
+
+    assertThat(query("SELECT count(*) FROM {s}.txbox_outbox_default WHERE position = 7")).isOne();
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(published).hasSize(1_501));
+  }
+
+  @Test
   void aPartitionNotYetRelayedByEverySubscriptionStays() throws SQLException {
     PostgresOutboxStore store = store(SIZE, 1);
     store.openSubscription("never-ran");
@@ -153,6 +171,9 @@ class PostgresOutboxPartitionsTest {
     PostgresOutboxStore store = store(SIZE, 1);
     write(3_500, 500); // partitions cover positions 1 to 1000; 1001 to 3500 go to the default
     assertThat(query("SELECT count(*) FROM {s}.txbox_outbox_default")).isEqualTo(2_500);
+    StoreStatus behind = store.status(10);
+    assertThat(behind.outboxPartitions()).contains(new StoreStatus.OutboxPartitions(2, 0, 2_500));
+    assertThat(behind.problems(Duration.ofDays(1))).anyMatch(p -> p.startsWith("2500 rows in the outbox's default partition"));
     startRelay(store);
     awaitAllPublished();
 
@@ -160,6 +181,7 @@ class PostgresOutboxPartitionsTest {
 
     assertThat(published).as("nothing was lost").hasSize(3_500);
     assertThat(query("SELECT count(*) FROM {s}.txbox_outbox")).isZero();
+    assertThat(store.status(10).outboxPartitions()).contains(new StoreStatus.OutboxPartitions(1, 1, 0));
     List<String> partitions = store.outboxPartitions();
     assertThat(partitions).as("a partition begins a tenth of a partition past the writers")
         .containsExactly("txbox_outbox_p3601", "txbox_outbox_default");

@@ -130,6 +130,9 @@ final class StatusCommand implements Callable<Integer> {
     out.println(status.oldestOpenTransaction()
         .map(t -> "oldest open transaction: pid " + t.pid() + ", open " + t.age() + ": " + t.description())
         .orElse("oldest open transaction: none"));
+    status.outboxPartitions().ifPresent(p -> out.printf(
+        "outbox partitions: %d (%d ahead of the writers), %d row(s) in the default partition%n",
+        p.partitions(), p.ahead(), p.rowsInDefault()));
     out.println(problems.isEmpty() ? "HEALTHY" : "DEGRADED: " + String.join("; ", problems));
   }
 
@@ -170,6 +173,8 @@ final class StatusCommand implements Callable<Integer> {
       m.put("description", t.description());
       return m;
     }).orElse(null));
+    json.put("outboxPartitions", status.outboxPartitions().map(p -> Map.of("partitions", p.partitions(),
+        "ahead", p.ahead(), "rowsInDefault", p.rowsInDefault())).orElse(null));
     return json;
   }
 

@@ -52,10 +52,13 @@ public final class OutboxPartitions {
   public static final String SIZE_SETTING = "outbox_partition_size";
 
   /** A range partition: positions {@code [from, to)}. */
-  record Range(String name, long from, long to) {}
+  public record Range(String name, long from, long to) {}
 
-  /** The partitions (names without schema) as they are now, the last position handed out and the database's clock. */
-  record Layout(List<Range> ranges, String defaultPartition, long handedOut, long size, Instant now) {}
+  /**
+   * The partitions (names without schema, the default one null if absent) as they are now, the
+   * last position handed out and the database's clock.
+   */
+  public record Layout(List<Range> ranges, String defaultPartition, long handedOut, long size, Instant now) {}
 
   /** Row count and newest row of a partition all of whose positions were handed out. */
   private record Sealed(long rows, Instant newest) {}
@@ -161,7 +164,7 @@ public final class OutboxPartitions {
     if (deleted.isEmpty() || deleted.getAsInt() >= limit) {
       return deleted; // the janitor calls again for the next batch
     }
-    Layout layout = tx.inTransaction("reading the outbox partitions", this::layout);
+    Layout layout = tx.inTransaction("reading the outbox partitions", c -> layout(c, tables));
     if (!createAhead(layout)) {
       return deleted; // another janitor took the lock meanwhile
     }
@@ -174,7 +177,8 @@ public final class OutboxPartitions {
     return tables.schema() + "." + tables.prefix() + "outbox_default";
   }
 
-  private Layout layout(Connection c) throws SQLException {
+  /** The outbox's partitions as they are now; the outbox must be partitioned. */
+  public static Layout layout(Connection c, PostgresTables tables) throws SQLException {
     List<Range> ranges = new ArrayList<>();
     String defaultPartition = null;
     try (PreparedStatement p = c.prepareStatement("SELECT c.relname, pg_get_expr(c.relpartbound, c.oid)"
@@ -400,7 +404,7 @@ public final class OutboxPartitions {
 
   /** Test hook: the partitions' names, oldest first, the default partition last when present. */
   public List<String> names() {
-    Layout layout = tx.inTransaction("reading the outbox partitions", this::layout);
+    Layout layout = tx.inTransaction("reading the outbox partitions", c -> layout(c, tables));
     List<String> names = new ArrayList<>(layout.ranges().stream().map(Range::name).toList());
     Optional.ofNullable(layout.defaultPartition()).ifPresent(names::add);
     return names;

@@ -31,8 +31,10 @@ public final class StatusQueries {
   private final String outboxDeadLetters;
   private final String inboxDeadLetters;
   private final String writtenPerMinute;
+  private final PostgresTables tables;
 
   public StatusQueries(PostgresTables tables) {
+    this.tables = tables;
     this.buckets = tables.render("SELECT subscription, count(*),"
         + " count(*) FILTER (WHERE owner IS NULL OR lease_until IS NULL OR lease_until <= now())"
         + " FROM {subscription} GROUP BY subscription ORDER BY subscription");
@@ -77,9 +79,9 @@ public final class StatusQueries {
       Supplier<Optional<OpenTransaction>> oldestOpenTransaction) {
     record Snapshot(Map<String, int[]> buckets, Map<String, List<StoreStatus.RelayInstance>> relays,
         List<StoreStatus.StalledBucket> stalled, List<StoreStatus.OutboxDeadLetters> outbox,
-        List<StoreStatus.InboxDeadLetters> inbox) {}
+        List<StoreStatus.InboxDeadLetters> inbox, Optional<StoreStatus.OutboxPartitions> partitions) {}
     Snapshot s = tx.inTransaction("reading the status", c -> new Snapshot(buckets(c), relays(c), stalled(c),
-        outboxDeadLetters(c), inboxDeadLetters(c)));
+        outboxDeadLetters(c), inboxDeadLetters(c), partitions(c)));
     Instant now = Instant.now();
     List<StoreStatus.Subscription> subscriptions = new ArrayList<>();
     s.buckets().forEach((name, counts) -> {
@@ -87,7 +89,27 @@ public final class StatusQueries {
       subscriptions.add(new StoreStatus.Subscription(name, b.pending(), b.capped(), b.oldestAge(now),
           s.relays().getOrDefault(name, List.of()), counts[0], counts[1]));
     });
-    return new StoreStatus(subscriptions, s.stalled(), s.outbox(), s.inbox(), oldestOpenTransaction.get());
+    return new StoreStatus(subscriptions, s.stalled(), s.outbox(), s.inbox(), oldestOpenTransaction.get(),
+        s.partitions());
+  }
+
+  /** A partitioned outbox's partitions and the rows that went to its default partition. */
+  private Optional<StoreStatus.OutboxPartitions> partitions(Connection c) throws SQLException {
+    if (!OutboxPartitions.isPartitioned(c, tables)) {
+      return Optional.empty();
+    }
+    OutboxPartitions.Layout layout = OutboxPartitions.layout(c, tables);
+    long rowsInDefault = 0;
+    if (layout.defaultPartition() != null) {
+      try (PreparedStatement p = c.prepareStatement("SELECT count(*) FROM (SELECT 1 FROM " + tables.schema() + "."
+          + layout.defaultPartition() + " LIMIT " + StoreStatus.DEFAULT_PARTITION_COUNT_LIMIT + ") AS d");
+          ResultSet rs = p.executeQuery()) {
+        rs.next();
+        rowsInDefault = rs.getLong(1);
+      }
+    }
+    int ahead = (int) layout.ranges().stream().filter(r -> r.from() > layout.handedOut()).count();
+    return Optional.of(new StoreStatus.OutboxPartitions(layout.ranges().size(), ahead, rowsInDefault));
   }
 
   /** Each subscription's bucket count and how many of them no live lease holds. */
