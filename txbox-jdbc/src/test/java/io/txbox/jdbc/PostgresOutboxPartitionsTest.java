@@ -42,8 +42,10 @@ class PostgresOutboxPartitionsTest {
   }
 
   private PostgresOutboxStore store(long partitionSize, int ahead) {
+    // A lock timeout long enough that a relay's read in flight on a loaded machine never makes a
+    // drop wait for the next run; the open transaction of one test holds it for good.
     PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(4)
-        .outboxPartitionSize(partitionSize).partitionsAhead(ahead).partitionLockTimeout(Duration.ofMillis(100))
+        .outboxPartitionSize(partitionSize).partitionsAhead(ahead).partitionLockTimeout(Duration.ofSeconds(1))
         .build();
     store.migrate();
     return store;
