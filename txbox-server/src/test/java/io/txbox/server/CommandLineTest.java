@@ -47,6 +47,17 @@ class CommandLineTest {
   }
 
   @Test
+  void migrateWithAPartitionSizePartitionsTheOutbox() throws Exception {
+    assertThat(run("migrate", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema(),
+        "--outbox-partition-size", "5000")).isZero();
+    assertThat(db.queryLong("SELECT count(*) FROM pg_inherits WHERE inhparent = '{s}.txbox_outbox'::regclass"))
+        .as("the old table, two partitions ahead, the default one").isEqualTo(4);
+    assertThat(run("migrate", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema(),
+        "--outbox-partition-size", "10")).isEqualTo(2);
+    assertThat(err.toString()).contains("outboxPartitionSize must be 0 (a plain table) or >= 1000");
+  }
+
+  @Test
   void migratePrintsTheSqlForFlywayWithoutADatabase() {
     String[] args = {"migrate", "--print-sql", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere",
         "--schema", "shop", "--table-prefix", "tx_", "--buckets", "16"};
