@@ -2,6 +2,7 @@ package io.txbox.jdbc;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
+import io.txbox.jdbc.internal.JanitorLock;
 import io.txbox.jdbc.internal.OutboxPartitions;
 import io.txbox.jdbc.internal.PostgresListener;
 import io.txbox.jdbc.internal.PostgresMigration;
@@ -112,6 +113,8 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
   private final long partitionSize;
   private final int partitionsAhead;
   private final OutboxPartitions partitions;
+  private final String deleteRelayedFromDefault;
+  private final JanitorLock janitorLock;
   private volatile boolean partitioned;
 
   private PostgresOutboxStore(Builder b) {
@@ -127,6 +130,8 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     this.partitionSize = b.outboxPartitionSize;
     this.partitionsAhead = b.partitionsAhead;
     this.partitions = new OutboxPartitions(tables, tx, b.partitionsAhead, b.partitionLockTimeout);
+    this.deleteRelayedFromDefault = PostgresSql.deleteRelayedFrom(tables, partitions.defaultPartition());
+    this.janitorLock = new JanitorLock(tables, tx);
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
@@ -474,8 +479,7 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
   @Override
   public OptionalInt deleteRelayed(Duration retention, int limit) {
     if (isPartitioned()) {
-      return partitions.clean(retention, limit,
-          PostgresSql.deleteRelayedFrom(tables, partitions.defaultPartition()));
+      return partitions.clean(retention, limit, deleteRelayedFromDefault);
     }
     return underJanitorLock("deleting relayed outbox events", sql.deleteRelayed(), p -> {
       p.setLong(1, retention.toMillis());
@@ -513,19 +517,10 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
 
   /** Runs one delete in its own transaction, or nothing when another janitor holds the lock. */
   private OptionalInt underJanitorLock(String what, String delete, Binder binder) {
-    return tx.inTransaction(what, c -> {
-      try (PreparedStatement lock = c.prepareStatement(sql.janitorLock())) {
-        lock.setString(1, "txbox janitor " + tables.channel());
-        try (ResultSet rs = lock.executeQuery()) {
-          rs.next();
-          if (!rs.getBoolean(1)) {
-            return OptionalInt.empty();
-          }
-        }
-      }
+    return janitorLock.run(what, c -> {
       try (PreparedStatement p = c.prepareStatement(delete)) {
         binder.bind(p);
-        return OptionalInt.of(p.executeUpdate());
+        return p.executeUpdate();
       }
     });
   }

@@ -65,7 +65,7 @@ public final class OutboxPartitions {
 
   private final PostgresTables tables;
   private final Transactions tx;
-  private final String janitorLock;
+  private final JanitorLock janitorLock;
   private final int ahead;
   private final Duration lockTimeout;
   private final Map<String, Sealed> sealed = new ConcurrentHashMap<>();
@@ -73,7 +73,7 @@ public final class OutboxPartitions {
   public OutboxPartitions(PostgresTables tables, Transactions tx, int ahead, Duration lockTimeout) {
     this.tables = tables;
     this.tx = tx;
-    this.janitorLock = "txbox janitor " + tables.channel();
+    this.janitorLock = new JanitorLock(tables, tx);
     this.ahead = ahead;
     this.lockTimeout = lockTimeout;
   }
@@ -153,7 +153,7 @@ public final class OutboxPartitions {
    * @return rows removed, or empty when another janitor holds the lock
    */
   public OptionalInt clean(Duration retention, int limit, String deleteFromDefault) {
-    OptionalInt deleted = underJanitorLock("deleting relayed outbox events", c -> {
+    OptionalInt deleted = janitorLock.run("deleting relayed outbox events", c -> {
       try (PreparedStatement p = c.prepareStatement(deleteFromDefault)) {
         p.setLong(1, retention.toMillis());
         p.setInt(2, limit);
@@ -213,7 +213,7 @@ public final class OutboxPartitions {
       return true;
     }
     long top = layout.ranges().stream().mapToLong(Range::to).max().orElse(layout.handedOut() + 1);
-    OptionalInt created = underJanitorLock("creating outbox partitions", c -> {
+    OptionalInt created = janitorLock.run("creating outbox partitions", c -> {
       setLockTimeout(c);
       try {
         long from = top;
@@ -269,7 +269,7 @@ public final class OutboxPartitions {
       if (stats.newest() != null && !stats.newest().isBefore(horizon)) {
         return dropped;
       }
-      OptionalInt done = underJanitorLock("dropping outbox partition " + range.name(), c -> drop(c, range));
+      OptionalInt done = janitorLock.run("dropping outbox partition " + range.name(), c -> drop(c, range));
       if (done.isEmpty() || done.getAsInt() == 0) {
         return dropped;
       }
@@ -333,22 +333,6 @@ public final class OutboxPartitions {
     try (Statement s = c.createStatement()) {
       s.execute("SET LOCAL lock_timeout = '" + Math.max(1, lockTimeout.toMillis()) + "ms'");
     }
-  }
-
-  /** Runs {@code work} in its own transaction if this instance gets the janitor's lock. */
-  private OptionalInt underJanitorLock(String what, Transactions.Work<Integer> work) {
-    return tx.inTransaction(what, c -> {
-      try (PreparedStatement lock = c.prepareStatement("SELECT pg_try_advisory_xact_lock(hashtext(?))")) {
-        lock.setString(1, janitorLock);
-        try (ResultSet rs = lock.executeQuery()) {
-          rs.next();
-          if (!rs.getBoolean(1)) {
-            return OptionalInt.empty();
-          }
-        }
-      }
-      return OptionalInt.of(work.run(c));
-    });
   }
 
   private static String createPartition(PostgresTables t, long from) {

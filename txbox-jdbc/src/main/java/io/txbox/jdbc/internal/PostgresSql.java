@@ -19,7 +19,6 @@ public record PostgresSql(
     String deadLetterCopy,
     String oldestOpenTransaction,
     String backlog,
-    String janitorLock,
     String deleteRelayed,
     String deleteInboxRecords) {
 
@@ -106,7 +105,6 @@ public record PostgresSql(
             + "     WHERE o.bucket = s.bucket AND (o.tx_id, o.position) > (s.tx_id, s.position)"
             + "     ORDER BY o.tx_id, o.position LIMIT ?) AS p) AS b"
             + " WHERE s.subscription = ?"),
-        "SELECT pg_try_advisory_xact_lock(hashtext(?))",
         deleteRelayedFrom(t, "{outbox}"),
         t.render("DELETE FROM {inbox} WHERE ctid = ANY (ARRAY("
             + " SELECT ctid FROM {inbox} WHERE received_at < now() - ? * interval '1 millisecond'"
