@@ -8,6 +8,7 @@ import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.RetryBudget;
 import io.txbox.spi.StoredMessage;
 import java.time.Clock;
 import java.time.Duration;
@@ -261,7 +262,6 @@ final class RelayLoop implements Runnable {
   /** Turns the broker's answers into checkpoints, in memory, from each bucket's current state. */
   private RoundOutcome settle(InFlight batch) throws InterruptedException {
     PublishResult result = batch.await();
-    boolean brokerUp = result.acknowledged() > 0;
     RoundOutcome outcome = new RoundOutcome(
         settings.subscription(), settings.retryPolicy(), ThreadLocalRandom.current(), backoffLevels);
     batch.sent().forEach((lease, leaseSent) -> {
@@ -271,7 +271,7 @@ final class RelayLoop implements Runnable {
         lease.rewind();
         return;
       }
-      outcome.settle(lease, leaseSent, result, batch.heldUntil().get(lease), brokerUp, batch.readAt());
+      outcome.settle(lease, leaseSent, result, batch.heldUntil().get(lease), batch.readAt());
       if (outcome.stopped(lease.bucket())) {
         lease.rewind();
       }
@@ -385,7 +385,7 @@ final class RelayLoop implements Runnable {
     RoundOutcome.Retry first = retries.get(0);
     log.warn("subscription {}: {} bucket(s) failed to publish and will retry with backoff; first: event {}"
         + " (attempt {}): {}", settings.subscription(), retries.size(), first.message().id(),
-        first.attempts(), RoundOutcome.describe(first.error()));
+        first.attempts(), RetryBudget.describe(first.error()));
   }
 
   /** Gives back buckets above the fair share, between rounds so that none is mid-publish. */

@@ -7,6 +7,7 @@ import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Checkpoint;
 import io.txbox.spi.PublishResult;
+import io.txbox.spi.RetryBudget;
 import io.txbox.spi.StoredMessage;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -34,6 +35,7 @@ final class RoundOutcome {
 
   private final String subscription;
   private final RetryPolicy policy;
+  private final RetryBudget budget;
   private final RandomGenerator random;
   private final Map<Integer, Integer> backoffLevels;
   private final Map<Integer, OwnedBuckets.Lease> leases = new HashMap<>();
@@ -42,6 +44,7 @@ final class RoundOutcome {
       String subscription, RetryPolicy policy, RandomGenerator random, Map<Integer, Integer> backoffLevels) {
     this.subscription = subscription;
     this.policy = policy;
+    this.budget = new RetryBudget(policy);
     this.random = random;
     this.backoffLevels = backoffLevels;
   }
@@ -52,10 +55,9 @@ final class RoundOutcome {
       List<Sent> sent,
       PublishResult result,
       Instant heldUntil,
-      boolean brokerUp,
       Instant now) {
     leases.put(lease.bucket(), lease);
-    settle(lease.state(), sent, result, heldUntil, brokerUp, now);
+    settle(lease.state(), sent, result, heldUntil, now);
   }
 
   /**
@@ -93,16 +95,15 @@ final class RoundOutcome {
    * Settles one bucket.
    *
    * @param sent the bucket's events in log order, each with its index in the published batch
+   * @param result the broker's answer to the whole batch: failures count as attempts by the rule
+   *     of {@link RetryBudget}, which the logical relay follows too
    * @param heldUntil when the bucket's next event is due, if a delayed event stopped it
-   * @param brokerUp whether the broker acknowledged anything this round; failures count as
-   *     attempts only then, so an outage never dead-letters
    */
   void settle(
       BucketState state,
       List<Sent> sent,
       PublishResult result,
       Instant heldUntil,
-      boolean brokerUp,
       Instant now) {
     Checkpoint checkpoint = state.checkpoint();
     int attempts = state.attempts();
@@ -121,19 +122,18 @@ final class RoundOutcome {
         acknowledged.add(s.row().message());
         continue;
       }
-      int tried = brokerUp ? attempts + 1 : attempts;
-      if (policy.givesUp(error, tried)) {
-        deadLetters.add(new DeadLetter(
-            subscription, state.bucket(), s.row().checkpoint(), s.row().message(), describe(error),
-            Math.max(1, tried)));
+      RetryBudget.Verdict verdict = budget.afterFailure(error, attempts, result);
+      if (verdict.deadLetter()) {
+        deadLetters.add(new DeadLetter(subscription, state.bucket(), s.row().checkpoint(), s.row().message(),
+            verdict.error(), verdict.attempts()));
         checkpoint = s.row().checkpoint();
         attempts = 0;
         continue;
       }
       int level = backoffLevels.merge(state.bucket(), 1, Integer::sum);
-      retries.add(new Retry(s.row().message(), tried, error));
-      progress.add(new BucketProgress(
-          state.bucket(), checkpoint, tried, now.plus(policy.delayAfter(level, random)), describe(error)));
+      retries.add(new Retry(s.row().message(), verdict.attempts(), error));
+      progress.add(new BucketProgress(state.bucket(), checkpoint, verdict.attempts(),
+          now.plus(policy.delayAfter(level, random)), verdict.error()));
       return;
     }
     backoffLevels.remove(state.bucket());
@@ -146,15 +146,6 @@ final class RoundOutcome {
    */
   boolean stopped(int bucket) {
     return progress.stream().anyMatch(p -> p.bucket() == bucket && p.nextAttemptAt() != null);
-  }
-
-  static String describe(Throwable error) {
-    String text = error.getClass().getName() + ": " + error.getMessage();
-    Throwable cause = error.getCause();
-    if (cause != null && cause != error) {
-      text += " (caused by " + cause.getClass().getName() + ": " + cause.getMessage() + ")";
-    }
-    return text.length() > 2000 ? text.substring(0, 2000) : text;
   }
 
   /** An event sent this round, with its index in the published batch; -1 for an unreadable row, not sent. */

@@ -36,7 +36,7 @@ class RoundOutcomeTest {
 
   @Test
   void theCheckpointMovesOverEveryAcknowledgedEvent() {
-    outcome.settle(bucket, sent(3), PublishResult.allAcknowledged(3), null, true, NOW);
+    outcome.settle(bucket, sent(3), PublishResult.allAcknowledged(3), null, NOW);
     assertThat(outcome.progress).containsExactly(new BucketProgress(5, new Checkpoint(11, 103), 0, null, null));
     assertThat(outcome.acknowledged).hasSize(3);
   }
@@ -44,7 +44,7 @@ class RoundOutcomeTest {
   @Test
   void theCheckpointStopsBeforeTheFirstEventToRetryEvenWhenLaterOnesWereAcknowledged() {
     PublishResult result = PublishResult.of(3, Map.of(1, new IllegalStateException("timeout")));
-    outcome.settle(bucket, sent(3), result, null, true, NOW);
+    outcome.settle(bucket, sent(3), result, null, NOW);
     BucketProgress p = outcome.progress.get(0);
     assertThat(p.checkpoint()).isEqualTo(new Checkpoint(11, 101));
     assertThat(p.attempts()).isEqualTo(1);
@@ -56,7 +56,7 @@ class RoundOutcomeTest {
   @Test
   void aPermanentFailureIsDeadLetteredAndTheBucketMovesOn() {
     PublishResult result = PublishResult.of(3, Map.of(1, new PermanentPublishException("too large")));
-    outcome.settle(bucket, sent(3), result, null, true, NOW);
+    outcome.settle(bucket, sent(3), result, null, NOW);
     assertThat(outcome.deadLetters).singleElement()
         .satisfies(d -> assertThat(d.position()).isEqualTo(new Checkpoint(11, 102)));
     assertThat(outcome.progress).containsExactly(new BucketProgress(5, new Checkpoint(11, 103), 0, null, null));
@@ -66,7 +66,7 @@ class RoundOutcomeTest {
   void theLastAllowedAttemptDeadLetters() {
     BucketState tiredBucket = new BucketState(5, new Checkpoint(10, 100), 2, null);
     PublishResult result = PublishResult.of(2, Map.of(0, new IllegalStateException("nope")));
-    outcome.settle(tiredBucket, sent(2), result, null, true, NOW);
+    outcome.settle(tiredBucket, sent(2), result, null, NOW);
     assertThat(outcome.deadLetters).singleElement().satisfies(d -> assertThat(d.attempts()).isEqualTo(3));
     assertThat(outcome.progress.get(0).checkpoint()).isEqualTo(new Checkpoint(11, 102));
   }
@@ -74,7 +74,7 @@ class RoundOutcomeTest {
   @Test
   void anOutageDoesNotCountAsAnAttempt() {
     BucketState tiredBucket = new BucketState(5, new Checkpoint(10, 100), 2, null);
-    outcome.settle(tiredBucket, sent(2), PublishResult.allFailed(2, new IllegalStateException("down")), null, false, NOW);
+    outcome.settle(tiredBucket, sent(2), PublishResult.allFailed(2, new IllegalStateException("down")), null, NOW);
     assertThat(outcome.deadLetters).isEmpty();
     assertThat(outcome.progress.get(0).attempts()).isEqualTo(2);
     assertThat(outcome.progress.get(0).checkpoint()).isEqualTo(new Checkpoint(10, 100));
@@ -83,7 +83,7 @@ class RoundOutcomeTest {
   @Test
   void aDelayedEventHoldsTheBucketUntilItIsDue() {
     Instant due = NOW.plusSeconds(30);
-    outcome.settle(bucket, sent(1), PublishResult.allAcknowledged(1), due, true, NOW);
+    outcome.settle(bucket, sent(1), PublishResult.allAcknowledged(1), due, NOW);
     assertThat(outcome.progress).containsExactly(new BucketProgress(5, new Checkpoint(11, 101), 0, due, null));
   }
 }

@@ -3,25 +3,43 @@ package io.txbox.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.txbox.Message;
 import io.txbox.Relay;
+import io.txbox.spi.Metrics;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TopicReader;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** Stops a broker this test started itself, never the shared one. */
 class KafkaOutageTest {
 
+  /**
+   * Kafka stays down until some event has failed five times, where the fixture's retry policy
+   * allows three attempts: the outage outlasts the policy's whole budget, and nothing is
+   * dead-lettered (the rule of {@code RetryBudget}, which the logical relay follows too).
+   */
   @Test
-  void theRelayRetriesThroughAKafkaOutageAndDeliveryResumesOnItsOwn() throws Exception {
+  void theRelayRetriesThroughAKafkaOutageLongerThanTheWholeRetryBudgetAndDeadLettersNothing() throws Exception {
+    Map<UUID, AtomicInteger> failures = new ConcurrentHashMap<>();
+    Metrics counting = new Metrics() {
+      @Override
+      public void retrying(String subscription, Message message, int attempts, Throwable error) {
+        failures.computeIfAbsent(message.id(), id -> new AtomicInteger()).incrementAndGet();
+      }
+    };
     try (KafkaBroker kafka = KafkaBroker.start("512m"); OutboxFixture fixture = new OutboxFixture(8)) {
       kafka.createTopic("orders", 4);
       try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), "orders");
-          Relay relay = fixture.relay(kafka.bootstrapServers()).build().start()) {
+          Relay relay = fixture.relay(kafka.bootstrapServers()).metrics(counting).build().start()) {
         // The broker dies while events flow, so that requests are in flight when it goes.
         CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> write(fixture, 2000));
         reader.readUntil(r -> r.size() >= 100, Duration.ofSeconds(30));
@@ -29,6 +47,9 @@ class KafkaOutageTest {
         writer.get(60, TimeUnit.SECONDS);
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(fixture.count(
             "SELECT count(*) FROM {schema}.txbox_subscription WHERE last_error IS NOT NULL")).isPositive());
+        await().atMost(Duration.ofSeconds(120)).until(() -> failures.values().stream().anyMatch(n -> n.get() > 4));
+        assertThat(fixture.count("SELECT count(*) FROM {schema}.txbox_dead_letter"))
+            .as("dead-lettered during the outage").isZero();
         kafka.restart();
 
         List<TopicReader.Received> got =

@@ -5,6 +5,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.spi.Publisher;
 import io.txbox.testkit.TestDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -89,8 +90,11 @@ final class LogicalDatabase implements AutoCloseable {
   }
 
   LogicalRelay.Builder relay(String bootstrapServers) {
-    return LogicalRelay.builder(replication, KafkaPublisher.builder().bootstrapServers(bootstrapServers).build())
-        .connection(jdbcUrl(), credentials());
+    return relay(KafkaPublisher.builder().bootstrapServers(bootstrapServers).build());
+  }
+
+  LogicalRelay.Builder relay(Publisher publisher) {
+    return LogicalRelay.builder(replication, publisher).connection(jdbcUrl(), credentials());
   }
 
   Outbox tableOutbox() {

@@ -23,7 +23,8 @@ public final class PendingEvents {
   public static final class Entry {
     private final StreamEvent event;
     private final String orderKey;
-    private int failedAttempts;
+    private int attempts;
+    private int failures;
     private Instant nextAttemptAt;
     private boolean inFlight;
     private boolean done;
@@ -39,9 +40,14 @@ public final class PendingEvents {
       return event;
     }
 
-    /** How often publishing it failed. */
-    public int failedAttempts() {
-      return failedAttempts;
+    /** The failed attempts that count toward the retry policy (see {@code RetryBudget}). */
+    public int attempts() {
+      return attempts;
+    }
+
+    /** How often publishing it failed, outages included: the backoff's level. */
+    public int failures() {
+      return failures;
     }
 
     /** Marks it handed to the publisher. */
@@ -63,10 +69,14 @@ public final class PendingEvents {
       inFlight = false;
     }
 
-    /** Failed; tried again at {@code nextAttemptAt}, and until then its key waits. */
-    public void failed(Instant nextAttemptAt) {
+    /**
+     * Failed, with {@code attempts} now counted; tried again at {@code nextAttemptAt}, and until
+     * then its key waits.
+     */
+    public void failed(int attempts, Instant nextAttemptAt) {
       inFlight = false;
-      failedAttempts++;
+      this.attempts = attempts;
+      failures++;
       this.nextAttemptAt = nextAttemptAt;
     }
 

@@ -7,6 +7,7 @@ import io.txbox.spi.Checkpoint;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.RetryBudget;
 import java.nio.ByteBuffer;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -45,6 +46,7 @@ public final class StreamLoop implements Runnable {
   private final Publisher publisher;
   private final PostgresOutboxStore deadLetters;
   private final Metrics metrics;
+  private final RetryBudget budget;
   private final Clock clock = Clock.systemUTC();
   private final ExecutorService publishing;
   private volatile boolean running = true;
@@ -59,6 +61,7 @@ public final class StreamLoop implements Runnable {
     this.publisher = publisher;
     this.deadLetters = deadLetters;
     this.metrics = metrics;
+    this.budget = new RetryBudget(settings.retryPolicy());
     this.publishing = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "txbox-logical-publish-" + settings.slot());
       t.setDaemon(true);
@@ -321,12 +324,16 @@ public final class StreamLoop implements Runnable {
       } else if (error == null) {
         acknowledged.add(e.event().message());
         e.done();
-      } else if (settings.retryPolicy().givesUp(error, e.failedAttempts() + 1)) {
-        letters.add(letter(e, describe(error), e.failedAttempts() + 1));
-        lettered.add(e);
       } else {
-        e.failed(now.plus(settings.retryPolicy().delayAfter(e.failedAttempts() + 1, ThreadLocalRandom.current())));
-        metrics.retrying(settings.slot(), e.event().message(), e.failedAttempts(), error);
+        RetryBudget.Verdict verdict = budget.afterFailure(error, e.attempts(), result);
+        if (verdict.deadLetter()) {
+          letters.add(letter(e, verdict.error(), verdict.attempts()));
+          lettered.add(e);
+          continue;
+        }
+        Duration backoff = settings.retryPolicy().delayAfter(e.failures() + 1, ThreadLocalRandom.current());
+        e.failed(verdict.attempts(), now.plus(backoff));
+        metrics.retrying(settings.slot(), e.event().message(), verdict.attempts(), error);
         if (key != null) {
           failedKeys.add(key);
         }
@@ -351,10 +358,6 @@ public final class StreamLoop implements Runnable {
   private void confirm(ReplicationSession session, long lsn) {
     session.confirm(lsn);
     confirmedLsn = session.confirmed();
-  }
-
-  private static String describe(Throwable error) {
-    return error.getClass().getName() + ": " + error.getMessage();
   }
 
   /** Sleeps, in slices short enough that a stop is seen within 100 ms. */

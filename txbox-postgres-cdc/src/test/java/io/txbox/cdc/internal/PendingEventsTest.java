@@ -18,7 +18,7 @@ class PendingEventsTest {
     List<PendingEvents.Entry> first = pending.sendable(now, 10);
     assertThat(lsns(first)).containsExactly(1L, 2L, 3L, 4L);
     first.forEach(PendingEvents.Entry::sent);
-    first.get(0).failed(now.plusSeconds(5));
+    first.get(0).failed(1, now.plusSeconds(5));
     first.get(1).done();
     first.get(2).heldBack(); // sent behind the failed one of its key
     first.get(3).done();
@@ -27,7 +27,10 @@ class PendingEventsTest {
     assertThat(pending.nextDue()).isEqualTo(now.plusSeconds(5));
     List<PendingEvents.Entry> retry = pending.sendable(now.plusSeconds(5), 10);
     assertThat(lsns(retry)).containsExactly(1L, 3L);
-    assertThat(retry.get(1).failedAttempts()).isZero();
+    assertThat(retry.get(0).attempts()).isEqualTo(1);
+    assertThat(retry.get(0).failures()).isEqualTo(1);
+    assertThat(retry.get(1).attempts()).isZero();
+    assertThat(retry.get(1).failures()).isZero();
     retry.forEach(PendingEvents.Entry::done);
     assertThat(pending.confirmable()).hasValue(200);
   }
