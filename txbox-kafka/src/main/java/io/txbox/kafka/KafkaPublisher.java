@@ -3,6 +3,7 @@ package io.txbox.kafka;
 import io.txbox.Message;
 import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.kafka.internal.KafkaErrors;
+import io.txbox.kafka.internal.Producers;
 import io.txbox.kafka.internal.TopicCheck;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
@@ -17,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -27,15 +29,14 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.record.DefaultRecord;
+import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,6 +57,16 @@ import org.slf4j.LoggerFactory;
  * #VERSION_HEADER} and {@value #CONTENT_TYPE_HEADER}, then the message's own headers (trace
  * context among them). A record the broker refuses for good (too large, a topic that does not
  * exist) is a {@link PermanentPublishException} and is dead-lettered at once.
+ *
+ * <p><b>Size limits.</b> The publisher reads each topic's {@code max.message.bytes} (again after a
+ * minute, and after any refusal) and keeps every batch within it: topics whose limit is below
+ * {@code batch.size} are sent by a producer of their own with a smaller {@code batch.size}, since
+ * the Kafka client cannot split a refused batch below {@code batch.size} and loops until its
+ * network thread dies (KAFKA-8350). An uncompressed record larger than its topic's limit is
+ * refused before it is sent, naming the topic, the record's size and the limit; nothing else in
+ * its batch waits for it. This needs the {@code DescribeConfigs} permission on the topics; without
+ * it, keep {@code batch.size} at or below the smallest topic limit. A producer whose network
+ * thread died anyway is found within 100 ms, closed and rebuilt.
  *
  * <table>
  *   <caption>Producer settings txbox sets (any can be overridden with {@link Builder#property}, except the three that guard delivery)</caption>
@@ -83,14 +94,17 @@ public final class KafkaPublisher implements Publisher {
 
   /** Margin over {@code delivery.timeout.ms} before a batch that got no answer is given up. */
   private static final Duration FLUSH_MARGIN = Duration.ofSeconds(10);
+  /** How often a flush in progress checks that the producers' network threads still live. */
+  private static final Duration WATCH_INTERVAL = Duration.ofMillis(100);
 
   private final Map<String, Object> config;
   private final Function<Message, String> topicRouter;
   private final SendScope sendScope;
   private final TopicCheck topics;
   private final Duration flushLimit;
-  private final ExecutorService flusher;
-  private Producer<byte[], byte[]> producer;
+  private final Producers producers;
+  private final boolean compressed;
+  private ExecutorService flusher;
 
   private KafkaPublisher(Builder b) {
     this.config = Map.copyOf(b.config);
@@ -99,11 +113,10 @@ public final class KafkaPublisher implements Publisher {
     this.topics = new TopicCheck(this::newAdmin);
     long deliveryTimeout = Long.parseLong(config.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG).toString());
     this.flushLimit = Duration.ofMillis(deliveryTimeout).plus(FLUSH_MARGIN);
-    this.flusher = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "txbox-kafka-flush");
-      t.setDaemon(true);
-      return t;
-    });
+    this.flusher = newFlusher();
+    this.producers = new Producers(config);
+    Object compression = config.get(ProducerConfig.COMPRESSION_TYPE_CONFIG);
+    this.compressed = compression != null && !"none".equalsIgnoreCase(compression.toString());
   }
 
   /** A builder with the settings above. */
@@ -113,10 +126,11 @@ public final class KafkaPublisher implements Publisher {
 
   @Override
   public synchronized PublishResult publish(List<Message> batch) {
-    Producer<byte[], byte[]> p = producer();
+    replaceDeadProducers();
     Map<Integer, Exception> failures = new HashMap<>();
     Map<String, Exception> topicFailures = new HashMap<>();
-    Set<String> checkedTopics = new HashSet<>();
+    Map<String, Producers.Handle> producerOf = new HashMap<>();
+    Map<String, OptionalInt> limitOf = new HashMap<>();
     List<Future<RecordMetadata>> sends = new ArrayList<>(batch.size());
     List<String> topicOf = new ArrayList<>(batch.size());
     for (int i = 0; i < batch.size(); i++) {
@@ -124,10 +138,13 @@ public final class KafkaPublisher implements Publisher {
       String topic = topicRouter.apply(m);
       topicOf.add(topic);
       sends.add(null);
-      if (checkedTopics.add(topic)) { // once per topic and batch, whatever the broker answered
+      if (!producerOf.containsKey(topic) && !topicFailures.containsKey(topic)) { // once per topic and batch
         Exception missing = checkTopic(topic);
         if (missing != null) {
           topicFailures.put(topic, missing);
+        } else {
+          limitOf.put(topic, topics.maxMessageBytes(topic));
+          producerOf.put(topic, producers.forLimit(limitOf.get(topic)));
         }
       }
       Exception known = topicFailures.get(topic);
@@ -135,18 +152,34 @@ public final class KafkaPublisher implements Publisher {
         failures.put(i, known); // one failed send per topic and batch, not one wait per record
         continue;
       }
-      Exception failed = send(p, topic, m, i, sends);
+      ProducerRecord<byte[], byte[]> record = record(topic, m);
+      Exception tooLarge = sizeCheck(record, limitOf.get(topic));
+      if (tooLarge != null) {
+        failures.put(i, tooLarge); // refused here: the broker would refuse it, and nothing else waits
+        continue;
+      }
+      Producers.Handle handle = producerOf.get(topic);
+      Exception failed = send(handle, record, m, i, sends);
       if (failed != null) {
-        Exception classified = KafkaErrors.classify(failed, topic);
+        Exception classified = KafkaErrors.classify(failed, topic, limitOf.get(topic));
         failures.put(i, classified);
         if (!(classified instanceof PermanentPublishException)) {
           topicFailures.put(topic, failed);
         }
       }
     }
-    flush(p);
-    collect(sends, topicOf, failures);
+    Set<Producers.Handle> dead = flush(new HashSet<>(producerOf.values()));
+    collect(sends, topicOf, producerOf, limitOf, dead, failures);
     return PublishResult.of(batch.size(), failures);
+  }
+
+  /** Before a batch: a producer whose network thread died since the last one is closed and rebuilt. */
+  private void replaceDeadProducers() {
+    List<String> dead = producers.replaceDead();
+    if (!dead.isEmpty()) {
+      log.error("Kafka producer network thread(s) {} died; closed their producers, new ones send from now on", dead);
+      topics.forgetLimits();
+    }
   }
 
   /**
@@ -154,12 +187,12 @@ public final class KafkaPublisher implements Publisher {
    * not arrive blocks for {@code max.block.ms} and then returns an already-failed future instead
    * of throwing: the caller then fails the topic's remaining records of the batch without waiting.
    */
-  private Exception send(Producer<byte[], byte[]> p, String topic, Message m, int index,
+  private Exception send(Producers.Handle handle, ProducerRecord<byte[], byte[]> record, Message m, int index,
       List<Future<RecordMetadata>> sends) {
     try {
       Future<RecordMetadata> future;
       try (SendScope.Entered ignored = sendScope.enter(m)) {
-        future = p.send(record(topic, m));
+        future = handle.producer().send(record);
       }
       if (!future.isDone()) {
         sends.set(index, future);
@@ -175,7 +208,7 @@ public final class KafkaPublisher implements Publisher {
       return e;
     } catch (KafkaException e) {
       if (!(e instanceof ApiException)) {
-        discardProducer(); // a producer in a fatal state is rebuilt before the next batch
+        producers.discard(handle); // a producer in a fatal state is rebuilt before the next batch
       }
       return e;
     }
@@ -191,41 +224,104 @@ public final class KafkaPublisher implements Publisher {
   }
 
   /**
-   * Flushes, but never waits longer than {@code delivery.timeout.ms} plus a margin. An idempotent
-   * producer that lost its broker mid-request must fetch a new producer id before it expires
-   * batches, so its {@code flush()} can block for as long as the outage lasts; past the limit the
-   * producer is closed (aborting what it still holds) and rebuilt for the next batch.
+   * Refuses a record larger than its topic accepts, before it is sent: the broker would refuse it
+   * anyway. Only without compression, where the size on the wire is known exactly; a compressed
+   * record may fit, and the broker decides (its refusal is then the record's own error, since no
+   * batch is larger than the topic's limit).
    */
-  private void flush(Producer<byte[], byte[]> p) {
-    Future<?> flushed = flusher.submit(p::flush);
-    try {
-      flushed.get(flushLimit.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (TimeoutException e) {
-      log.warn("Kafka did not answer within {}; closing the producer and sending again later", flushLimit);
-      discardProducer();
-    } catch (ExecutionException e) {
-      discardProducer(); // the futures carry each record's own error
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      discardProducer();
+  private Exception sizeCheck(ProducerRecord<byte[], byte[]> record, OptionalInt limit) {
+    if (compressed || limit.isEmpty()) {
+      return null;
     }
+    int size = DefaultRecordBatch.RECORD_BATCH_OVERHEAD + DefaultRecord.sizeInBytes(0, 0L,
+        record.key() == null ? 0 : record.key().length, record.value() == null ? 0 : record.value().length,
+        record.headers().toArray());
+    if (size <= limit.getAsInt()) {
+      return null;
+    }
+    return new PermanentPublishException(KafkaErrors.tooLarge(record.topic(), size, limit));
   }
 
-  private void collect(List<Future<RecordMetadata>> sends, List<String> topicOf, Map<Integer, Exception> failures) {
+  /**
+   * Flushes, but never waits longer than {@code delivery.timeout.ms} plus a margin, and no longer
+   * than a producer's network thread lives. An idempotent producer that lost its broker mid-request
+   * must fetch a new producer id before it expires batches, so its {@code flush()} can block for as
+   * long as the outage lasts; a producer whose network thread died never answers at all. Either
+   * way the flush is abandoned and the producer closed (aborting what it still holds) and rebuilt
+   * for the next batch.
+   *
+   * @return the producers whose network thread died during the flush
+   */
+  private Set<Producers.Handle> flush(Set<Producers.Handle> used) {
+    if (used.isEmpty()) {
+      return Set.of();
+    }
+    Future<?> flushed = flusher.submit(() -> used.forEach(h -> h.producer().flush()));
+    long deadline = System.nanoTime() + flushLimit.toNanos();
+    try {
+      while (true) {
+        try {
+          flushed.get(WATCH_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+          return Set.of();
+        } catch (TimeoutException e) {
+          Set<Producers.Handle> dead = new HashSet<>();
+          used.stream().filter(h -> !h.alive()).forEach(dead::add);
+          if (!dead.isEmpty()) {
+            log.error("a Kafka producer's network thread died during a send; closing it, and a new producer"
+                + " sends the batch again (a topic whose max.message.bytes was lowered below batch.size can"
+                + " do this: KAFKA-8350); topic limits are read again");
+            abandon(flushed, used);
+            return dead;
+          }
+          if (System.nanoTime() - deadline > 0) {
+            log.warn("Kafka did not answer within {}; closing the producer and sending again later", flushLimit);
+            abandon(flushed, used);
+            return Set.of();
+          }
+        }
+      }
+    } catch (ExecutionException e) {
+      used.forEach(producers::discard); // the futures carry each record's own error
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      used.forEach(producers::discard);
+    }
+    return Set.of();
+  }
+
+  /**
+   * Gives a flush up: its thread is interrupted (it may be parked for ever on a producer that will
+   * not answer) and replaced, and the producers are closed, so no later batch waits behind it. The
+   * topics' size limits are read again, since a limit lowered under a running producer is one way
+   * to wedge it.
+   */
+  private void abandon(Future<?> flushed, Set<Producers.Handle> used) {
+    flushed.cancel(true);
+    flusher.shutdownNow();
+    flusher = newFlusher();
+    used.forEach(producers::discard);
+    topics.forgetLimits();
+  }
+
+  private void collect(List<Future<RecordMetadata>> sends, List<String> topicOf,
+      Map<String, Producers.Handle> producerOf, Map<String, OptionalInt> limitOf, Set<Producers.Handle> dead,
+      Map<Integer, Exception> failures) {
     for (int i = 0; i < sends.size(); i++) {
       Future<RecordMetadata> send = sends.get(i);
       if (send == null) {
         continue;
       }
+      String topic = topicOf.get(i);
       try {
         send.get(0, TimeUnit.MILLISECONDS);
       } catch (TimeoutException e) {
-        failures.put(i, new org.apache.kafka.common.errors.TimeoutException(
-            "no acknowledgement from Kafka within " + flushLimit));
+        failures.put(i, new org.apache.kafka.common.errors.TimeoutException(dead.contains(producerOf.get(topic))
+            ? "the Kafka producer's network thread died before Kafka acknowledged; sent again by a new producer"
+            : "no acknowledgement from Kafka within " + flushLimit));
       } catch (ExecutionException e) {
         Exception cause = e.getCause() instanceof Exception c ? c : e;
-        failures.put(i, KafkaErrors.classify(cause, topicOf.get(i)));
-        topics.forget(topicOf.get(i));
+        topics.forget(topic); // a refusal may mean the topic changed: its limit is read again
+        failures.put(i, KafkaErrors.classify(cause, topic, limitOf.getOrDefault(topic, OptionalInt.empty())));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         failures.put(i, e);
@@ -248,20 +344,6 @@ public final class KafkaPublisher implements Publisher {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private Producer<byte[], byte[]> producer() {
-    if (producer == null) {
-      producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
-    }
-    return producer;
-  }
-
-  private void discardProducer() {
-    if (producer != null) {
-      producer.close(Duration.ZERO);
-      producer = null;
-    }
-  }
-
   private Admin newAdmin() {
     Map<String, Object> admin = new HashMap<>();
     admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG));
@@ -277,12 +359,17 @@ public final class KafkaPublisher implements Publisher {
 
   @Override
   public synchronized void close() {
-    if (producer != null) {
-      producer.close(Duration.ofSeconds(10));
-      producer = null;
-    }
+    producers.close();
     topics.close();
     flusher.shutdownNow();
+  }
+
+  private static ExecutorService newFlusher() {
+    return Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "txbox-kafka-flush");
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   /** Builds a {@link KafkaPublisher}; {@link #build()} checks the settings. */

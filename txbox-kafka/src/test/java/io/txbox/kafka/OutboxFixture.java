@@ -36,6 +36,7 @@ final class OutboxFixture implements AutoCloseable {
     KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(bootstrapServers)
         .property("delivery.timeout.ms", "6000")
         .property("request.timeout.ms", "2000")
+        .property("max.block.ms", "2000")
         .build();
     return Relay.builder(store, publisher)
         .batchSize(100)
@@ -59,6 +60,17 @@ final class OutboxFixture implements AutoCloseable {
         outbox.send(c, m);
         c.commit();
       }
+    }
+  }
+
+  /** Writes the messages in one committed transaction. */
+  void commitTogether(Message... messages) throws SQLException {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      for (Message m : messages) {
+        outbox.send(c, m);
+      }
+      c.commit();
     }
   }
 

@@ -1,7 +1,9 @@
 package io.txbox.kafka.internal;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -14,10 +16,14 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
- * Asks the broker whether a topic exists before the first send to it. Without this, a send to a
- * missing topic blocks for {@code max.block.ms} and then fails like an outage would; with it, a
- * missing topic is a permanent error found in milliseconds, unless the broker creates topics on
- * demand ({@code auto.create.topics.enable}): then the send creates it (producers always ask).
+ * Asks the broker whether a topic exists before the first send to it, and how large a record
+ * batch it accepts. Without this, a send to a missing topic blocks for {@code max.block.ms} and
+ * then fails like an outage would; with it, a missing topic is a permanent error found in
+ * milliseconds, unless the broker creates topics on demand ({@code auto.create.topics.enable}):
+ * then the send creates it (producers always ask).
+ *
+ * <p>The size limit ({@value #TOPIC_LIMIT}) is read again after {@link #LIMIT_TTL}, or at once
+ * after {@link #forgetLimits()}, so that a limit an operator changes is seen.
  */
 public final class TopicCheck implements AutoCloseable {
   /** What the broker says of a topic. */
@@ -32,6 +38,14 @@ public final class TopicCheck implements AutoCloseable {
   }
 
   static final String BROKER_SETTING = "auto.create.topics.enable";
+  /** The topic setting that bounds a record batch. */
+  public static final String TOPIC_LIMIT = "max.message.bytes";
+  /** How long a topic's size limit is trusted before it is read again. */
+  static final Duration LIMIT_TTL = Duration.ofMinutes(1);
+
+  private record Limit(OptionalInt bytes, long readAtNanos) {}
+
+  private final Map<String, Limit> limits = new ConcurrentHashMap<>();
 
   private final Supplier<Admin> adminFactory;
   private final Set<String> known = ConcurrentHashMap.newKeySet();
@@ -87,9 +101,47 @@ public final class TopicCheck implements AutoCloseable {
     return brokerCreatesTopics;
   }
 
-  /** Forgets a topic, so that the next send to it is checked again. */
+  /**
+   * The topic's {@value #TOPIC_LIMIT}: the largest record batch its broker accepts; empty when it
+   * cannot be read (the topic does not exist yet, the broker is down, or describing configs is
+   * denied). An unreadable limit is asked again after {@link #LIMIT_TTL}, not on every batch.
+   */
+  public synchronized OptionalInt maxMessageBytes(String topic) {
+    Limit cached = limits.get(topic);
+    if (cached != null && System.nanoTime() - cached.readAtNanos < LIMIT_TTL.toNanos()) {
+      return cached.bytes;
+    }
+    OptionalInt read = readLimit(topic);
+    if (read.isEmpty() && cached != null) {
+      read = cached.bytes; // a limit once read stays the best guess while the broker cannot be asked
+    }
+    limits.put(topic, new Limit(read, System.nanoTime()));
+    return read;
+  }
+
+  private OptionalInt readLimit(String topic) {
+    ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+    try {
+      Config config = admin().describeConfigs(List.of(resource)).all().get(10, TimeUnit.SECONDS).get(resource);
+      ConfigEntry entry = config == null ? null : config.get(TOPIC_LIMIT);
+      return entry == null || entry.value() == null ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(entry.value()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return OptionalInt.empty();
+    } catch (Exception e) {
+      return OptionalInt.empty();
+    }
+  }
+
+  /** Forgets a topic, so that the next send to it is checked again, its size limit too. */
   public void forget(String topic) {
     known.remove(topic);
+    limits.remove(topic);
+  }
+
+  /** Forgets every size limit read, so that each is read again before the next send. */
+  public void forgetLimits() {
+    limits.clear();
   }
 
   private Admin admin() {
