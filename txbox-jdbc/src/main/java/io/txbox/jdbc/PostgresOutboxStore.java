@@ -174,6 +174,20 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     return tables.outbox();
   }
 
+  /**
+   * The outbox as the meters' {@code outbox} tag names it: database, schema and table, such as
+   * {@code shop.public.txbox_outbox}. Asks the database for its name.
+   */
+  public String outboxName() {
+    String database = tx.inTransaction("reading the database's name", c -> {
+      try (PreparedStatement p = c.prepareStatement("SELECT current_database()"); ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    });
+    return database + "." + tables.schema() + "." + tables.prefix() + "outbox";
+  }
+
   @Override
   public void append(Connection transaction, List<Message> messages) throws SQLException {
     try (PreparedStatement insert = transaction.prepareStatement(sql.append())) {
@@ -406,7 +420,8 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
         if (!rs.next()) {
           return Optional.empty();
         }
-        return Optional.of(new OpenTransaction(rs.getInt(1), Duration.ofMillis(rs.getLong(2)), rs.getString(3)));
+        return Optional.of(new OpenTransaction(rs.getInt(1), Duration.ofMillis(rs.getLong(2)), rs.getString(3),
+            rs.getString(4), rs.getString(5), rs.getString(6), rs.getString(7)));
       }
     });
   }
@@ -448,7 +463,8 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
    * {@inheritDoc}
    *
    * <p>Counts committed events past each bucket's checkpoint, delayed ones included; before any
-   * relay opened the subscription, it has no buckets and nothing is pending.
+   * relay opened the subscription, every event in the log is pending for it, since its relay will
+   * start at the beginning of the log.
    */
   @Override
   public Optional<Backlog> backlog(String subscription, int limitPerBucket) {
@@ -458,8 +474,9 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     return tx.inTransaction("counting the backlog of subscription " + subscription, c -> {
       try (PreparedStatement p = c.prepareStatement(sql.backlog())) {
         p.setInt(1, limitPerBucket);
-        p.setInt(2, limitPerBucket);
+        p.setString(2, subscription);
         p.setString(3, subscription);
+        p.setInt(4, limitPerBucket);
         try (ResultSet rs = p.executeQuery()) {
           rs.next();
           Timestamp oldest = rs.getTimestamp(2);

@@ -1,5 +1,6 @@
 package io.txbox.jdbc;
 
+import io.txbox.spi.Backlog;
 import io.txbox.spi.OpenTransaction;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,6 +23,8 @@ import java.util.Optional;
  * @param inboxDeadLetters dead and parked messages per consumer
  * @param oldestOpenTransaction the oldest write transaction still open, which holds delivery back
  * @param outboxPartitions the partitions of a partitioned outbox; empty for a plain table
+ * @param waitingForFirstRelay while no relay has ever opened a subscription on these tables: the
+ *     events that wait in the log for one; empty once any subscription exists
  */
 public record StoreStatus(
     List<Subscription> subscriptions,
@@ -29,7 +32,8 @@ public record StoreStatus(
     List<OutboxDeadLetters> outboxDeadLetters,
     List<InboxDeadLetters> inboxDeadLetters,
     Optional<OpenTransaction> oldestOpenTransaction,
-    Optional<OutboxPartitions> outboxPartitions) {
+    Optional<OutboxPartitions> outboxPartitions,
+    Optional<Backlog> waitingForFirstRelay) {
 
   /** Most rows of the default partition counted, so that the count stays cheap. */
   public static final int DEFAULT_PARTITION_COUNT_LIMIT = 100_000;
@@ -61,8 +65,13 @@ public record StoreStatus(
   public record StalledBucket(String subscription, int bucket, String owner, int attempts, Instant nextAttemptAt,
       String lastError) {}
 
-  /** A subscription's dead letters. */
-  public record OutboxDeadLetters(String subscription, long count, Instant newest) {}
+  /**
+   * A subscription's dead letters.
+   *
+   * @param newestError why the newest of them was dead-lettered, such as the topic and size limit
+   *     that refused it
+   */
+  public record OutboxDeadLetters(String subscription, long count, Instant newest, String newestError) {}
 
   /** Events written to the log in the minute that starts at {@code start}. */
   public record Minute(Instant start, long events) {}
@@ -71,12 +80,16 @@ public record StoreStatus(
   public record InboxDeadLetters(String consumer, long dead, long parked, long keys) {}
 
   /**
-   * Why delivery is not healthy, one sentence each; empty when it is: a subscription with events
-   * pending and no relay, one whose oldest pending event waited longer than {@code maxPendingAge},
-   * a bucket retrying a failed event, rows in a partitioned outbox's default partition.
+   * Why delivery is not healthy, one sentence each; empty when it is: events waiting and no relay
+   * ever started, a subscription with events pending and no relay, one whose oldest pending event
+   * waited longer than {@code maxPendingAge}, a bucket retrying a failed event, rows in a
+   * partitioned outbox's default partition.
    */
   public List<String> problems(Duration maxPendingAge) {
     List<String> problems = new java.util.ArrayList<>();
+    waitingForFirstRelay.filter(b -> b.pending() > 0).ifPresent(b -> problems.add(b.pending()
+        + (b.capped() ? "+" : "") + " events wait in the outbox and no relay has ever started on these tables"
+        + " (no subscription yet): start txbox relay, or a relay in the application"));
     for (Subscription s : subscriptions) {
       String pending = s.pending() + (s.capped() ? "+" : "");
       if (s.pending() > 0 && s.relays().isEmpty()) {

@@ -184,7 +184,9 @@ class PostgresOutboxStoreTest {
       assertThat(store.oldestOpenTransaction()).hasValueSatisfying(tx -> {
         assertThat(tx.pid()).isEqualTo(pid);
         assertThat(tx.age()).isGreaterThanOrEqualTo(java.time.Duration.ofMillis(50));
-        assertThat(tx.description()).contains("idle in transaction");
+        assertThat(tx.state()).isEqualTo("idle in transaction");
+        assertThat(tx.description()).contains("idle in transaction").doesNotContain("SELECT");
+        assertThat(tx.query()).contains("SELECT pg_backend_pid()");
       });
       open.rollback();
     }
@@ -289,7 +291,7 @@ class PostgresOutboxStoreTest {
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("SET plan_cache_mode = force_generic_plan");
       s.execute("PREPARE backlog AS " + numbered(backlog));
-      try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE backlog(1000, 1000, 'test')")) {
+      try (ResultSet rs = s.executeQuery("EXPLAIN EXECUTE backlog(1000, 'test', 'test', 1000)")) {
         while (rs.next()) {
           plan.append(rs.getString(1)).append('\n');
         }
@@ -297,8 +299,25 @@ class PostgresOutboxStoreTest {
     }
     assertThat(plan.toString())
         .contains("Index Scan using txbox_outbox_pkey")
-        .containsPattern("Index Cond: \\(\\(bucket = s.bucket\\) AND \\(ROW\\(tx_id, \"position\"\\) > ROW\\(")
+        .containsPattern("Index Cond: \\(\\(bucket = [a-z_]+\\.bucket\\) AND \\(ROW\\(tx_id, \"position\"\\) > ROW\\(")
         .doesNotContain("Seq Scan on txbox_outbox");
+  }
+
+  @Test
+  void eventsWaitingForARelayThatNeverStartedArePendingAndMakeTheStatusDegraded() throws SQLException {
+    for (int i = 0; i < 5; i++) {
+      send(message("key-" + i, i));
+    }
+    assertThat(store.backlog("never-opened", 1000)).hasValueSatisfying(b -> {
+      assertThat(b.pending()).isEqualTo(5);
+      assertThat(b.oldestCreatedAt()).isPresent();
+    });
+    StoreStatus status = store.status(1000);
+    assertThat(status.subscriptions()).isEmpty();
+    assertThat(status.problems(java.time.Duration.ofMinutes(5))).singleElement().asString()
+        .contains("5 events wait in the outbox and no relay has ever started");
+    store.openSubscription("default");
+    assertThat(store.status(1000).waitingForFirstRelay()).isEmpty();
   }
 
   private static String numbered(String sql) {

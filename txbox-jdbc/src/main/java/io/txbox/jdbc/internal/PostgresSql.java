@@ -22,6 +22,9 @@ public record PostgresSql(
     String deleteRelayed,
     String deleteInboxRecords) {
 
+  /** Most characters of the oldest open transaction's query text read. */
+  public static final int OPEN_TRANSACTION_QUERY_LENGTH = 200;
+
   /** Renders every statement for {@code tables}. */
   public static PostgresSql of(PostgresTables t) {
     return new PostgresSql(
@@ -89,22 +92,25 @@ public record PostgresSql(
             + " version, destination, payload, content_type, headers, created_at, error, attempts)"
             + " VALUES (?, ?, ?::xid8, ?, ?, ?, ?, ?, ?, ?, ?, jsonb_object(?::text[], ?::text[]), ?, ?, ?)"
             + " ON CONFLICT (subscription, position) DO NOTHING"),
-        "SELECT pid, (extract(epoch FROM now() - xact_start) * 1000)::bigint,"
-            + " coalesce(usename, '?') || '@' || coalesce(datname, '?') || ' ' ||"
-            + " coalesce(application_name, '') || ' ' || coalesce(state, '') || ': ' ||"
-            + " left(coalesce(query, ''), 200)"
+        // clock_timestamp, not now(): a transaction that began after this one's start is not "open -28 ms".
+        "SELECT pid, greatest(0, extract(epoch FROM clock_timestamp() - xact_start) * 1000)::bigint,"
+            + " coalesce(usename, '?'), coalesce(datname, '?'), coalesce(application_name, ''),"
+            + " coalesce(state, ''), left(coalesce(query, ''), " + OPEN_TRANSACTION_QUERY_LENGTH + ")"
             + " FROM pg_stat_activity"
             + " WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
             + " ORDER BY xact_start LIMIT 1",
         // At most a limit of rows per bucket past its checkpoint, on the primary key's range, so
         // that a gauge over a backlog of millions stays cheap; capped says the limit was reached.
+        // A subscription no relay opened yet starts at the beginning of the log, in every bucket.
         t.render("SELECT coalesce(sum(b.n), 0), min(b.oldest), coalesce(bool_or(b.n >= ?), false)"
-            + " FROM {subscription} s CROSS JOIN LATERAL ("
+            + " FROM (SELECT bucket, tx_id, position FROM {subscription} WHERE subscription = ?"
+            + "   UNION ALL SELECT g::smallint, '0'::xid8, 0 FROM generate_series(0, (SELECT value::int - 1"
+            + "     FROM {setting} WHERE name = 'bucket_count')) AS g"
+            + "   WHERE NOT EXISTS (SELECT 1 FROM {subscription} WHERE subscription = ?)) AS s CROSS JOIN LATERAL ("
             + "   SELECT count(*) AS n, min(p.created_at) AS oldest FROM ("
             + "     SELECT o.created_at FROM {outbox} o"
             + "     WHERE o.bucket = s.bucket AND (o.tx_id, o.position) > (s.tx_id, s.position)"
-            + "     ORDER BY o.tx_id, o.position LIMIT ?) AS p) AS b"
-            + " WHERE s.subscription = ?"),
+            + "     ORDER BY o.tx_id, o.position LIMIT ?) AS p) AS b"),
         deleteRelayedFrom(t, "{outbox}"),
         t.render("DELETE FROM {inbox} WHERE ctid = ANY (ARRAY("
             + " SELECT ctid FROM {inbox} WHERE received_at < now() - ? * interval '1 millisecond'"

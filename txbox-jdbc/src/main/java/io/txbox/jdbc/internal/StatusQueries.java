@@ -1,5 +1,6 @@
 package io.txbox.jdbc.internal;
 
+import io.txbox.Relay;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.OpenTransaction;
@@ -43,8 +44,10 @@ public final class StatusQueries {
     this.stalled = tables.render("SELECT subscription, bucket, owner, attempts, next_attempt_at, last_error"
         + " FROM {subscription} WHERE last_error IS NOT NULL ORDER BY attempts DESC, subscription, bucket"
         + " LIMIT " + MAX_STALLED);
-    this.outboxDeadLetters = tables.render("SELECT subscription, count(*), max(dead_lettered_at) FROM {dead_letter}"
-        + " GROUP BY subscription ORDER BY subscription");
+    this.outboxDeadLetters = tables.render("SELECT d.subscription, d.count, d.newest, (SELECT error FROM {dead_letter} e"
+        + " WHERE e.subscription = d.subscription ORDER BY dead_lettered_at DESC LIMIT 1)"
+        + " FROM (SELECT subscription, count(*) AS count, max(dead_lettered_at) AS newest FROM {dead_letter}"
+        + " GROUP BY subscription) AS d ORDER BY d.subscription");
     this.inboxDeadLetters = tables.render("SELECT consumer, count(*) FILTER (WHERE status = 'dead'),"
         + " count(*) FILTER (WHERE status = 'parked'), count(DISTINCT queue_key) FROM {inbox_queue}"
         + " WHERE status IN ('dead', 'parked') GROUP BY consumer ORDER BY consumer");
@@ -89,8 +92,11 @@ public final class StatusQueries {
       subscriptions.add(new StoreStatus.Subscription(name, b.pending(), b.capped(), b.oldestAge(now),
           s.relays().getOrDefault(name, List.of()), counts[0], counts[1]));
     });
+    // No subscription at all: a subscription's backlog then counts the whole log, as its relay will read it.
+    Optional<Backlog> waitingForFirstRelay = s.buckets().isEmpty()
+        ? backlog.apply(Relay.DEFAULT_SUBSCRIPTION) : Optional.empty();
     return new StoreStatus(subscriptions, s.stalled(), s.outbox(), s.inbox(), oldestOpenTransaction.get(),
-        s.partitions());
+        s.partitions(), waitingForFirstRelay);
   }
 
   /** A partitioned outbox's partitions and the rows that went to its default partition. */
@@ -137,7 +143,7 @@ public final class StatusQueries {
   private List<StoreStatus.OutboxDeadLetters> outboxDeadLetters(Connection c) throws SQLException {
     List<StoreStatus.OutboxDeadLetters> found = new ArrayList<>();
     query(c, outboxDeadLetters, rs -> found.add(
-        new StoreStatus.OutboxDeadLetters(rs.getString(1), rs.getLong(2), instant(rs, 3))));
+        new StoreStatus.OutboxDeadLetters(rs.getString(1), rs.getLong(2), instant(rs, 3), rs.getString(4))));
     return found;
   }
 
