@@ -1,8 +1,8 @@
 package io.txbox.micrometer;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.txbox.DeadLetter;
 import io.txbox.Message;
@@ -32,7 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *       <td>from an event's commit-time timestamp (or its delay's end) to its acknowledgement,
  *           with the 0.5, 0.95 and 0.99 percentiles</td></tr>
  *   <tr><td>{@code txbox.relay.buckets.owned}</td><td>gauge</td>
- *       <td>buckets this relay instance holds the lease of; each instance reports its own</td></tr>
+ *       <td>buckets this relay instance holds the lease of; each instance reports its own (the
+ *           polling relay only: the logical relay holds no buckets)</td></tr>
  * </table>
  *
  * <p>The publish rate, failure rate and dead-letter rate are the rates of the three counters.
@@ -48,6 +49,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class RelayMeters implements Metrics {
   private final MeterRegistry registry;
   private final Map<String, Meters> bySubscription = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> bucketsOwned = new ConcurrentHashMap<>();
 
   private RelayMeters(MeterRegistry registry) {
     this.registry = registry;
@@ -82,9 +84,20 @@ public final class RelayMeters implements Metrics {
     meters(letter.subscription()).deadLetters.increment();
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The gauge is registered on the first report, so a relay that owns no buckets (the logical
+   * relay streams a slot instead) exports none, rather than one stuck at 0.
+   */
   @Override
   public void bucketsOwned(String subscription, int buckets) {
-    meters(subscription).bucketsOwned.set(buckets);
+    bucketsOwned.computeIfAbsent(subscription, s -> {
+      AtomicInteger owned = new AtomicInteger();
+      Gauge.builder("txbox.relay.buckets.owned", owned, AtomicInteger::get).tag("subscription", s)
+          .description("Buckets this relay instance holds the lease of").register(registry);
+      return owned;
+    }).set(buckets);
   }
 
   private static Instant dueAt(Message message) {
@@ -101,9 +114,6 @@ public final class RelayMeters implements Metrics {
   }
 
   private Meters register(String subscription) {
-    AtomicInteger owned = new AtomicInteger();
-    registry.gauge("txbox.relay.buckets.owned",
-        Tags.of("subscription", subscription), owned);
     return new Meters(
         Counter.builder("txbox.relay.published").tag("subscription", subscription)
             .description("Events the broker acknowledged and whose checkpoint is saved")
@@ -114,9 +124,8 @@ public final class RelayMeters implements Metrics {
         Timer.builder("txbox.relay.lag").tag("subscription", subscription)
             .description("Time from an event's timestamp to the broker's acknowledgement")
             .publishPercentiles(0.5, 0.95, 0.99)
-            .register(registry),
-        owned);
+            .register(registry));
   }
 
-  private record Meters(Counter published, Counter deadLetters, Timer lag, AtomicInteger bucketsOwned) {}
+  private record Meters(Counter published, Counter deadLetters, Timer lag) {}
 }

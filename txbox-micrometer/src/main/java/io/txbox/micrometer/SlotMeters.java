@@ -29,7 +29,13 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code txbox.slot.active}</td><td>gauge</td><td>1 while a relay streams the slot</td></tr>
  *   <tr><td>{@code txbox.slot.invalidated}</td><td>gauge</td><td>1 once the server removed WAL the slot needed: alert at once</td></tr>
  *   <tr><td>{@code txbox.slot.lag.age}</td><td>time gauge</td><td>with {@link Builder#relay}: how long ago the oldest event this relay read and has not confirmed committed</td></tr>
+ *   <tr><td>{@code txbox.outbox.oldest.pending.age}</td><td>time gauge, tag {@code subscription} (the slot)</td><td>with {@link Builder#relay}: the same age under the polling relay's name, so that one alert serves both</td></tr>
+ *   <tr><td>{@code txbox.outbox.pending}</td><td>gauge, tag {@code subscription} (the slot)</td><td>with {@link Builder#relay}: events this relay read and has not confirmed; 0 on a standby</td></tr>
  * </table>
+ *
+ * <p>What the two {@code txbox.outbox} gauges mean in logical mode: the backlog this relay holds,
+ * not the WAL it has not read yet, which {@code txbox.slot.lag} measures in bytes. A slot that
+ * nobody streams shows as {@code txbox.slot.active} 0.
  *
  * <p>The slot is read from the database at most once per {@code refresh} (default
  * {@value #DEFAULT_REFRESH_SECONDS} s); when it cannot be read, or does not exist, the gauges
@@ -78,7 +84,22 @@ public final class SlotMeters implements MeterBinder {
           .description("How long ago the oldest event this relay read and has not confirmed committed")
           .strongReference(true) // a supplier nothing else holds
           .register(registry);
+      TimeGauge.builder("txbox.outbox.oldest.pending.age", relay, TimeUnit.MILLISECONDS, SlotMeters::lagMillis)
+          .tag("subscription", slot)
+          .description("How long the oldest event this relay read and has not confirmed has waited since its commit")
+          .strongReference(true)
+          .register(registry);
+      Gauge.builder("txbox.outbox.pending", relay, SlotMeters::pending)
+          .tag("subscription", slot)
+          .description("Events this relay read from the slot and has not confirmed")
+          .strongReference(true)
+          .register(registry);
     }
+  }
+
+  private static double pending(Supplier<LogicalRelay> relay) {
+    LogicalRelay current = relay.get();
+    return current == null ? Double.NaN : current.pending();
   }
 
   private static double lagMillis(Supplier<LogicalRelay> relay) {

@@ -54,6 +54,13 @@ class RelayMetersTest {
     assertThat(registry.get("txbox.relay.buckets.owned").gauge().value()).isZero();
   }
 
+  @Test
+  void aRelayThatReportsNoBucketsExportsNoBucketGauge() {
+    meters.published("slot_a", List.of(message(Instant.now())));
+    assertThat(registry.find("txbox.relay.buckets.owned").gauge()).isNull();
+    assertThat(registry.get("txbox.relay.published").tag("subscription", "slot_a").counter().count()).isEqualTo(1);
+  }
+
   private static Message message(Instant createdAt) {
     return Message.builder().type("T").destination("d").payload(new byte[0]).createdAt(createdAt).build();
   }

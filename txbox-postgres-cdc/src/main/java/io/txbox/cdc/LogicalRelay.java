@@ -127,6 +127,15 @@ public final class LogicalRelay implements AutoCloseable {
     return oldest == null ? Duration.ZERO : Duration.between(oldest, Instant.now());
   }
 
+  /**
+   * Events this relay read from the slot and has not confirmed yet (acknowledged ones included
+   * until the slot confirms their transaction); 0 for a standby.
+   */
+  public int pending() {
+    StreamLoop l = loop;
+    return l == null ? 0 : l.pending();
+  }
+
   /** The slot this relay streams. */
   public String slot() {
     return settings.slot();

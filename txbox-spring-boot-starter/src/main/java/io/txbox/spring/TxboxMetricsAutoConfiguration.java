@@ -3,12 +3,14 @@ package io.txbox.spring;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.txbox.Janitor;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.InboxMeters;
+import io.txbox.micrometer.OutboxTag;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
 import io.txbox.spring.internal.ContextBound;
@@ -16,6 +18,7 @@ import io.txbox.spring.internal.InboxListeners;
 import io.txbox.spring.internal.RelaySource;
 import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.TroubledLoops;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -43,6 +46,25 @@ import org.springframework.context.annotation.Configuration;
 @ConditionalOnClass({MeterRegistry.class, RelayMeters.class})
 @ConditionalOnBean({MeterRegistry.class, PostgresOutboxStore.class})
 public class TxboxMetricsAutoConfiguration {
+
+  /**
+   * Tags the outbox's meters with {@code outbox} (database, schema and table), as the standalone
+   * relay does, so that alert rules tell two services' outboxes apart. The database's name is read
+   * when the first of those meters registers; if it cannot be read then, the tag names the schema
+   * and table alone, and a warning says so.
+   */
+  @Bean
+  public MeterFilter txboxOutboxTag(PostgresOutboxStore store) {
+    return OutboxTag.filter(() -> {
+      try {
+        return store.outboxName();
+      } catch (RuntimeException e) {
+        LoggerFactory.getLogger(TxboxMetricsAutoConfiguration.class).warn("txbox: cannot read the database's name"
+            + " for the meters' outbox tag, using the table's alone ({}): {}", store.outboxTable(), e.toString());
+        return store.outboxTable();
+      }
+    });
+  }
 
   /** The relay's meters; the relay reports to them. */
   @Bean

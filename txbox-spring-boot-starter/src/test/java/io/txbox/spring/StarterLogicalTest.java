@@ -130,7 +130,15 @@ class StarterLogicalTest {
     });
     assertThat(registry.get("txbox.slot.retained").tag("slot", SCHEMA).gauge().value()).isPositive();
     assertThat(registry.get("txbox.slot.active").tag("slot", SCHEMA).gauge().value()).isEqualTo(1.0);
-    assertThat(registry.find("txbox.outbox.pending").gauges()).as("no table backlog to watch").isEmpty();
+    // The relay's own backlog, under its slot's name (the table's backlog has nothing to count),
+    // tagged with the outbox as every txbox process tags it; and no buckets: a slot has none.
+    assertThat(registry.find("txbox.outbox.pending").gauges()).singleElement().satisfies(g -> {
+      assertThat(g.getId().getTag("subscription")).isEqualTo(SCHEMA);
+      assertThat(g.getId().getTag("outbox")).endsWith("." + SCHEMA + ".txbox_outbox");
+    });
+    assertThat(registry.get("txbox.outbox.oldest.pending.age").tag("subscription", SCHEMA).timeGauge().value())
+        .isNotNegative();
+    assertThat(registry.find("txbox.relay.buckets.owned").gauges()).as("a slot has no buckets").isEmpty();
   }
 
   @Test

@@ -55,6 +55,7 @@ public final class StreamLoop implements Runnable {
   private volatile String problem;
   private volatile long confirmedLsn;
   private volatile Instant oldestPending;
+  private volatile int pendingCount;
 
   public StreamLoop(StreamSettings settings, Publisher publisher, PostgresOutboxStore deadLetters, Metrics metrics) {
     this.settings = settings;
@@ -92,6 +93,11 @@ public final class StreamLoop implements Runnable {
   /** The last position this relay confirmed to the slot, 0 before the first. */
   public long confirmedLsn() {
     return confirmedLsn;
+  }
+
+  /** Events read and not yet confirmed. */
+  public int pending() {
+    return pendingCount;
   }
 
   /** Commit time of the oldest transaction read and not yet confirmed, or {@code null}. */
@@ -132,6 +138,7 @@ public final class StreamLoop implements Runnable {
         } finally {
           streaming = false;
           oldestPending = null;
+          pendingCount = 0;
         }
       }
     } finally {
@@ -220,6 +227,7 @@ public final class StreamLoop implements Runnable {
       confirm(session, session.lastReceived());
     }
     oldestPending = pending.oldestCommitTime();
+    pendingCount = pending.size();
   }
 
   private boolean read(ReplicationSession session, TransactionAssembler assembler, PendingEvents pending)
