@@ -184,11 +184,12 @@ final class Demo {
     if (settings.source() == Source.logical) {
       // one relay streams the slot, the others stand by and take it over when it dies
       return List.of("relay", "--source", "logical", "--jdbc-url", jdbcUrl, "--schema", schema,
-          "--slot", schema, "--publication", schema);
+          "--slot", schema, "--publication", schema, "--http-port", "0");
     }
     // a killed relay's buckets are taken over within seconds
+    // several relays on one host: each serves its metrics on a port of its own (logged)
     return List.of("relay", "--jdbc-url", jdbcUrl, "--schema", schema, "--instance-id", instance,
-        "--lease-duration", "4s", "--heartbeat-interval", "1s");
+        "--lease-duration", "4s", "--heartbeat-interval", "1s", "--http-port", "0");
   }
 
   private static List<String> concat(List<String> a, List<String> b) {

@@ -211,6 +211,8 @@ public final class KafkaPublisher implements Publisher {
         producers.discard(handle); // a producer in a fatal state is rebuilt before the next batch
       }
       return e;
+    } catch (IllegalStateException e) {
+      return e; // closed above for another topic's record of this batch: sent again with a new one
     }
   }
 

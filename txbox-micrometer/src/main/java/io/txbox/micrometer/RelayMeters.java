@@ -60,6 +60,16 @@ public final class RelayMeters implements Metrics {
     return new RelayMeters(Objects.requireNonNull(registry, "registry must not be null"));
   }
 
+  /**
+   * Registers the counters and the lag timer of {@code subscription} now, at zero, rather than on
+   * its first event: Prometheus's {@code increase()} sees nothing in a counter whose first sample is
+   * already 1, so a relay's very first dead letter would never fire an alert.
+   */
+  public RelayMeters register(String subscription) {
+    meters(Objects.requireNonNull(subscription, "subscription must not be null"));
+    return this;
+  }
+
   @Override
   public void published(String subscription, List<Message> acknowledged) {
     Meters m = meters(subscription);
@@ -110,10 +120,10 @@ public final class RelayMeters implements Metrics {
   }
 
   private Meters meters(String subscription) {
-    return bySubscription.computeIfAbsent(subscription, this::register);
+    return bySubscription.computeIfAbsent(subscription, this::newMeters);
   }
 
-  private Meters register(String subscription) {
+  private Meters newMeters(String subscription) {
     return new Meters(
         Counter.builder("txbox.relay.published").tag("subscription", subscription)
             .description("Events the broker acknowledged and whose checkpoint is saved")

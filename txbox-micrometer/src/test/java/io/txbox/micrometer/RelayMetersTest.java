@@ -55,6 +55,13 @@ class RelayMetersTest {
   }
 
   @Test
+  void registeredCountersStartAtZeroSoThatTheFirstDeadLetterIsAnIncrease() {
+    meters.register("orders");
+    assertThat(registry.get("txbox.relay.dead.letters").tag("subscription", "orders").counter().count()).isZero();
+    assertThat(registry.get("txbox.relay.published").tag("subscription", "orders").counter().count()).isZero();
+  }
+
+  @Test
   void aRelayThatReportsNoBucketsExportsNoBucketGauge() {
     meters.published("slot_a", List.of(message(Instant.now())));
     assertThat(registry.find("txbox.relay.buckets.owned").gauge()).isNull();

@@ -57,6 +57,7 @@ final class ConsoleCommand implements Callable<Integer> {
     Console console;
     try {
       database.checkConnection(ds);
+      database.checkTables(ds);
       PostgresOutboxStore store = database.store(ds).build();
       Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema)
           .tablePrefix(database.tablePrefix).build());

@@ -5,6 +5,8 @@ import io.txbox.TxboxException;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.Secrets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import picocli.CommandLine.Option;
 
@@ -68,6 +70,26 @@ public final class DatabaseOptions {
       throw new TxboxException("cannot connect to the database at " + Secrets.mask(jdbcUrl)
           + " (--jdbc-url, TXBOX_JDBC_URL): " + Secrets.mask(cause.getMessage()), e);
     }
+  }
+
+  /**
+   * Fails with a message naming {@code --schema} when the tables these options name do not exist:
+   * a typo in the schema would otherwise surface as a raw SQL error on every query.
+   */
+  public void checkTables(HikariDataSource ds) {
+    String outbox = store(ds).build().outboxTable();
+    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement("SELECT to_regclass(?)")) {
+      p.setString(1, outbox);
+      try (ResultSet rs = p.executeQuery()) {
+        if (rs.next() && rs.getString(1) != null) {
+          return;
+        }
+      }
+    } catch (SQLException e) {
+      throw new TxboxException("cannot look up the txbox tables: " + Secrets.mask(e.getMessage()), e);
+    }
+    throw new IllegalArgumentException("invalid --schema or --table-prefix (TXBOX_SCHEMA, TXBOX_TABLE_PREFIX): no txbox"
+        + " tables at " + outbox + ": name the schema and prefix that hold them, or create them with txbox migrate");
   }
 
   /** A store builder for the tables these options name. */

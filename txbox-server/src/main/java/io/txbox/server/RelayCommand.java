@@ -1,17 +1,30 @@
 package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.txbox.Janitor;
 import io.txbox.Relay;
 import io.txbox.RetryPolicy;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.micrometer.BacklogMeters;
+import io.txbox.micrometer.RelayMeters;
+import io.txbox.micrometer.SlotMeters;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Secrets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,6 +42,8 @@ final class RelayCommand implements Callable<Integer> {
   @Mixin DatabaseOptions database;
   @Mixin BrokerOptions brokers;
   @Mixin LogicalOptions logical;
+  @Mixin JanitorOptions janitorOptions;
+  @Mixin HttpOptions http;
 
   /** Where the relay reads events. */
   enum Source { table, logical }
@@ -101,6 +116,10 @@ final class RelayCommand implements Callable<Integer> {
   @Option(names = "--config", description = "Properties file with option values (batch-size=500).")
   String config;
 
+  @Option(names = "--max-pending-age", defaultValue = "5m", converter = DurationConverter.class,
+      description = "/health/ready answers 503 once an event waits longer (as txbox status does). Default: ${DEFAULT-VALUE}.")
+  Duration maxPendingAge;
+
   @Override
   public Integer call() throws InterruptedException {
     return source == Source.logical ? streamSlot() : pollTable();
@@ -109,54 +128,174 @@ final class RelayCommand implements Callable<Integer> {
   private Integer pollTable() throws InterruptedException {
     // Every setting is checked before anything connects.
     Publisher publisher = brokers.publisher();
+    http.check();
     HikariDataSource ds = database.pool();
-    Relay relay = startOrClose(ds, publisher, () -> {
-      PostgresOutboxStore store = database.store(ds).buckets(buckets).listen(!noNotify).build();
-      Relay r = relay(store, publisher);
+    PrometheusMeterRegistry registry = HttpOptions.registry();
+    Running<Relay> running = startOrClose(ds, publisher, opened -> {
+      PostgresOutboxStore store = janitorOptions.configure(database.store(ds).buckets(buckets).listen(!noNotify)).build();
+      RelayMeters meters = RelayMeters.create(registry);
+      Relay r = relay(store, publisher, meters);
+      Optional<Janitor> janitor = janitorOptions.janitor(store);
       database.checkConnection(ds);
       if (migrate) {
         store.migrate();
+      } else {
+        database.checkTables(ds);
       }
-      return r.start();
+      HttpOptions.bindProcessMeters(registry, store.outboxName());
+      meters.register(subscription); // after the outbox tag's filter, so that the counters carry it
+      BacklogMeters.builder(store).subscriptions(subscription).build().bindTo(registry);
+      return serve(opened, registry, r::isRunning, r::isTroubled, () -> ready(ds, store, r), janitor, r::start);
     });
-    log.info("relay {} started: subscription {}, {}, database {}", relay.instanceId(), subscription,
-        brokers.describe(), Secrets.mask(database.jdbcUrl));
-    return runUntilStopped(relay, ds, "finishing the current round and giving the buckets back",
+    Relay relay = running.relay();
+    log.info("relay {} started: subscription {}, {}, database {}, {}", relay.instanceId(), subscription,
+        brokers.describe(), Secrets.mask(database.jdbcUrl), describeJanitor(running.janitor()));
+    return runUntilStopped(running, ds, "finishing the current round and giving the buckets back",
         "relay " + relay.instanceId());
+  }
+
+  /**
+   * Starts what runs beside a relay that is built and checked, in this order: the HTTP endpoint
+   * (so that a taken port stops the start before the relay runs), the janitor, the relay.
+   */
+  private <R extends AutoCloseable> Running<R> serve(List<AutoCloseable> opened, PrometheusMeterRegistry registry,
+      BooleanSupplier running, BooleanSupplier troubled, Supplier<OpsEndpoint.Verdict> ready,
+      Optional<Janitor> janitor, Supplier<R> start) {
+    Optional<OpsEndpoint> endpoint = opened(opened, http.start(registry,
+        () -> OpsEndpoint.Verdict.of(running.getAsBoolean(), "relay", running.getAsBoolean() ? "running" : "stopped"),
+        OpsEndpoint.cached(READY_REFRESH, ready)));
+    Optional<Janitor> started = opened(opened, janitor.map(Janitor::start));
+    bindLoopMeter(registry, troubled, started);
+    return new Running<>(opened(opened, start.get()), started, endpoint);
+  }
+
+  /** How long a readiness verdict is reused: a probe every second must not read the status every second. */
+  private static final Duration READY_REFRESH = Duration.ofSeconds(5);
+
+  /** Ready: the relay runs and {@code txbox status} finds nothing wrong. */
+  private OpsEndpoint.Verdict ready(HikariDataSource ds, PostgresOutboxStore store, Relay relay) {
+    Map<String, Object> details = new LinkedHashMap<>();
+    details.put("relay", relay.isRunning() ? "running" : "stopped");
+    details.put("subscription", subscription);
+    details.put("instance", relay.instanceId());
+    details.put("ownedBuckets", relay.ownedBuckets().size());
+    return verdict(relay.isRunning(), details, ds, store);
+  }
+
+  /** Ready: the logical relay streams the slot or stands by for it, and {@code txbox status} finds nothing wrong. */
+  private OpsEndpoint.Verdict ready(HikariDataSource ds, PostgresOutboxStore store, LogicalRelay relay) {
+    Map<String, Object> details = new LinkedHashMap<>();
+    details.put("relay", !relay.isRunning() ? "stopped" : relay.isStreaming() ? "streaming" : "standby");
+    details.put("slot", relay.slot());
+    if (relay.problem() != null) {
+      details.put("relayProblem", Secrets.mask(relay.problem()));
+    }
+    return verdict(relay.isRunning(), details, ds, store);
+  }
+
+  private OpsEndpoint.Verdict verdict(boolean running, Map<String, Object> details, HikariDataSource ds,
+      PostgresOutboxStore store) {
+    StatusReport report = StatusReport.read(ds, store, STATUS_LIMIT_PER_BUCKET, maxPendingAge);
+    details.put("problems", report.problems().stream().map(Secrets::mask).toList());
+    return new OpsEndpoint.Verdict(running && report.healthy(), details);
+  }
+
+  /** Events counted per bucket at most by the readiness probe, as {@code txbox status} counts by default. */
+  private static final int STATUS_LIMIT_PER_BUCKET = 1000;
+
+  /** {@code txbox.loops.troubled}, as the starter exports it: the background loops whose last step failed. */
+  private static void bindLoopMeter(PrometheusMeterRegistry registry, BooleanSupplier relayTroubled,
+      Optional<Janitor> janitor) {
+    Gauge.builder("txbox.loops.troubled", () -> (relayTroubled.getAsBoolean() ? 1 : 0)
+            + (janitor.map(Janitor::isTroubled).orElse(false) ? 1 : 0))
+        .description("Background loops (relay, janitor) whose last step failed; they go on trying")
+        .strongReference(true)
+        .register(registry);
+  }
+
+  /** A started relay, the janitor and the HTTP endpoint beside it; closing stops the relay last. */
+  private record Running<R extends AutoCloseable>(R relay, Optional<Janitor> janitor, Optional<OpsEndpoint> endpoint)
+      implements AutoCloseable {
+    @Override
+    public void close() throws Exception {
+      janitor.ifPresent(Janitor::close);
+      relay.close();
+      endpoint.ifPresent(OpsEndpoint::close); // answers probes while the relay drains
+    }
+  }
+
+  private String describeJanitor(Optional<Janitor> janitor) {
+    return janitor.isEmpty() ? "no janitor (--no-janitor)" : "janitor every "
+        + DurationConverter.format(janitorOptions.interval) + " (outbox retention "
+        + DurationConverter.format(janitorOptions.outboxRetention) + ", inbox retention "
+        + DurationConverter.format(janitorOptions.inboxRetention) + ")";
   }
 
   private Integer streamSlot() throws InterruptedException {
     Publisher publisher = brokers.publisher();
+    http.check();
     HikariDataSource ds = database.pool();
-    LogicalRelay relay = startOrClose(ds, publisher, () -> {
-      LogicalReplication replication = logical.replication(ds, database.store(ds).buckets(buckets).build());
+    PrometheusMeterRegistry registry = HttpOptions.registry();
+    Running<LogicalRelay> running = startOrClose(ds, publisher, opened -> {
+      PostgresOutboxStore store = janitorOptions.configure(database.store(ds).buckets(buckets)).build();
+      LogicalReplication replication = logical.replication(ds, store);
+      RelayMeters meters = RelayMeters.create(registry);
       LogicalRelay.Builder b = LogicalRelay.builder(replication, publisher)
           .connection(database.jdbcUrl, LogicalOptions.credentials(database))
           .batchSize(batchSize)
           .maxPending(maxPending)
-          .retryPolicy(retryPolicy());
+          .retryPolicy(retryPolicy())
+          .metrics(meters);
       set(idleInterval, b::idleInterval);
       set(statusInterval, b::statusInterval);
       set(standbyInterval, b::standbyInterval);
       set(drainTimeout, b::drainTimeout);
       LogicalRelay r = b.build();
+      Optional<Janitor> janitor = janitorOptions.janitor(store);
       database.checkConnection(ds);
       if (migrate) {
         replication.migrate();
+      } else {
+        database.checkTables(ds);
       }
-      return r.start();
+      HttpOptions.bindProcessMeters(registry, store.outboxName());
+      meters.register(r.slot()); // after the outbox tag's filter, so that the counters carry it
+      SlotMeters.builder(replication).relay(r).build().bindTo(registry);
+      return serve(opened, registry, r::isRunning, r::isTroubled, () -> ready(ds, store, r), janitor, r::start);
     });
-    log.info("logical relay started: slot {}, {}, database {}", relay.slot(), brokers.describe(),
-        Secrets.mask(database.jdbcUrl));
-    return runUntilStopped(relay, ds, "finishing the batch in hand and confirming it",
+    LogicalRelay relay = running.relay();
+    log.info("logical relay started: slot {}, {}, database {}, {}", relay.slot(), brokers.describe(),
+        Secrets.mask(database.jdbcUrl), describeJanitor(running.janitor()));
+    return runUntilStopped(running, ds, "finishing the batch in hand and confirming it",
         "logical relay of slot " + relay.slot());
   }
 
-  /** Builds and starts a relay; on any failure the pool and the publisher are closed. */
-  private static <T> T startOrClose(HikariDataSource ds, Publisher publisher, Supplier<T> start) {
+  /** Remembers what was opened, so that a failure later in the start closes it. */
+  private static <T> T opened(List<AutoCloseable> opened, T thing) {
+    if (thing instanceof Optional<?> o && o.orElse(null) instanceof AutoCloseable c) {
+      opened.add(c);
+    } else if (thing instanceof AutoCloseable c) {
+      opened.add(c);
+    }
+    return thing;
+  }
+
+  /**
+   * Builds and starts a relay; on any failure what it opened (the endpoint, the relay), the pool
+   * and the publisher are closed, so that the process can exit.
+   */
+  private static <T> T startOrClose(HikariDataSource ds, Publisher publisher, Function<List<AutoCloseable>, T> start) {
+    List<AutoCloseable> opened = new ArrayList<>();
     try {
-      return start.get();
+      return start.apply(opened);
     } catch (RuntimeException e) {
+      for (AutoCloseable c : opened) {
+        try {
+          c.close();
+        } catch (Exception suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      }
       ds.close();
       publisher.close();
       throw e;
@@ -190,8 +329,9 @@ final class RelayCommand implements Callable<Integer> {
     return retry.build();
   }
 
-  private Relay relay(PostgresOutboxStore store, Publisher publisher) {
+  private Relay relay(PostgresOutboxStore store, Publisher publisher, RelayMeters meters) {
     Relay.Builder b = Relay.builder(store, publisher)
+        .metrics(meters)
         .subscription(subscription)
         .batchSize(batchSize)
         .retryPolicy(retryPolicy());

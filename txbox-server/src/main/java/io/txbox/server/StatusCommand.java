@@ -3,10 +3,12 @@ package io.txbox.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.TxboxException;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.SlotStatus;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.StoreStatus;
+import io.txbox.spi.Secrets;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,14 +27,17 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code txbox status}: is delivery moving, who relays what, what is stuck and why. Exit 0 when
- * healthy, 1 when degraded (a subscription with pending events and no relay, a bucket retrying, an
- * event pending longer than {@code --max-pending-age}, a replication slot of these tables that no
- * relay streams or that the server invalidated), so scripts and probes can use it. Dead
- * letters and an old open transaction are reported; they do not by themselves stop delivery.
+ * healthy, 1 when degraded (events waiting and no relay ever started, a subscription with pending
+ * events and no relay, a bucket retrying, an event pending longer than {@code --max-pending-age},
+ * a replication slot of these tables that no relay streams or that the server invalidated), 2
+ * when a setting is wrong (such as a {@code --schema} without txbox tables), 3 when the database
+ * cannot be read: so scripts and probes can tell "degraded" from "could not look". Dead letters
+ * and an old open transaction are reported; they do not by themselves stop delivery.
  */
 @Command(name = "status", mixinStandardHelpOptions = true,
     description = "Subscriptions, replication slots, relays, stalled buckets, dead letters and the transaction"
-        + " holding delivery back. Exit 0 when healthy, 1 when degraded.")
+        + " holding delivery back. Exit 0 when healthy, 1 when degraded, 2 when a setting is wrong, 3 when the"
+        + " database cannot be read.")
 final class StatusCommand implements Callable<Integer> {
   @Mixin DatabaseOptions database;
 
@@ -58,42 +63,37 @@ final class StatusCommand implements Callable<Integer> {
       throw new IllegalArgumentException("invalid --limit-per-bucket: must be between 1 and 1000000, was " + limitPerBucket);
     }
     try (HikariDataSource ds = database.pool()) {
-      database.checkConnection(ds);
-      PostgresOutboxStore store = database.store(ds).build();
-      StoreStatus status = store.status(limitPerBucket);
-      List<SlotStatus> slots = LogicalReplication.slotsOf(ds, store);
-      List<String> problems = new ArrayList<>(status.problems(maxPendingAge));
-      problems.addAll(slotProblems(slots));
-      PrintWriter out = spec.commandLine().getOut();
-      if (json) {
-        Map<String, Object> document = asJson(status, problems);
-        document.put("slots", slots.stream().map(StatusCommand::asJson).toList());
-        out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document));
-      } else {
-        printText(out, status, slots, problems);
-      }
-      out.flush();
-      return problems.isEmpty() ? 0 : 1;
+      return report(ds);
+    } catch (TxboxException e) {
+      spec.commandLine().getErr().println("status: " + Secrets.mask(e.getMessage()));
+      return CANNOT_READ;
     }
   }
 
-  /** A slot no relay streams keeps WAL for nothing; an invalidated one can never be streamed again. */
-  private static List<String> slotProblems(List<SlotStatus> slots) {
-    List<String> problems = new ArrayList<>();
-    for (SlotStatus s : slots) {
-      if (s.invalidated()) {
-        problems.add("slot " + s.slot() + " was invalidated by the server: see the runbook, \"A lost replication slot\"");
-      } else if (!s.active()) {
-        problems.add("slot " + s.slot() + ": no relay streams it, and the server keeps " + s.retainedBytes()
-            + " bytes of WAL for it");
-      }
+  /** Exit code when the database cannot be read, apart from "degraded". */
+  static final int CANNOT_READ = 3;
+
+  private int report(HikariDataSource ds) throws Exception {
+    database.checkConnection(ds);
+    database.checkTables(ds);
+    StatusReport report = StatusReport.read(ds, database.store(ds).build(), limitPerBucket, maxPendingAge);
+    PrintWriter out = spec.commandLine().getOut();
+    if (json) {
+      Map<String, Object> document = asJson(report.status(), report.problems());
+      document.put("slots", report.slots().stream().map(StatusCommand::asJson).toList());
+      out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document));
+    } else {
+      printText(out, report.status(), report.slots(), report.problems());
     }
-    return problems;
+    out.flush();
+    return report.healthy() ? 0 : 1;
   }
 
   private static void printText(PrintWriter out, StoreStatus status, List<SlotStatus> slots, List<String> problems) {
     if (status.subscriptions().isEmpty() && slots.isEmpty()) {
-      out.println("no subscription yet: no relay has started on these tables");
+      out.println("no subscription yet: no relay has started on these tables" + status.waitingForFirstRelay()
+          .filter(b -> b.pending() > 0).map(b -> "; " + b.pending() + (b.capped() ? "+" : "") + " events wait for one")
+          .orElse(""));
     }
     Set<String> slotNames = slots.stream().map(SlotStatus::slot).collect(Collectors.toSet());
     for (SlotStatus s : slots) {
@@ -121,14 +121,16 @@ final class StatusCommand implements Callable<Integer> {
       out.println("dead letters: none");
     }
     for (StoreStatus.OutboxDeadLetters d : status.outboxDeadLetters()) {
-      out.printf("dead letters: subscription %s: %d (newest %s)%n", d.subscription(), d.count(), d.newest());
+      out.printf("dead letters: subscription %s: %d (newest %s: %s)%n", d.subscription(), d.count(), d.newest(),
+          d.newestError());
     }
     for (StoreStatus.InboxDeadLetters d : status.inboxDeadLetters()) {
       out.printf("dead letters: consumer %s: %d dead, %d parked behind them, %d key(s)%n", d.consumer(), d.dead(),
           d.parked(), d.keys());
     }
     out.println(status.oldestOpenTransaction()
-        .map(t -> "oldest open transaction: pid " + t.pid() + ", open " + t.age() + ": " + t.description())
+        .map(t -> "oldest open transaction: pid " + t.pid() + ", open " + t.age() + ", " + t.description()
+            + "\n  its query: " + Secrets.mask(t.query()))
         .orElse("oldest open transaction: none"));
     status.outboxPartitions().ifPresent(p -> out.printf(
         "outbox partitions: %d (%d ahead of the writers), %d row(s) in the default partition%n",
@@ -163,14 +165,18 @@ final class StatusCommand implements Callable<Integer> {
       return m;
     }).toList());
     json.put("outboxDeadLetters", status.outboxDeadLetters().stream().map(d -> Map.of("subscription", d.subscription(),
-        "count", d.count(), "newest", text(d.newest()))).toList());
+        "count", d.count(), "newest", text(d.newest()), "newestError", String.valueOf(d.newestError()))).toList());
     json.put("inboxDeadLetters", status.inboxDeadLetters().stream().map(d -> Map.of("consumer", d.consumer(),
         "dead", d.dead(), "parked", d.parked(), "keys", d.keys())).toList());
     json.put("oldestOpenTransaction", status.oldestOpenTransaction().map(t -> {
       Map<String, Object> m = new LinkedHashMap<>();
       m.put("pid", t.pid());
       m.put("age", t.age().toString());
-      m.put("description", t.description());
+      m.put("user", t.user());
+      m.put("database", t.database());
+      m.put("application", t.application());
+      m.put("state", t.state());
+      m.put("query", Secrets.mask(t.query()));
       return m;
     }).orElse(null));
     json.put("outboxPartitions", status.outboxPartitions().map(p -> Map.of("partitions", p.partitions(),

@@ -138,15 +138,16 @@ class CommandLineTest {
     assertThat(run("migrate", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema())).isZero();
     int code = run("relay", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema(),
         "--table-prefix", "nope_", "--kafka-bootstrap-servers", "127.0.0.1:1");
-    assertThat(code).isEqualTo(1);
-    assertThat(err.toString()).contains(db.schema() + ".nope_outbox does not exist").contains("tablePrefix ('nope_')");
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString()).contains("no txbox tables at " + db.schema() + ".nope_outbox").contains("--table-prefix")
+        .doesNotContain("\tat ");
   }
 
   @Test
   void aDurationThatIsNotOneFailsNamingTheOption() {
     int code = run("relay", "--kafka-bootstrap-servers", "127.0.0.1:1", "--lease-duration", "5 parsecs");
     assertThat(code).isEqualTo(2);
-    assertThat(err.toString()).contains("--lease-duration").contains("use a number with ms, s, m or h");
+    assertThat(err.toString()).contains("--lease-duration").contains("use a number with ms, s, m, h or d");
   }
 
   @Test
@@ -165,6 +166,18 @@ class CommandLineTest {
         var rs = c.getMetaData().getTables(null, db.schema(), "txbox_outbox", null)) {
       assertThat(rs.next()).as("migrate created nothing").isFalse();
     }
+  }
+
+  @Test
+  void theVariablesKubernetesAddsForAServiceNamedTxboxAreIgnoredWhileATypoStillStops() {
+    Map<String, String> env = new java.util.HashMap<>(RelayDeploymentExampleTest.serviceLinks("txbox", "10.96.0.17", 9464));
+    env.put("TXBOX_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1");
+    assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere")).isEqualTo(1);
+    assertThat(err.toString()).contains("cannot connect to the database").doesNotContain("unknown environment variable");
+    err.getBuffer().setLength(0);
+    env.put("TXBOX_PORTS", "9464");
+    assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere")).isEqualTo(2);
+    assertThat(err.toString()).contains("unknown environment variable TXBOX_PORTS").doesNotContain("TXBOX_SERVICE_HOST");
   }
 
   @Test

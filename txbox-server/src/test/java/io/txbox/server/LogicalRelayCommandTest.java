@@ -65,6 +65,17 @@ class LogicalRelayCommandTest {
         List<TopicReader.Received> got = reader.readUntil(r -> !r.isEmpty(), Duration.ofSeconds(60));
         assertThat(got).extracting(r -> new String(r.value(), StandardCharsets.UTF_8)).containsExactly("hello");
       }
+      OpsClient ops = OpsClient.of(relays, 0);
+      // The logical relay's meters mean what the polling relay's do, under the slot's name.
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(ops.get("/metrics").body())
+          .contains("txbox_relay_published_total{outbox=\"postgres.public.txbox_outbox\",subscription=\"txbox\"} 1.0")
+          .contains("txbox_outbox_oldest_pending_age_seconds{outbox=\"postgres.public.txbox_outbox\",subscription=\"txbox\"}")
+          .contains("txbox_outbox_pending{outbox=\"postgres.public.txbox_outbox\",subscription=\"txbox\"}")
+          .contains("txbox_slot_active{outbox=\"postgres.public.txbox_outbox\",slot=\"txbox\"} 1.0")
+          .doesNotContain("txbox_relay_buckets_owned"));
+      OpsClient.Answer ready = ops.get("/health/ready");
+      assertThat(ready.status()).as(ready.body()).isEqualTo(200);
+      assertThat(ready.body()).contains("\"relay\":\"streaming\"");
       assertThat(run("logical", "status", "--jdbc-url", url)).isZero();
       assertThat(out.toString()).contains("slot txbox: streamed by server process");
       out.getBuffer().setLength(0);

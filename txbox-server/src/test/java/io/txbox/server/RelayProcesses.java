@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Relays running as separate JVMs ({@code txbox relay}), so that a test can SIGKILL one. */
 final class RelayProcesses implements AutoCloseable {
@@ -18,12 +19,22 @@ final class RelayProcesses implements AutoCloseable {
 
   /** A relay with {@code systemProperties} ({@code -Dname=value}) added to its JVM's options. */
   Process start(Path dir, List<String> systemProperties, List<String> args) throws IOException {
+    return start(dir, systemProperties, Map.of(), args);
+  }
+
+  /** A relay with {@code environment} added to its own, as a container's variables are. */
+  Process start(Path dir, List<String> systemProperties, Map<String, String> environment, List<String> args)
+      throws IOException {
     Path log = dir.resolve("relay-" + processes.size() + ".log");
     List<String> all = new ArrayList<>(List.of("relay"));
     all.addAll(args);
+    if (!args.contains("--http-port") && !environment.containsKey("TXBOX_HTTP_PORT")) {
+      all.addAll(List.of("--http-port", "0")); // several relays on one host: each on a free port
+    }
     List<String> jvm = new ArrayList<>(List.of("-Xmx192m", "-XX:TieredStopAtLevel=1"));
     jvm.addAll(systemProperties);
-    Process p = ChildProcess.start(jvm, Main.class.getName(), all, log);
+    Process p = ChildProcess.start(jvm, System.getProperty("java.class.path"), Main.class.getName(), all,
+        environment, log);
     processes.add(p);
     logs.add(log);
     return p;

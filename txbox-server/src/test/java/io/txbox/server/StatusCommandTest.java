@@ -76,10 +76,61 @@ class StatusCommandTest {
       }
       JsonNode status = json();
       assertThat(status.path("outboxDeadLetters").get(0).path("count").asLong()).isEqualTo(1);
+      assertThat(status.path("outboxDeadLetters").get(0).path("newestError").asText())
+          .as("why, in the status itself").contains("topic no-such-topic does not exist");
       assertThat(status.path("inboxDeadLetters").get(0).path("consumer").asText()).isEqualTo("billing");
       assertThat(status.path("inboxDeadLetters").get(0).path("dead").asLong()).isEqualTo(1);
       await().atMost(Duration.ofSeconds(60)).until(() -> status() == 0);
     }
+  }
+
+  @Test
+  void eventsWaitingWhileNoRelayHasEverStartedAreDegraded() throws Exception {
+    schema.send(List.of(event("orders"), event("orders")));
+    assertThat(status()).isEqualTo(1);
+    assertThat(out.toString()).contains("no subscription yet: no relay has started on these tables; 2 events wait for one")
+        .contains("DEGRADED: 2 events wait in the outbox and no relay has ever started on these tables");
+    assertThat(json().path("healthy").asBoolean()).isFalse();
+  }
+
+  @Test
+  void aSchemaWithoutTxboxTablesIsAWrongSettingNamedInOneLineAndAnUnreachableDatabaseIsNotDegraded() {
+    String[] noTables = {"status", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", "no_such_schema"};
+    assertThat(execute(noTables)).isEqualTo(2);
+    assertThat(out.toString().strip()).doesNotContain("\n")
+        .contains("invalid --schema or --table-prefix (TXBOX_SCHEMA, TXBOX_TABLE_PREFIX): no txbox tables at");
+    String[] unreachable = {"status", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere"};
+    assertThat(execute(unreachable)).as("could not look: neither healthy (0) nor degraded (1)").isEqualTo(3);
+    assertThat(out.toString()).contains("cannot connect to the database");
+  }
+
+  @Test
+  void theTransactionHoldingDeliveryBackIsShownByPidUserDatabaseAndStateWithANonNegativeAge() throws Exception {
+    try (java.sql.Connection open = schema.db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      int pid;
+      try (java.sql.Statement s = open.createStatement();
+          java.sql.ResultSet rs = s.executeQuery("SELECT pg_backend_pid(), pg_current_xact_id()")) {
+        rs.next();
+        pid = rs.getInt(1);
+      }
+      status();
+      assertThat(out.toString()).contains("oldest open transaction: pid " + pid + ", open PT")
+          .contains("postgres@").contains("idle in transaction").contains("its query: SELECT pg_backend_pid()");
+      JsonNode tx = json().path("oldestOpenTransaction");
+      assertThat(tx.path("pid").asInt()).isEqualTo(pid);
+      assertThat(tx.path("state").asText()).isEqualTo("idle in transaction");
+      assertThat(tx.path("age").asText()).doesNotContain("-");
+      open.rollback();
+    }
+  }
+
+  private int execute(String... args) {
+    CommandLine cli = TxboxCommand.commandLine(args, Map.of());
+    out = new StringWriter();
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(out, true));
+    return cli.execute(args);
   }
 
   private Relay relay(KafkaBroker kafka, String instance) {

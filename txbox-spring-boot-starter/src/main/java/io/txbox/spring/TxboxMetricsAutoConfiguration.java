@@ -68,8 +68,11 @@ public class TxboxMetricsAutoConfiguration {
 
   /** The relay's meters; the relay reports to them. */
   @Bean
-  public RelayMeters txboxRelayMeters(MeterRegistry registry) {
-    return RelayMeters.create(registry);
+  public RelayMeters txboxRelayMeters(MeterRegistry registry, TxboxProperties properties) {
+    // A logical relay reports under its slot's name; a table relay under its subscription's.
+    String subscription = properties.relay().source() == TxboxProperties.Source.LOGICAL
+        ? properties.logical().slot() : properties.relay().subscription();
+    return RelayMeters.create(registry).register(subscription);
   }
 
   /** The backlog gauges of the relay's subscription; the slot's gauges replace them for a logical relay. */

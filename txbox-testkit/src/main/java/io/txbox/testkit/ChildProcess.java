@@ -33,6 +33,15 @@ public final class ChildProcess {
    */
   public static Process start(List<String> jvmOptions, String classPath, String mainClass, List<String> args,
       Path output) throws IOException {
+    return start(jvmOptions, classPath, mainClass, args, java.util.Map.of(), output);
+  }
+
+  /**
+   * Starts {@code mainClass} on a class path of its own, with {@code environment} added to this
+   * JVM's environment: for a program configured by variables, as in a container.
+   */
+  public static Process start(List<String> jvmOptions, String classPath, String mainClass, List<String> args,
+      java.util.Map<String, String> environment, Path output) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(jvmOptions);
@@ -42,10 +51,11 @@ public final class ChildProcess {
     command.add(ChildMain.class.getName());
     command.add(mainClass);
     command.addAll(args);
-    return new ProcessBuilder(command)
+    ProcessBuilder builder = new ProcessBuilder(command)
         .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
-        .start();
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()));
+    builder.environment().putAll(environment);
+    return builder.start();
   }
 
   /** Runs {@code mainClass} to completion; fails with its output when it exits non-zero. */

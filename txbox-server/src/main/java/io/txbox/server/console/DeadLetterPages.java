@@ -27,6 +27,8 @@ final class DeadLetterPages {
   private final PostgresDeadLetters deadLetters;
   private final Inbox inbox;
 
+  private static final int ERROR_CELL_LENGTH = 300;
+
   DeadLetterPages(PostgresOutboxStore store, Inbox inbox) {
     this.deadLetters = store.deadLetters();
     this.inbox = inbox;
@@ -34,9 +36,10 @@ final class DeadLetterPages {
 
   /** Dead letters per subscription and per consumer, linked to their pages. */
   String summary(StoreStatus status) {
-    String outbox = Html.table(List.of("subscription", "dead letters", "newest"), status.outboxDeadLetters().stream()
-        .map(d -> List.of("<a href=\"/dead-letters?subscription=" + url(d.subscription()) + "\">"
-            + esc(d.subscription()) + "</a>", esc(d.count()), esc(d.newest()))).toList(), "no outbox dead letters");
+    String outbox = Html.table(List.of("subscription", "dead letters", "newest", "why the newest"),
+        status.outboxDeadLetters().stream().map(d -> List.of("<a href=\"/dead-letters?subscription="
+            + url(d.subscription()) + "\">" + esc(d.subscription()) + "</a>", esc(d.count()), esc(d.newest()),
+            esc(shortened(d.newestError())))).toList(), "no outbox dead letters");
     String consumers = Html.table(List.of("consumer", "dead", "parked behind them", "keys"),
         status.inboxDeadLetters().stream().map(d -> List.of("<a href=\"/consumer?name=" + url(d.consumer()) + "\">"
             + esc(d.consumer()) + "</a>", esc(d.dead()), esc(d.parked()), esc(d.keys()))).toList(),
@@ -185,5 +188,13 @@ final class DeadLetterPages {
     } catch (SQLException e) {
       throw new IllegalStateException("database: " + e.getMessage(), e);
     }
+  }
+
+  /** An error as a cell shows it: the first {@value #ERROR_CELL_LENGTH} characters; the dead letter's page has it all. */
+  private static String shortened(String error) {
+    if (error == null) {
+      return "";
+    }
+    return error.length() <= ERROR_CELL_LENGTH ? error : error.substring(0, ERROR_CELL_LENGTH) + "…";
   }
 }

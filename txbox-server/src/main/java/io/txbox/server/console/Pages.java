@@ -6,7 +6,9 @@ import io.txbox.Inbox;
 import io.txbox.jdbc.PostgresDeadLetters;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.StoreStatus;
+import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.Secrets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -79,9 +81,23 @@ final class Pages implements AutoCloseable {
         esc(b.bucket()), esc(b.owner()), esc(b.attempts()), esc(b.nextAttemptAt()), esc(b.lastError()))).toList(),
         "none"));
     html.append("<h2>Transaction holding delivery back</h2>").append(status.oldestOpenTransaction()
-        .map(t -> "<pre>" + esc(t.description()) + "</pre>").orElse("<p class=\"empty\">none</p>"));
+        .map(t -> openTransaction(t, r)).orElse("<p class=\"empty\">none</p>"));
     html.append("<h2>Dead letters</h2>").append(deadLetters.summary(status));
     return Html.page("Overview", r, html.toString());
+  }
+
+  /**
+   * The transaction holding delivery back: pid (what {@code pg_terminate_backend} takes), age, user,
+   * database and state for anyone; its query text, which may hold literal values, for a signed-in
+   * operator only, masked and cut short.
+   */
+  private static String openTransaction(OpenTransaction t, Request r) {
+    boolean operator = r.session().filter(s -> s.role() == ConsoleUsers.Role.OPERATOR).isPresent();
+    String table = Html.table(List.of("pid", "open for", "user", "database", "application", "state"),
+        List.of(List.of(esc(t.pid()), esc(t.age().truncatedTo(ChronoUnit.MILLIS)), esc(t.user()), esc(t.database()),
+            esc(t.application()), esc(t.state()))), "none");
+    return table + (operator ? "<pre id=\"open-transaction-query\">" + esc(Secrets.mask(t.query())) + "</pre>"
+        : "<p class=\"empty\">its query text is shown to operators only</p>");
   }
 
   private static String subscriptions(StoreStatus status) {

@@ -1,0 +1,52 @@
+package io.txbox.server;
+
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.SlotStatus;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.StoreStatus;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * The verdict of {@code txbox status}, read once and shared by the command and the relay's
+ * readiness probe, so both say the same: the store's status, the replication slots of its tables,
+ * and every reason delivery is not healthy.
+ *
+ * <pre>{@code
+ * StatusReport report = StatusReport.read(ds, store, 1000, Duration.ofMinutes(5));
+ * if (!report.healthy()) System.out.println(String.join("; ", report.problems()));
+ * }</pre>
+ *
+ * @param problems why delivery is not healthy, one sentence each; empty when it is
+ */
+record StatusReport(StoreStatus status, List<SlotStatus> slots, List<String> problems) {
+
+  /** Reads the status of {@code store}'s tables; counting stops at {@code limitPerBucket} events per bucket. */
+  static StatusReport read(DataSource ds, PostgresOutboxStore store, int limitPerBucket, Duration maxPendingAge) {
+    StoreStatus status = store.status(limitPerBucket);
+    List<SlotStatus> slots = LogicalReplication.slotsOf(ds, store);
+    List<String> problems = new ArrayList<>(status.problems(maxPendingAge));
+    problems.addAll(slotProblems(slots));
+    return new StatusReport(status, slots, List.copyOf(problems));
+  }
+
+  boolean healthy() {
+    return problems.isEmpty();
+  }
+
+  /** A slot no relay streams keeps WAL for nothing; an invalidated one can never be streamed again. */
+  private static List<String> slotProblems(List<SlotStatus> slots) {
+    List<String> problems = new ArrayList<>();
+    for (SlotStatus s : slots) {
+      if (s.invalidated()) {
+        problems.add("slot " + s.slot() + " was invalidated by the server: see the runbook, \"A lost replication slot\"");
+      } else if (!s.active()) {
+        problems.add("slot " + s.slot() + ": no relay streams it, and the server keeps " + s.retainedBytes()
+            + " bytes of WAL for it");
+      }
+    }
+    return problems;
+  }
+}
