@@ -1,18 +1,21 @@
 package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.txbox.Inbox;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.server.console.Console;
 import io.txbox.server.console.ConsoleUsers;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.Secrets;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Supplier;
@@ -31,6 +34,7 @@ import picocli.CommandLine.Model.CommandSpec;
 final class ConsoleCommand implements Callable<Integer> {
   @Mixin DatabaseOptions database;
   @Mixin BrokerOptions brokers;
+  @Mixin HttpOptions http;
   @Spec CommandSpec spec;
 
   @Option(names = "--listen", defaultValue = "127.0.0.1:8090",
@@ -53,8 +57,10 @@ final class ConsoleCommand implements Callable<Integer> {
     Console.Settings settings = new Console.Settings(address(listen), users == null ? null : ConsoleUsers.load(users),
         sessionTimeout);
     Supplier<Publisher> publisher = brokers.given() ? brokers::publisher : null;
+    http.check();
     HikariDataSource ds = database.pool();
-    Console console;
+    Console console = null;
+    Optional<OpsEndpoint> endpoint;
     try {
       database.checkConnection(ds);
       database.checkTables(ds);
@@ -62,13 +68,19 @@ final class ConsoleCommand implements Callable<Integer> {
       Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema)
           .tablePrefix(database.tablePrefix).build());
       console = Console.start(settings, store, inbox, publisher);
+      endpoint = serveOps(store);
     } catch (Exception e) {
+      if (console != null) {
+        console.close();
+      }
       ds.close();
       throw e;
     }
+    Console running = console;
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      console.close();
+      endpoint.ifPresent(OpsEndpoint::close);
+      running.close();
       ds.close();
       stopped.countDown();
     }, "txbox-console-shutdown"));
@@ -79,6 +91,24 @@ final class ConsoleCommand implements Callable<Integer> {
     spec.commandLine().getOut().flush();
     stopped.await();
     return 0;
+  }
+
+  /**
+   * The console's metrics and health probes, on a port of their own (the console's pages may sit
+   * behind a sign-in): live while it serves, ready while it can read the database.
+   */
+  private Optional<OpsEndpoint> serveOps(PostgresOutboxStore store) {
+    PrometheusMeterRegistry registry = HttpOptions.registry();
+    HttpOptions.bindProcessMeters(registry, store.outboxName());
+    return http.start("127.0.0.1", registry, () -> OpsEndpoint.Verdict.of(true, "console", "serving"),
+        OpsEndpoint.cached(Duration.ofSeconds(5), () -> {
+          try {
+            store.status(1);
+            return OpsEndpoint.Verdict.of(true, "database", "reachable");
+          } catch (RuntimeException e) {
+            return OpsEndpoint.Verdict.of(false, "database", "cannot read the status: " + Secrets.mask(e.getMessage()));
+          }
+        }));
   }
 
   static InetSocketAddress address(String listen) {

@@ -39,8 +39,9 @@ final class HttpOptions {
       description = "Port of the metrics and health endpoint, 0 for any free one (logged). Default: ${DEFAULT-VALUE}.")
   int port;
 
-  @Option(names = "--http-address", defaultValue = "0.0.0.0",
-      description = "Address the endpoint listens on; 127.0.0.1 keeps it to this host. Default: ${DEFAULT-VALUE}.")
+  @Option(names = "--http-address",
+      description = "Address the endpoint listens on: 127.0.0.1 keeps it to this host, 0.0.0.0 opens it to any."
+          + " Default: 0.0.0.0 for txbox relay (to be scraped), 127.0.0.1 for txbox console.")
   String address;
 
   /** Options picocli fills in. */
@@ -74,13 +75,14 @@ final class HttpOptions {
     new FileDescriptorMetrics().bindTo(registry);
   }
 
-  /** The endpoint, serving; empty with {@code --no-http}. */
-  Optional<OpsEndpoint> start(PrometheusMeterRegistry registry, Supplier<OpsEndpoint.Verdict> live,
-      Supplier<OpsEndpoint.Verdict> ready) {
+  /** The endpoint, serving on {@code --http-address} or else {@code defaultAddress}; empty with {@code --no-http}. */
+  Optional<OpsEndpoint> start(String defaultAddress, PrometheusMeterRegistry registry,
+      Supplier<OpsEndpoint.Verdict> live, Supplier<OpsEndpoint.Verdict> ready) {
     check();
     if (!enabled) {
       return Optional.empty();
     }
-    return Optional.of(OpsEndpoint.start(new InetSocketAddress(address, port), registry, live, ready));
+    String host = address == null ? defaultAddress : address;
+    return Optional.of(OpsEndpoint.start(new InetSocketAddress(host, port), registry, live, ready));
   }
 }

@@ -161,7 +161,7 @@ final class RelayCommand implements Callable<Integer> {
   private <R extends AutoCloseable> Running<R> serve(List<AutoCloseable> opened, PrometheusMeterRegistry registry,
       BooleanSupplier running, BooleanSupplier troubled, Supplier<OpsEndpoint.Verdict> ready,
       Optional<Janitor> janitor, Supplier<R> start) {
-    Optional<OpsEndpoint> endpoint = opened(opened, http.start(registry,
+    Optional<OpsEndpoint> endpoint = opened(opened, http.start("0.0.0.0", registry,
         () -> OpsEndpoint.Verdict.of(running.getAsBoolean(), "relay", running.getAsBoolean() ? "running" : "stopped"),
         OpsEndpoint.cached(READY_REFRESH, ready)));
     Optional<Janitor> started = opened(opened, janitor.map(Janitor::start));

@@ -157,6 +157,30 @@ class RelayAlertsTest {
   }
 
   @Test
+  void eventsHeldBackByAnOpenTransactionAreNoRelayDown() throws Exception {
+    Service shop = new Service(kafka);
+    RelayProcesses relays = relays();
+    relays.start(dir, shop.relayArgs(kafka));
+    startPrometheus(Map.of("shop", shop.writer.port(), "shop-relay", OpsClient.of(relays, 0).port()));
+    await().atMost(Duration.ofSeconds(60)).until(() -> query("sum(txbox_relay_buckets_owned)") == 64);
+    try (Connection open = shop.db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      try (var s = open.createStatement()) {
+        s.execute("SELECT pg_current_xact_id()"); // holds the horizon: later commits wait for it
+      }
+      shop.write(5, shop.topic, 10);
+      await().atMost(Duration.ofSeconds(30)).until(() -> query("max(txbox_outbox_pending)") >= 5);
+      long end = System.nanoTime() + Duration.ofSeconds(8).toNanos(); // eight evaluations at for: 1s
+      while (System.nanoTime() < end) {
+        assertThat(alertNames()).as("the relay is alive and holds its buckets").doesNotContain("TxboxRelayDown");
+        Thread.sleep(500);
+      }
+      open.rollback();
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> query("max(txbox_outbox_pending)") == 0);
+  }
+
+  @Test
   void twoServicesWhoseSubscriptionsShareANameDoNotHideEachOthersRelayOutage() throws Exception {
     Service shop = new Service(kafka);
     Service billing = new Service(kafka);

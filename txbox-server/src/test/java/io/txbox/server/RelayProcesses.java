@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** Relays running as separate JVMs ({@code txbox relay}), so that a test can SIGKILL one. */
+/** Relays (and other long-running commands) as separate JVMs ({@code txbox relay}), so that a test can SIGKILL one. */
 final class RelayProcesses implements AutoCloseable {
   private final List<Process> processes = new ArrayList<>();
   private final List<Path> logs = new ArrayList<>();
@@ -25,8 +25,14 @@ final class RelayProcesses implements AutoCloseable {
   /** A relay with {@code environment} added to its own, as a container's variables are. */
   Process start(Path dir, List<String> systemProperties, Map<String, String> environment, List<String> args)
       throws IOException {
-    Path log = dir.resolve("relay-" + processes.size() + ".log");
-    List<String> all = new ArrayList<>(List.of("relay"));
+    return startCommand(dir, "relay", systemProperties, environment, args);
+  }
+
+  /** Another long-running txbox command, such as {@code console}, with its endpoint on a free port. */
+  Process startCommand(Path dir, String command, List<String> systemProperties, Map<String, String> environment,
+      List<String> args) throws IOException {
+    Path log = dir.resolve(command + "-" + processes.size() + ".log");
+    List<String> all = new ArrayList<>(List.of(command));
     all.addAll(args);
     if (!args.contains("--http-port") && !environment.containsKey("TXBOX_HTTP_PORT")) {
       all.addAll(List.of("--http-port", "0")); // several relays on one host: each on a free port

@@ -113,7 +113,7 @@ class RelayUnattendedTest {
   @Test
   void aRelayThatCannotDeliverIsLiveButNotReadyAndSaysWhy() throws Exception {
     try (RelayProcesses relays = new RelayProcesses()) {
-      List<String> args = relayArgs();
+      List<String> args = relayArgs("--kafka-property", "max.block.ms=1000");
       args.set(args.indexOf("--kafka-bootstrap-servers") + 1, "127.0.0.1:1"); // no broker there
       relays.start(dir, args);
       write(10);
@@ -125,6 +125,21 @@ class RelayUnattendedTest {
       });
       assertThat(ops.get("/health/live").status()).as("alive: restarting it would not help").isEqualTo(200);
       assertThat(ops.get("/metrics").body()).contains("txbox_relay_failures_total{error=\"TimeoutException\",outbox=");
+    }
+  }
+
+  @Test
+  void theConsoleServesMetersAndProbesOnAPortOfItsOwn() throws Exception {
+    try (RelayProcesses processes = new RelayProcesses()) {
+      processes.startCommand(dir, "console", List.of(), Map.of(), List.of("--jdbc-url", TestDatabase.jdbcUrl(),
+          "--schema", db.schema(), "--listen", "127.0.0.1:0"));
+      OpsClient ops = OpsClient.of(processes, 0);
+      OpsClient.Answer ready = ops.get("/health/ready");
+      assertThat(ready.status()).as(ready.body()).isEqualTo(200);
+      assertThat(ready.body()).contains("\"database\":\"reachable\"");
+      assertThat(ops.get("/health/live").status()).isEqualTo(200);
+      assertThat(ops.get("/metrics").body()).contains("jvm_memory_used_bytes").contains("process_uptime_seconds");
+      assertThat(processes.log(0)).contains("metrics and health at http://127.0.0.1:");
     }
   }
 
