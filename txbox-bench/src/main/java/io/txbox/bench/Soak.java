@@ -59,19 +59,29 @@ final class Soak implements Callable<Integer> {
   @Option(names = "--sample-seconds", defaultValue = "30", description = "Time between samples.")
   int sampleSeconds;
 
+  @Option(names = "--standalone", description = "Path of txbox.jar: relay with `txbox relay` as its own process,"
+      + " with its own janitor (--outbox-retention, --janitor-interval) and nothing else; acks and latency are"
+      + " read from its /metrics, and a real Prometheus (when on the PATH) scrapes it with the repository's rules.")
+  Path standalone;
+
   /** One sample of the run. */
   record Sample(double minute, double writtenPerSecond, double ackedPerSecond, double p50Millis, double p99Millis,
       double tableMegabytes, double indexMegabytes, long liveRows, long deadRows, long autovacuums, long deleted,
       int partitions) {}
 
-  private final Map<UUID, Long> committed = new ConcurrentHashMap<>();
+  final Map<UUID, Long> committed = new ConcurrentHashMap<>();
+  /** Whether writers note each event's commit time for the in-process relay's latency. */
+  boolean stampCommits = true;
   private final List<Long> windowMicros = new ArrayList<>();
-  private final AtomicLong written = new AtomicLong();
+  final AtomicLong written = new AtomicLong();
   private final AtomicLong acked = new AtomicLong();
-  private final AtomicLong deleted = new AtomicLong();
+  final AtomicLong deleted = new AtomicLong();
 
   @Override
   public Integer call() throws Exception {
+    if (standalone != null) {
+      return new StandaloneSoak(this).call();
+    }
     Results results = partitionSize == 0
         ? new Results("soak", "java -jar txbox-bench/target/txbox-bench.jar soak")
         : new Results("soak-partitioned",
@@ -130,7 +140,7 @@ final class Soak implements Callable<Integer> {
   }
 
   /** First and last fifth of the run side by side: throughput, latency and size. */
-  private void summarize(Results results, List<Sample> samples) {
+  void summarize(Results results, List<Sample> samples) {
     int fifth = Math.max(1, samples.size() / 5);
     List<Sample> first = samples.subList(0, fifth);
     List<Sample> last = samples.subList(samples.size() - fifth, samples.size());
@@ -160,6 +170,14 @@ final class Soak implements Callable<Integer> {
       micros = WriteOverhead.sorted(windowMicros);
       windowMicros.clear();
     }
+    return sample(db, store, minute, writtenInWindow, ackedInWindow,
+        micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 50) / 1000.0,
+        micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 99) / 1000.0);
+  }
+
+  /** A sample with latency measured elsewhere: the table's size and tuples, read now. */
+  Sample sample(BenchDatabase db, PostgresOutboxStore store, double minute, long writtenInWindow,
+      long ackedInWindow, double p50Millis, double p99Millis) throws SQLException {
     // Summed over the partitions, if any (dropped partitions take their counts with them).
     try (Connection c = db.dataSource.getConnection(); PreparedStatement p = c.prepareStatement(
         "SELECT sum(pg_table_size(t.relid)), sum(pg_indexes_size(t.relid)), coalesce(sum(s.n_live_tup), 0),"
@@ -171,16 +189,13 @@ final class Soak implements Callable<Integer> {
       try (ResultSet rs = p.executeQuery()) {
         rs.next();
         return new Sample(Math.round(minute * 100) / 100.0, writtenInWindow / (double) sampleSeconds,
-            ackedInWindow / (double) sampleSeconds,
-            micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 50) / 1000.0,
-            micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 99) / 1000.0,
-            rs.getLong(1) / 1e6, rs.getLong(2) / 1e6, rs.getLong(3), rs.getLong(4), rs.getLong(5), deleted.get(),
+            ackedInWindow / (double) sampleSeconds, p50Millis, p99Millis, rs.getLong(1) / 1e6, rs.getLong(2) / 1e6, rs.getLong(3), rs.getLong(4), rs.getLong(5), deleted.get(),
             rs.getInt(6));
       }
     }
   }
 
-  private static void print(Sample s, boolean header) {
+  static void print(Sample s, boolean header) {
     if (header) {
       System.out.printf("%7s %9s %9s %8s %8s %9s %9s %10s %9s %6s %11s %6s%n", "minute", "written/s", "acked/s",
           "p50 ms", "p99 ms", "table MB", "index MB", "live rows", "dead rows", "autovac", "deleted", "tables");
@@ -213,7 +228,7 @@ final class Soak implements Callable<Integer> {
   }
 
   /** Writers committing one event per transaction at a fixed pace together. */
-  private List<Thread> startWriters(BenchDatabase db, Outbox outbox, AtomicBoolean writing) {
+  List<Thread> startWriters(BenchDatabase db, Outbox outbox, AtomicBoolean writing) {
     long interval = 1_000_000_000L * WRITERS / rate;
     List<Thread> writers = new ArrayList<>();
     for (int w = 0; w < WRITERS; w++) {
@@ -226,7 +241,9 @@ final class Soak implements Callable<Integer> {
             Message m = Events.orderPlaced("soak", next);
             outbox.send(c, m);
             c.commit();
-            committed.put(m.id(), System.nanoTime());
+            if (stampCommits) {
+              committed.put(m.id(), System.nanoTime());
+            }
             written.incrementAndGet();
           }
         } catch (Exception e) {

@@ -149,6 +149,28 @@ class ConsoleBrowserTest {
   }
 
   @Test
+  void theTransactionHoldingDeliveryBackShowsItsPidToAnyoneAndItsQueryToOperatorsOnly() throws Exception {
+    try (java.sql.Connection open = schema.db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      int pid;
+      try (java.sql.Statement s = open.createStatement();
+          java.sql.ResultSet rs = s.executeQuery("SELECT pg_backend_pid(), pg_current_xact_id(), 'card 4111-1111'")) {
+        rs.next();
+        pid = rs.getInt(1);
+      }
+      signIn("bob", "bob-password");
+      String viewer = browser.getPageSource();
+      assertThat(viewer).contains("<td>" + pid + "</td>", "idle in transaction", "shown to operators only")
+          .doesNotContain("4111-1111");
+      assertThat(viewer).as("why the newest dead letter was given up on").contains("does not exist");
+      browser.manage().deleteAllCookies();
+      signIn("alice", "alice-password");
+      assertThat(browser.findElement(By.id("open-transaction-query")).getText()).contains("card 4111-1111");
+      open.rollback();
+    }
+  }
+
+  @Test
   void aRequestWithoutCredentialsOrWithoutTheCsrfTokenIsRefused() throws Exception {
     HttpResponse<String> page = http.send(HttpRequest.newBuilder(url("/dead-letters")).build(),
         HttpResponse.BodyHandlers.ofString());
