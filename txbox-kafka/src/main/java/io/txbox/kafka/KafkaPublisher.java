@@ -94,6 +94,8 @@ public final class KafkaPublisher implements Publisher {
 
   /** Margin over {@code delivery.timeout.ms} before a batch that got no answer is given up. */
   private static final Duration FLUSH_MARGIN = Duration.ofSeconds(10);
+  /** The Kafka client's own default {@code max.request.size}. */
+  private static final int DEFAULT_MAX_REQUEST_SIZE = 1_048_576;
   /** How often a flush in progress checks that the producers' network threads still live. */
   private static final Duration WATCH_INTERVAL = Duration.ofMillis(100);
 
@@ -104,6 +106,7 @@ public final class KafkaPublisher implements Publisher {
   private final Duration flushLimit;
   private final Producers producers;
   private final boolean compressed;
+  private final int maxRequestSize;
   private ExecutorService flusher;
 
   private KafkaPublisher(Builder b) {
@@ -117,6 +120,8 @@ public final class KafkaPublisher implements Publisher {
     this.producers = new Producers(config);
     Object compression = config.get(ProducerConfig.COMPRESSION_TYPE_CONFIG);
     this.compressed = compression != null && !"none".equalsIgnoreCase(compression.toString());
+    Object requestSize = config.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+    this.maxRequestSize = requestSize == null ? DEFAULT_MAX_REQUEST_SIZE : Integer.parseInt(requestSize.toString());
   }
 
   /** A builder with the settings above. */
@@ -241,7 +246,7 @@ public final class KafkaPublisher implements Publisher {
     if (size <= limit.getAsInt()) {
       return null;
     }
-    return new PermanentPublishException(KafkaErrors.tooLarge(record.topic(), size, limit));
+    return new PermanentPublishException(KafkaErrors.tooLarge(record.topic(), size, limit, maxRequestSize));
   }
 
   /**

@@ -106,7 +106,7 @@ class RelayToKafkaTest {
       assertThat(fixture.count("SELECT count(*) FROM {schema}.txbox_dead_letter WHERE id = '"
           + unknownTopic.id() + "' AND error LIKE '%does not exist%' AND attempts = 1")).isEqualTo(1);
       assertThat(fixture.count("SELECT count(*) FROM {schema}.txbox_dead_letter WHERE id = '"
-          + tooLarge.id() + "' AND error LIKE '%larger than%'")).isEqualTo(1);
+          + tooLarge.id() + "' AND error LIKE '%max.message.bytes%' AND error LIKE '%max.request.size%'")).isEqualTo(1);
     }
   }
 

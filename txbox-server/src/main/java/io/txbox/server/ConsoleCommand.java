@@ -58,6 +58,7 @@ final class ConsoleCommand implements Callable<Integer> {
         sessionTimeout);
     Supplier<Publisher> publisher = brokers.given() ? brokers::publisher : null;
     http.check();
+    OpsEndpoint.limitSlowClients(); // before the console's own server starts: the JDK reads them once
     HikariDataSource ds = database.pool();
     Console console = null;
     Optional<OpsEndpoint> endpoint;

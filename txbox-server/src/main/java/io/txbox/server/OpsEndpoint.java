@@ -68,11 +68,7 @@ final class OpsEndpoint implements AutoCloseable {
    */
   static OpsEndpoint start(InetSocketAddress address, PrometheusMeterRegistry registry, Supplier<Verdict> live,
       Supplier<Verdict> ready) {
-    // The JDK server's limits are read once per JVM: set them before its first use, unless given.
-    System.setProperty("sun.net.httpserver.maxReqTime",
-        System.getProperty("sun.net.httpserver.maxReqTime", Integer.toString(READ_TIMEOUT_SECONDS)));
-    System.setProperty("sun.net.httpserver.maxRspTime",
-        System.getProperty("sun.net.httpserver.maxRspTime", Integer.toString(READ_TIMEOUT_SECONDS)));
+    limitSlowClients();
     HttpServer server;
     try {
       server = HttpServer.create(address, 16);
@@ -95,6 +91,19 @@ final class OpsEndpoint implements AutoCloseable {
     log.info("metrics and health at http://{}:{}/metrics, /health/live, /health/ready",
         address.getHostString(), server.getAddress().getPort());
     return new OpsEndpoint(server, threads);
+  }
+
+  /**
+   * Gives every client of the JDK's HTTP server in this process {@value #READ_TIMEOUT_SECONDS} s to
+   * send its request and to take the answer, unless the JVM was told otherwise. The server reads
+   * these limits once, when the first server of the process starts: a command that runs another
+   * server too (the console's) calls this before starting it.
+   */
+  static void limitSlowClients() {
+    System.setProperty("sun.net.httpserver.maxReqTime",
+        System.getProperty("sun.net.httpserver.maxReqTime", Integer.toString(READ_TIMEOUT_SECONDS)));
+    System.setProperty("sun.net.httpserver.maxRspTime",
+        System.getProperty("sun.net.httpserver.maxRspTime", Integer.toString(READ_TIMEOUT_SECONDS)));
   }
 
   /** The port it listens on: the one given, or the one chosen for port 0. */

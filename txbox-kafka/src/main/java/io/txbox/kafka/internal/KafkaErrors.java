@@ -15,10 +15,14 @@ public final class KafkaErrors {
 
   private KafkaErrors() {}
 
-  /** Why a record of {@code size} bytes (as a batch of its own) cannot go to {@code topic}. */
-  public static String tooLarge(String topic, int size, OptionalInt topicLimit) {
+  /**
+   * Why a record of {@code size} bytes (as a batch of its own) cannot go to {@code topic}, naming the
+   * topic's limit and the producer's own, {@code maxRequestSize}.
+   */
+  public static String tooLarge(String topic, int size, OptionalInt topicLimit, int maxRequestSize) {
     return "the event is " + size + " bytes as a Kafka record batch, and topic " + topic + " accepts at most "
-        + topicLimit.getAsInt() + " bytes (its max.message.bytes): " + FIX;
+        + topicLimit.getAsInt() + " bytes (its max.message.bytes; this producer sends at most " + maxRequestSize
+        + ", its max.request.size): " + FIX;
   }
 
   /** The error as the relay should see it: permanent ones wrapped, others as they are. */
