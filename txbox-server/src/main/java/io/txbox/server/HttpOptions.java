@@ -24,7 +24,7 @@ import picocli.CommandLine.Option;
  * @Mixin HttpOptions http;
  * PrometheusMeterRegistry registry = HttpOptions.registry();
  * HttpOptions.bindProcessMeters(registry, store.outboxName());
- * Optional<OpsEndpoint> endpoint = http.start(registry, live, ready);
+ * Optional<OpsEndpoint> endpoint = http.start("0.0.0.0", registry, live, ready);
  * }</pre>
  */
 final class HttpOptions {

@@ -13,8 +13,9 @@ import picocli.CommandLine.Option;
  * lock), so running one in every relay is safe.
  *
  * <pre>{@code
- * @Mixin JanitorOptions janitor;
- * Optional<Janitor> started = janitor.start(store);
+ * @Mixin JanitorOptions janitorOptions;
+ * PostgresOutboxStore store = janitorOptions.configure(PostgresOutboxStore.builder(ds)).build();
+ * Optional<Janitor> started = janitorOptions.janitor(store).map(Janitor::start);
  * }</pre>
  */
 final class JanitorOptions {
