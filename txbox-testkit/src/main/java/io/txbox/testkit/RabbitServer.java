@@ -6,7 +6,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * A RabbitMQ node that a test starts for itself, with its own node name, port and data directory,
@@ -112,6 +114,22 @@ public final class RabbitServer implements StoppableBroker {
   private static String binary() {
     String given = System.getenv(BINARY_VARIABLE);
     return given != null && !given.isBlank() ? given : "/usr/lib/rabbitmq/bin/rabbitmq-server";
+  }
+
+  /** The last 60 lines of the node's log files: crash reports of queues that did not recover show here. */
+  @Override
+  public String recentLog() {
+    try (Stream<Path> files = Files.walk(directory.resolve("log"))) {
+      StringBuilder tail = new StringBuilder();
+      for (Path log : files.filter(Files::isRegularFile).toList()) {
+        List<String> lines = Files.readAllLines(log);
+        tail.append("== ").append(log.getFileName()).append('\n')
+            .append(String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()))).append('\n');
+      }
+      return tail.toString();
+    } catch (IOException | UncheckedIOException e) {
+      return "cannot read the node's log: " + e;
+    }
   }
 
   @Override

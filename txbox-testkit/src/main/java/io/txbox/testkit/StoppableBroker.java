@@ -22,6 +22,14 @@ public interface StoppableBroker extends AutoCloseable {
   /** Starts the broker again on the same port with the same data, and waits until it serves. */
   void restart();
 
+  /**
+   * The end of the broker's own log, for a failed assertion to show what the broker did; empty
+   * when it keeps none of its own.
+   */
+  default String recentLog() {
+    return "";
+  }
+
   /** Stops the broker and deletes its data. */
   @Override
   void close();

@@ -251,7 +251,7 @@ public abstract class TransportContract {
 
     // as the relay does: the same batch again until the broker takes it; a timeout shows the last refusal
     await().atMost(WAIT).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
-        assertThat(publisher.publish(during).failures()).as("failures publishing the batch again").isEmpty());
+        assertThat(publisher.publish(during).failures()).as(() -> "failures publishing the batch again; the broker's log:\n" + broker.recentLog()).isEmpty());
     awaitHandled(consumer, before.size() + during.size());
     subscriber.close();
     assertThat(handledIds(consumer)).hasSize(before.size() + during.size());
