@@ -4,7 +4,8 @@ import java.util.regex.Pattern;
 
 /**
  * Masks secrets in text that txbox prints: the password of a URI's user info
- * ({@code amqp://app:secret@host}, {@code nats://token@host}), and the value of any parameter or
+ * ({@code amqp://app:secret@host}, {@code nats://token@host}), also where a driver quotes only the
+ * host part ({@code UnknownHostException: app:secret@db}), and the value of any parameter or
  * property whose name says it is a secret ({@code password=}, {@code sslpassword=},
  * {@code ssl.truststore.password=}, {@code token=}, JAAS {@code password="..."}).
  *
@@ -14,13 +15,16 @@ import java.util.regex.Pattern;
  */
 public final class Secrets {
   private static final String MASK = "***";
-  /** {@code scheme://user:password@} or {@code scheme://token@}: everything after the user name. */
-  private static final Pattern USER_INFO = Pattern.compile("(://[^/@:\\s]*)(:[^/@\\s]*|)@");
+  /**
+   * {@code user:password@}, after {@code ://} or anywhere a word starts: a driver that cannot parse
+   * a URL quotes its host part alone ({@code app:secret@db.invalid}).
+   */
+  private static final Pattern USER_INFO = Pattern.compile("((?:^|[\\s'\"(\\[=,;/])[^\\s/@:'\"]*)(:[^/@\\s'\"]*|)@");
   private static final Pattern TOKEN_ONLY = Pattern.compile("(://)([^/@:\\s]+)@");
   private static final Pattern QUOTED = Pattern.compile(
       "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*\\s*=\\s*)\"[^\"]*\"");
   private static final Pattern PLAIN = Pattern.compile(
-      "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*\\s*[=:]\\s*)(?!\\*\\*\\*)[^&;,\\s\"]+");
+      "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*(?:\\s*=\\s*|:))(?!\\*\\*\\*)[^&;,\\s\"']+");
 
   private Secrets() {}
 

@@ -23,6 +23,22 @@ class SecretsTest {
   }
 
   @Test
+  void userInfoIsMaskedWhereADriverQuotesOnlyTheHostPart() {
+    assertThat(Secrets.mask("java.net.UnknownHostException: app:S3cretPw4@db.invalid"))
+        .isEqualTo("java.net.UnknownHostException: app:***@db.invalid");
+    assertThat(Secrets.mask("host 'app:S3cretPw4@db.invalid' is unknown")).isEqualTo("host 'app:***@db.invalid' is unknown");
+    assertThat(Secrets.mask("jdbc:postgresql://app:S3cretPw4@db.invalid:5432/test"))
+        .isEqualTo("jdbc:postgresql://app:***@db.invalid:5432/test");
+    assertThat(Secrets.mask("mail ops@example.com at 10:15")).isEqualTo("mail ops@example.com at 10:15");
+  }
+
+  @Test
+  void aSentenceAboutAPasswordKeepsItsWords() {
+    assertThat(Secrets.mask("invalid password: at least 12 characters")).isEqualTo("invalid password: at least 12 characters");
+    assertThat(Secrets.mask("password:s3cr3t")).isEqualTo("password:***");
+  }
+
+  @Test
   void secretClientPropertiesAreMasked() {
     assertThat(Secrets.mask("ssl.truststore.password=s3cr3t")).isEqualTo("ssl.truststore.password=***");
     assertThat(Secrets.mask("sasl.jaas.config=PlainLoginModule required username=\"app\" password=\"s3 cr3t\";"))

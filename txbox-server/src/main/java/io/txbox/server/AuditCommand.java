@@ -30,11 +30,11 @@ final class AuditCommand implements Callable<Integer> {
       throw new IllegalArgumentException("invalid --limit: must be between 1 and 10000, was " + limit);
     }
     try (HikariDataSource ds = database.pool()) {
-      database.checkConnection(ds);
+      database.checkDatabase(ds);
       PrintWriter out = spec.commandLine().getOut();
       for (PostgresDeadLetters.AuditEntry e : database.store(ds).build().deadLetters().audit(limit)) {
-        out.printf("%s %s %s %s%s: %d message(s), %s%n", e.at(), e.operator(), e.action(), e.target(),
-            e.dryRun() ? " (dry run)" : "", e.count(), e.scope());
+        out.printf("%s %s %s %s%s: %d message(s), %s%n", e.at(), TerminalText.of(e.operator()), e.action(), e.target(),
+            e.dryRun() ? " (dry run)" : "", e.count(), TerminalText.of(e.scope()));
       }
       out.flush();
       return 0;

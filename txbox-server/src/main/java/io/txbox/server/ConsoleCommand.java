@@ -63,8 +63,7 @@ final class ConsoleCommand implements Callable<Integer> {
     Console console = null;
     Optional<OpsEndpoint> endpoint;
     try {
-      database.checkConnection(ds);
-      database.checkTables(ds);
+      database.checkDatabase(ds);
       PostgresOutboxStore store = database.store(ds).build();
       Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema)
           .tablePrefix(database.tablePrefix).build());

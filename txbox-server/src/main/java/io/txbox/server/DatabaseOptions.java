@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Option;
 
 /**
@@ -20,6 +21,8 @@ import picocli.CommandLine.Option;
  * }</pre>
  */
 public final class DatabaseOptions {
+  private static final Pattern USER_INFO = Pattern.compile("^jdbc:[^/]*//[^/?#]*@");
+
   @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
       description = "JDBC URL of the PostgreSQL database. Default: ${DEFAULT-VALUE}.")
   String jdbcUrl;
@@ -46,6 +49,12 @@ public final class DatabaseOptions {
 
   /** A pool that connects on first use; only the settings are checked here. */
   public HikariDataSource pool() {
+    if (USER_INFO.matcher(jdbcUrl).find()) {
+      // pgjdbc reads "app:secret@db" as a host name and would quote it, password and all, in its errors
+      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): " + Secrets.mask(jdbcUrl)
+          + " names a user before the host, which the PostgreSQL driver does not read: give the user as ?user="
+          + " or --db-user, and the password in --db-password or TXBOX_DB_PASSWORD");
+    }
     if (poolSize < 2 || poolSize > 100) {
       throw new IllegalArgumentException("poolSize must be >= 2 (the relay listens on one connection)"
           + " and <= 100, was " + poolSize);
@@ -70,6 +79,12 @@ public final class DatabaseOptions {
       throw new TxboxException("cannot connect to the database at " + Secrets.mask(jdbcUrl)
           + " (--jdbc-url, TXBOX_JDBC_URL): " + Secrets.mask(cause.getMessage()), e);
     }
+  }
+
+  /** {@link #checkConnection} and {@link #checkTables}: what every command that reads the tables does first. */
+  public void checkDatabase(HikariDataSource ds) {
+    checkConnection(ds);
+    checkTables(ds);
   }
 
   /**

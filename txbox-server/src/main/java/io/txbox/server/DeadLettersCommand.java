@@ -9,6 +9,7 @@ import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import java.io.PrintWriter;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -25,7 +26,7 @@ import picocli.CommandLine.Spec;
  * and discard, dry runs included, is recorded in the audit table ({@code txbox audit}).
  */
 @Command(name = "dead-letters", mixinStandardHelpOptions = true,
-    description = "Lists, shows, retries and discards dead letters; more than one message needs --execute.",
+    description = "Lists, shows, retries and discards dead letters; a retry or discard is a dry run without --execute.",
     subcommands = {DeadLettersCommand.ListCommand.class, DeadLettersCommand.ShowCommand.class,
         DeadLettersCommand.RetryCommand.class, DeadLettersCommand.DiscardCommand.class})
 final class DeadLettersCommand {
@@ -66,8 +67,40 @@ final class DeadLettersCommand {
     @Option(names = "--config", description = "Properties file with option values.")
     String config;
 
+    /** The outbox scope; a range that ends before it starts is refused, as it can match nothing. */
     Scope scope() {
+      if (since != null && until != null && !since.isBefore(until)) {
+        throw new IllegalArgumentException("invalid --since: " + since + " is not before --until " + until
+            + ": give a range that starts before it ends");
+      }
       return new Scope(subscription, type, destination, key, since, until, error, id);
+    }
+
+    /**
+     * With {@code --consumer}, refuses the outbox's filters: a consumer's messages are chosen by
+     * key (and, to show one, by id) only, and a filter silently dropped would widen a discard.
+     */
+    void checkConsumerScope(boolean idApplies) {
+      List<String> given = new ArrayList<>();
+      addIf(given, subscription, "--subscription");
+      addIf(given, type, "--type");
+      addIf(given, destination, "--destination");
+      addIf(given, since, "--since");
+      addIf(given, until, "--until");
+      addIf(given, error, "--error");
+      if (!idApplies) {
+        addIf(given, id, "--id");
+      }
+      if (!given.isEmpty()) {
+        throw new IllegalArgumentException("invalid " + String.join(", ", given) + ": with --consumer, messages are"
+            + " chosen by --key" + (idApplies ? " and --id" : "") + " only: drop " + String.join(", ", given));
+      }
+    }
+
+    private static void addIf(List<String> given, Object value, String option) {
+      if (value != null) {
+        given.add(option);
+      }
     }
   }
 
@@ -75,12 +108,19 @@ final class DeadLettersCommand {
   abstract static class Action implements Callable<Integer> {
     @Mixin DatabaseOptions database;
     @Mixin ScopeOptions scope;
+    @Mixin OperatorOptions operator;
     @Spec CommandSpec spec;
+    /** Who runs this, for the audit log; checked before anything runs. */
+    private String who;
 
     @Override
     public Integer call() throws Exception {
+      if (scope.consumer != null) {
+        scope.checkConsumerScope(this instanceof ShowCommand);
+      }
+      who = operator.who();
       try (HikariDataSource ds = database.pool()) {
-        database.checkConnection(ds);
+        database.checkDatabase(ds);
         PostgresOutboxStore store = database.store(ds).build();
         PrintWriter out = spec.commandLine().getOut();
         int code = scope.consumer == null ? outbox(store.deadLetters(), out) : inbox(ds, store, out);
@@ -103,31 +143,35 @@ final class DeadLettersCommand {
           .filter(p -> scope.key == null || p.queueKey().equals(scope.key)).toList();
     }
 
+    /** One line per dead letter; what events and brokers wrote is shown with its controls escaped. */
     static void print(PrintWriter out, PostgresDeadLetters.Entry e) {
-      out.printf("%s %s #%d %s %s v%d key=%s to %s, %d attempts, %d bytes: %s%n", e.deadLetteredAt(), e.subscription(),
-          e.position(), e.id(), e.type(), e.version(), e.key(), e.destination(), e.attempts(), e.payloadBytes(), e.error());
+      out.printf("%s %s #%d %s %s v%d key=%s to %s, %d attempts, %d bytes: %s%n", e.deadLetteredAt(),
+          TerminalText.of(e.subscription()), e.position(), e.id(), TerminalText.of(e.type()), e.version(),
+          TerminalText.of(e.key()), TerminalText.of(e.destination()), e.attempts(), e.payloadBytes(),
+          TerminalText.of(e.error()));
     }
 
     static void print(PrintWriter out, ParkedMessage p) {
-      out.printf("%s key=%s %s %s %s, %d attempts%s%n", p.receivedAt(), p.queueKey(), p.dead() ? "DEAD  " : "parked",
-          p.message().id(), p.message().type(), p.attempts(), p.lastError() == null ? "" : ": " + p.lastError());
+      out.printf("%s key=%s %s %s %s, %d attempts%s%n", p.receivedAt(), TerminalText.of(p.queueKey()),
+          p.dead() ? "DEAD  " : "parked", p.message().id(), TerminalText.of(p.message().type()), p.attempts(),
+          p.lastError() == null ? "" : ": " + TerminalText.of(p.lastError()));
     }
 
     String operator() {
-      return System.getProperty("user.name", "unknown");
+      return who;
     }
 
     /**
-     * A scope of more than one dead letter without {@code --execute}: prints the count and a sample,
-     * records the dry run, and says so.
+     * Without {@code --execute}, whatever the count: prints the count and a sample, records the dry
+     * run, and says so.
      */
     boolean dryRun(PostgresDeadLetters deadLetters, PrintWriter out, Scope s, String action, boolean execute) {
-      long count = deadLetters.count(s);
-      if (count <= 1 || execute) {
+      if (execute) {
         return false;
       }
+      long count = deadLetters.count(s);
       out.printf("dry run: %s would touch %d dead letter(s) (%s); add --execute to do it. Sample:%n", action, count,
-          s.describe());
+          TerminalText.of(s.describe()));
       deadLetters.list(s, SAMPLE).forEach(e -> print(out, e));
       deadLetters.record(operator(), action, "outbox", s.describe(), count, true);
       return true;
@@ -143,7 +187,7 @@ final class DeadLettersCommand {
     int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
       checkLimit();
       Scope s = scope.scope();
-      out.printf("%d dead letter(s) of the outbox (%s)%n", deadLetters.count(s), s.describe());
+      out.printf("%d dead letter(s) of the outbox (%s)%n", deadLetters.count(s), TerminalText.of(s.describe()));
       deadLetters.list(s, limit).forEach(e -> print(out, e));
       return 0;
     }
@@ -152,7 +196,7 @@ final class DeadLettersCommand {
     int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
       checkLimit();
       List<ParkedMessage> parked = parkedKey(inbox(ds));
-      out.printf("%d dead or parked message(s) of consumer %s%n", parked.size(), scope.consumer);
+      out.printf("%d dead or parked message(s) of consumer %s%n", parked.size(), TerminalText.of(scope.consumer));
       parked.stream().limit(limit).forEach(p -> print(out, p));
       return 0;
     }
@@ -172,13 +216,13 @@ final class DeadLettersCommand {
       String subscription = scope.subscription == null ? "default" : scope.subscription;
       var shown = deadLetters.show(subscription, id);
       if (shown.isEmpty()) {
-        out.printf("no dead letter of event %s in subscription %s%n", id, subscription);
+        out.printf("no dead letter of event %s in subscription %s%n", id, TerminalText.of(subscription));
         return 1;
       }
       print(out, shown.get().entry());
-      out.printf("created at %s, content type %s, headers %s%n", shown.get().createdAt(), shown.get().contentType(),
-          shown.get().headersJson());
-      out.println(PayloadText.of(shown.get().payload()));
+      out.printf("created at %s, content type %s, headers %s%n", shown.get().createdAt(),
+          TerminalText.of(shown.get().contentType()), TerminalText.of(shown.get().headersJson()));
+      out.println(TerminalText.of(PayloadText.of(shown.get().payload())));
       return 0;
     }
 
@@ -188,11 +232,11 @@ final class DeadLettersCommand {
       for (ParkedMessage p : inbox(ds).parked(scope.consumer, Inbox.MAX_PARKED_LISTED)) {
         if (p.message().id().equals(id)) {
           print(out, p);
-          out.println(PayloadText.of(p.message().payload()));
+          out.println(TerminalText.of(PayloadText.of(p.message().payload())));
           return 0;
         }
       }
-      out.printf("no dead or parked message %s of consumer %s%n", id, scope.consumer);
+      out.printf("no dead or parked message %s of consumer %s%n", id, TerminalText.of(scope.consumer));
       return 1;
     }
 
@@ -206,9 +250,9 @@ final class DeadLettersCommand {
 
   @Command(name = "retry", mixinStandardHelpOptions = true,
       description = {"Puts outbox dead letters back into the log with their ids; with --consumer, asks the running",
-          "consumer to retry its parked keys in order. More than one message needs --execute."})
+          "consumer to retry its parked keys in order. A dry run without --execute."})
   static final class RetryCommand extends Action {
-    @Option(names = "--execute", description = "Retries; without it, a scope of more than one message is a dry run.")
+    @Option(names = "--execute", description = "Retries; without it, a dry run that changes nothing.")
     boolean execute;
 
     @Override
@@ -218,7 +262,7 @@ final class DeadLettersCommand {
         return 0;
       }
       out.printf("retried %d dead letter(s) (%s): they are back in the log%n", deadLetters.retry(s, operator()),
-          s.describe());
+          TerminalText.of(s.describe()));
       return 0;
     }
 
@@ -231,12 +275,13 @@ final class DeadLettersCommand {
       Inbox inbox = inbox(ds);
       List<ParkedMessage> parked = parkedKey(inbox);
       List<String> keys = parked.stream().map(ParkedMessage::queueKey).distinct().toList();
-      String described = "consumer " + scope.consumer + (scope.key == null ? ", every parked key" : ", key " + scope.key);
+      String described = TerminalText.of("consumer " + scope.consumer
+          + (scope.key == null ? ", every parked key" : ", key " + scope.key));
       if (keys.isEmpty()) {
         out.printf("nothing to retry: no parked key (%s)%n", described);
         return 1;
       }
-      if (parked.size() > 1 && !execute) {
+      if (!execute) {
         out.printf("dry run: retry would process %d message(s) of %d key(s) (%s); add --execute to do it. Sample:%n",
             parked.size(), keys.size(), described);
         parked.stream().limit(SAMPLE).forEach(p -> print(out, p));
@@ -252,15 +297,15 @@ final class DeadLettersCommand {
       store.deadLetters().record(operator(), "retry", "inbox", described, parked.size(), false);
       out.printf("asked consumer %s to retry %d parked key(s), %d message(s): its running subscriber processes each"
           + " key in order within a second or so. Check with: txbox dead-letters list --consumer %s%n",
-          scope.consumer, asked, parked.size(), scope.consumer);
+          TerminalText.of(scope.consumer), asked, parked.size(), TerminalText.of(scope.consumer));
       return 0;
     }
   }
 
   @Command(name = "discard", mixinStandardHelpOptions = true,
-      description = "Deletes outbox dead letters, or a consumer's parked key; more than one needs --execute.")
+      description = "Deletes outbox dead letters, or a consumer's parked key. A dry run without --execute.")
   static final class DiscardCommand extends Action {
-    @Option(names = "--execute", description = "Discards; without it, a scope of more than one message is a dry run.")
+    @Option(names = "--execute", description = "Discards; without it, a dry run that changes nothing.")
     boolean execute;
     @Override
     int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
@@ -268,7 +313,8 @@ final class DeadLettersCommand {
       if (dryRun(deadLetters, out, s, "discard", execute)) {
         return 0;
       }
-      out.printf("discarded %d dead letter(s) (%s)%n", deadLetters.discard(s, operator()), s.describe());
+      out.printf("discarded %d dead letter(s) (%s)%n", deadLetters.discard(s, operator()),
+          TerminalText.of(s.describe()));
       return 0;
     }
 
@@ -279,8 +325,8 @@ final class DeadLettersCommand {
       }
       Inbox inbox = inbox(ds);
       List<ParkedMessage> parked = parkedKey(inbox);
-      String described = "consumer " + scope.consumer + ", key " + scope.key;
-      if (parked.size() > 1 && !execute) {
+      String described = TerminalText.of("consumer " + scope.consumer + ", key " + scope.key);
+      if (!execute) {
         out.printf("dry run: discard would drop %d message(s) (%s); add --execute to do it. Sample:%n", parked.size(),
             described);
         parked.stream().limit(SAMPLE).forEach(p -> print(out, p));

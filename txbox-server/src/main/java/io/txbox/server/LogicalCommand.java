@@ -30,7 +30,7 @@ final class LogicalCommand {
     @Override
     public Integer call() {
       try (HikariDataSource ds = database.pool()) {
-        database.checkConnection(ds);
+        database.checkDatabase(ds);
         LogicalReplication replication = logical.replication(ds, database.store(ds).build());
         Optional<SlotStatus> status = replication.status();
         var out = spec.commandLine().getOut();
@@ -66,7 +66,7 @@ final class LogicalCommand {
     @Override
     public Integer call() {
       try (HikariDataSource ds = database.pool()) {
-        database.checkConnection(ds);
+        database.checkDatabase(ds);
         LogicalReplication replication = logical.replication(ds, database.store(ds).build());
         var out = spec.commandLine().getOut();
         if (!execute) {

@@ -30,6 +30,7 @@ import picocli.CommandLine.Spec;
 final class ReplayCommand implements Callable<Integer> {
   @Mixin DatabaseOptions database;
   @Mixin BrokerOptions brokers;
+  @Mixin OperatorOptions operator;
   @Spec CommandSpec spec;
 
   @Option(names = "--subscription", description = "Only events this subscription has already delivered.")
@@ -83,11 +84,10 @@ final class ReplayCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Request request = new Request(scope(), toDestination, eventsPerSecond, batchSize, maxAttempts,
-        System.getProperty("user.name", "unknown"));
+    Request request = new Request(scope(), toDestination, eventsPerSecond, batchSize, maxAttempts, operator.who());
     PrintWriter out = spec.commandLine().getOut();
     try (HikariDataSource ds = database.pool()) {
-      database.checkConnection(ds);
+      database.checkDatabase(ds);
       PostgresOutboxStore store = database.store(ds).build();
       PostgresReplay replay = store.replay();
       Preview preview = replay.preview(request.scope());
@@ -108,10 +108,11 @@ final class ReplayCommand implements Callable<Integer> {
     try (Publisher publisher = brokers.publisher()) {
       Result result = replay.replay(request, publisher, bar::show);
       bar.done();
-      out.printf("replayed %d event(s) (%s) to %s%n", result.published(), request.describe(), brokers.describe());
+      out.printf("replayed %d event(s) (%s) to %s%n", result.published(), TerminalText.of(request.describe()),
+          brokers.describe());
       if (result.failed() > 0) {
         out.printf("%d event(s) were refused by the broker for good and skipped:%n", result.failed());
-        result.failures().forEach(f -> out.println("  " + f));
+        result.failures().forEach(f -> out.println("  " + TerminalText.of(String.valueOf(f))));
         return 1;
       }
       return 0;
@@ -119,21 +120,29 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   private static void print(PrintWriter out, Request request, Preview preview) {
-    out.printf("%d event(s) in scope (%s)%n", preview.count(), request.describe());
+    out.printf("%d event(s) in scope (%s)%n", preview.count(), TerminalText.of(request.describe()));
     preview.first().ifPresent(e -> out.printf("  first: #%d %s %s key=%s to %s, created %s%n", e.position(), e.id(),
-        e.type(), e.key(), e.destination(), e.createdAt()));
+        TerminalText.of(e.type()), TerminalText.of(e.key()), TerminalText.of(e.destination()), e.createdAt()));
     preview.last().ifPresent(e -> out.printf("  last:  #%d %s %s key=%s to %s, created %s%n", e.position(), e.id(),
-        e.type(), e.key(), e.destination(), e.createdAt()));
-    preview.countsByType().forEach((t, n) -> out.printf("  %8d %s%n", n, t));
+        TerminalText.of(e.type()), TerminalText.of(e.key()), TerminalText.of(e.destination()), e.createdAt()));
+    preview.countsByType().forEach((t, n) -> out.printf("  %8d %s%n", n, TerminalText.of(t)));
     if (preview.count() > 0) {
       long seconds = Math.max(1, preview.count() / request.eventsPerSecond());
       out.printf("  at %d event(s)/s: about %d s%n", request.eventsPerSecond(), seconds);
     }
   }
 
+  /** The events to replay; a range that ends before it starts is refused, as it can match nothing. */
   private Scope scope() {
-    return new Scope(subscription, destination, type, key, since, until,
-        fromPosition, toPosition);
+    if (since != null && until != null && !since.isBefore(until)) {
+      throw new IllegalArgumentException("invalid --since: " + since + " is not before --until " + until
+          + ": give a range that starts before it ends");
+    }
+    if (fromPosition != null && toPosition != null && fromPosition > toPosition) {
+      throw new IllegalArgumentException("invalid --from-position: " + fromPosition + " is after --to-position "
+          + toPosition + ": give a range that starts before it ends");
+    }
+    return new Scope(subscription, destination, type, key, since, until, fromPosition, toPosition);
   }
 
   /** A progress bar on the error stream: redrawn in place on a terminal, a line per tenth otherwise. */

@@ -74,8 +74,7 @@ final class StatusCommand implements Callable<Integer> {
   static final int CANNOT_READ = 3;
 
   private int report(HikariDataSource ds) throws Exception {
-    database.checkConnection(ds);
-    database.checkTables(ds);
+    database.checkDatabase(ds);
     StatusReport report = StatusReport.read(ds, database.store(ds).build(), limitPerBucket, maxPendingAge);
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
@@ -97,17 +96,17 @@ final class StatusCommand implements Callable<Integer> {
     }
     Set<String> slotNames = slots.stream().map(SlotStatus::slot).collect(Collectors.toSet());
     for (SlotStatus s : slots) {
-      out.printf("slot %s: %s, wal_status %s, %,d bytes behind, %,d bytes of WAL kept%n", s.slot(),
+      out.printf("slot %s: %s, wal_status %s, %,d bytes behind, %,d bytes of WAL kept%n", TerminalText.of(s.slot()),
           s.active() ? "streamed" : "not streamed", s.walStatus(), s.lagBytes(), s.retainedBytes());
     }
     for (StoreStatus.Subscription s : status.subscriptions()) {
       if (slotNames.contains(s.name())) {
         continue; // a slot's subscription only keeps the janitor from waiting for it
       }
-      out.printf("subscription %s: %s pending%s, %d buckets (%d held by no relay), %d relay(s)%n", s.name(), pending(s),
+      out.printf("subscription %s: %s pending%s, %d buckets (%d held by no relay), %d relay(s)%n", TerminalText.of(s.name()), pending(s),
           s.pending() > 0 ? " (oldest " + s.oldestPendingAge() + ")" : "", s.buckets(), s.unownedBuckets(), s.relays().size());
       for (StoreStatus.RelayInstance r : s.relays()) {
-        out.printf("  relay %s: %d buckets, lease until %s%n", r.instance(), r.buckets(), r.leaseUntil());
+        out.printf("  relay %s: %d buckets, lease until %s%n", TerminalText.of(r.instance()), r.buckets(), r.leaseUntil());
       }
     }
     if (status.stalledBuckets().isEmpty()) {
@@ -115,27 +114,28 @@ final class StatusCommand implements Callable<Integer> {
     }
     for (StoreStatus.StalledBucket b : status.stalledBuckets()) {
       out.printf("stalled: subscription %s bucket %d (relay %s): %d attempts, next at %s, last error: %s%n",
-          b.subscription(), b.bucket(), b.owner(), b.attempts(), b.nextAttemptAt(), b.lastError());
+          TerminalText.of(b.subscription()), b.bucket(), TerminalText.of(b.owner()), b.attempts(), b.nextAttemptAt(),
+          TerminalText.of(b.lastError()));
     }
     if (status.outboxDeadLetters().isEmpty() && status.inboxDeadLetters().isEmpty()) {
       out.println("dead letters: none");
     }
     for (StoreStatus.OutboxDeadLetters d : status.outboxDeadLetters()) {
-      out.printf("dead letters: subscription %s: %d (newest %s: %s)%n", d.subscription(), d.count(), d.newest(),
-          d.newestError());
+      out.printf("dead letters: subscription %s: %d (newest %s: %s)%n", TerminalText.of(d.subscription()), d.count(), d.newest(),
+          TerminalText.of(d.newestError()));
     }
     for (StoreStatus.InboxDeadLetters d : status.inboxDeadLetters()) {
-      out.printf("dead letters: consumer %s: %d dead, %d parked behind them, %d key(s)%n", d.consumer(), d.dead(),
+      out.printf("dead letters: consumer %s: %d dead, %d parked behind them, %d key(s)%n", TerminalText.of(d.consumer()), d.dead(),
           d.parked(), d.keys());
     }
     out.println(status.oldestOpenTransaction()
-        .map(t -> "oldest open transaction: pid " + t.pid() + ", open " + t.age() + ", " + t.description()
-            + "\n  its query: " + Secrets.mask(t.query()))
+        .map(t -> "oldest open transaction: pid " + t.pid() + ", open " + t.age() + ", " + TerminalText.of(t.description())
+            + "\n  its query: " + TerminalText.of(Secrets.mask(t.query())))
         .orElse("oldest open transaction: none"));
     status.outboxPartitions().ifPresent(p -> out.printf(
         "outbox partitions: %d (%d ahead of the writers), %d row(s) in the default partition%n",
         p.partitions(), p.ahead(), p.rowsInDefault()));
-    out.println(problems.isEmpty() ? "HEALTHY" : "DEGRADED: " + String.join("; ", problems));
+    out.println(problems.isEmpty() ? "HEALTHY" : "DEGRADED: " + TerminalText.of(String.join("; ", problems)));
   }
 
   private static Map<String, Object> asJson(StoreStatus status, List<String> problems) {

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
@@ -27,6 +28,8 @@ import picocli.CommandLine;
     subcommands = {MigrateCommand.class, RelayCommand.class, StatusCommand.class, DeadLettersCommand.class,
         ReplayCommand.class, AuditCommand.class, ConsoleCommand.class, LogicalCommand.class})
 final class TxboxCommand {
+  /** The " (java.lang.NumberFormatException: ...)" picocli appends to a conversion error. */
+  private static final Pattern JAVA_CAUSE = Pattern.compile("\\s*\\((?:[a-z]\\w*\\.)+[A-Z]\\w*(?:Exception|Error)\\b[^)]*\\)");
 
   /** A command line whose defaults come from the environment and the properties file. */
   static CommandLine commandLine(String[] args) {
@@ -58,10 +61,24 @@ final class TxboxCommand {
       return new CommandLine.RunLast().execute(parsed);
     });
     cli.setExecutionExceptionHandler((e, line, parsed) -> {
-      line.getErr().println(line.getCommandName() + ": " + describe(e));
+      line.getErr().println(line.getCommandName() + ": " + TerminalText.line(describe(e), TerminalText.ERROR_LIMIT));
       return e instanceof IllegalArgumentException ? 2 : 1;
     });
+    cli.setParameterExceptionHandler(TxboxCommand::refuse);
     return cli;
+  }
+
+  /**
+   * A command line picocli cannot parse: one line naming what is wrong, arguments masked and made
+   * printable, never the usage (a screenful that hides the one line that matters) or a Java class name.
+   */
+  private static int refuse(CommandLine.ParameterException e, String[] args) {
+    CommandLine line = e.getCommandLine();
+    String problem = JAVA_CAUSE.matcher(String.valueOf(e.getMessage())).replaceAll("");
+    line.getErr().println(line.getCommandSpec().qualifiedName() + ": "
+        + TerminalText.line(Secrets.mask(problem), TerminalText.ERROR_LIMIT)
+        + " (" + line.getCommandSpec().qualifiedName() + " --help lists the options)");
+    return 2;
   }
 
   private static String describe(Exception e) {

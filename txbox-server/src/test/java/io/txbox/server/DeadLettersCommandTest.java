@@ -71,16 +71,61 @@ class DeadLettersCommandTest {
             .containsExactlyInAnyOrder(sent.get(0).id().toString(), sent.get(1).id().toString());
       }
 
-      assertThat(run("dead-letters", "discard", "--key", "k3")).as("one message: no --execute needed").isZero();
+      assertThat(run("dead-letters", "discard", "--key", "k3")).isZero();
+      assertThat(out.toString()).contains("dry run: discard would touch 1 dead letter(s) (key k3)");
+      assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).as("one message is a dry run too").isOne();
+      assertThat(run("dead-letters", "discard", "--key", "k3", "--execute", "--operator", "ticket-42")).isZero();
       assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).isZero();
     }
 
     assertThat(run("audit")).isZero();
     String[] lines = out.toString().split("\n");
-    assertThat(lines).hasSize(3);
-    assertThat(lines[0]).contains("discard outbox: 1 message(s), key k3");
-    assertThat(lines[1]).contains("retry outbox: 2 message(s), type OrderPlaced");
-    assertThat(lines[2]).contains("retry outbox (dry run): 2 message(s), type OrderPlaced");
+    assertThat(lines).hasSize(4);
+    String osUser = ProcessHandle.current().info().user().orElseThrow();
+    assertThat(lines[0]).contains("ticket-42 (os user " + osUser + ") discard outbox: 1 message(s), key k3");
+    assertThat(lines[1]).contains("os user " + osUser + " discard outbox (dry run): 1 message(s), key k3");
+    assertThat(lines[2]).contains("retry outbox: 2 message(s), type OrderPlaced");
+    assertThat(lines[3]).contains("retry outbox (dry run): 2 message(s), type OrderPlaced");
+  }
+
+  @Test
+  void theOnlyDeadLetterIsNotDiscardedWithoutExecute() throws Exception {
+    schema.deadLetter("k1", "OrderPlaced", "refused");
+
+    assertThat(run("dead-letters", "discard")).isZero();
+
+    assertThat(out.toString()).contains("dry run: discard would touch 1 dead letter(s) (all)");
+    assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).isOne();
+  }
+
+  @Test
+  void outboxFiltersGivenWithAConsumerAreRefusedAndNothingIsDeleted() throws Exception {
+    Inbox inbox = Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build());
+    inbox.deadLetter("billing", event("order-8", "OrderPlaced"), new IllegalStateException("no such customer"), 10);
+
+    assertThat(run("dead-letters", "discard", "--consumer", "billing", "--key", "order-8", "--type", "NoSuchType",
+        "--error", "x", "--since", "2030-01-01T00:00:00Z", "--execute")).isEqualTo(2);
+    assertThat(out.toString()).contains("invalid --type, --since, --error: with --consumer");
+    assertThat(run("dead-letters", "list", "--consumer", "billing", "--destination", "orders")).isEqualTo(2);
+    assertThat(inbox.parked("billing", 10)).hasSize(1);
+  }
+
+  @Test
+  void aRangeThatEndsBeforeItStartsIsRefused() {
+    assertThat(run("dead-letters", "list", "--since", "2026-02-01T00:00:00Z", "--until", "2026-01-01T00:00:00Z"))
+        .isEqualTo(2);
+    assertThat(out.toString()).contains("invalid --since: 2026-02-01T00:00:00Z is not before --until");
+  }
+
+  @Test
+  void controlCharactersFromEventsAndBrokersAreShownAsEscapesNotSentToTheTerminal() throws Exception {
+    schema.deadLetter("\u001b]0;pwned\u0007\u001b[2J", "Order\u202egnp.exe", "refused\nsubscription default: 0");
+
+    assertThat(run("dead-letters", "list")).isZero();
+
+    assertThat(out.toString()).doesNotContain("\u001b", "\u0007", "\u202e")
+        .contains("key=\\u001b]0;pwned\\u0007\\u001b[2J", "Order\\u202egnp.exe", "refused\\u000asubscription default: 0");
+    assertThat(out.toString().lines()).as(out.toString()).hasSize(2);
   }
 
   @Test

@@ -5,6 +5,7 @@ import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.util.List;
 
 /** A schema of its own with txbox's tables, and a way to write events into it as an application does. */
@@ -27,6 +28,20 @@ final class OutboxSchema implements AutoCloseable {
       c.setAutoCommit(false);
       Outbox.create(store).send(c, messages);
       c.commit();
+    }
+  }
+
+  /** A dead letter of subscription default, written with plain SQL as any writer could: no builder checks it. */
+  void deadLetter(String key, String type, String error) throws Exception {
+    try (Connection c = db.dataSource().getConnection(); PreparedStatement p = c.prepareStatement("INSERT INTO "
+        + name() + ".txbox_dead_letter (subscription, position, tx_id, id, bucket, key, type, version, destination,"
+        + " payload, content_type, headers, created_at, error, attempts) VALUES ('default', nextval(pg_get_serial_sequence('"
+        + name() + ".txbox_outbox', 'position')), '1', gen_random_uuid(), 0, ?, ?, 1, 'orders', '\\x01',"
+        + " 'application/octet-stream', '{}', now(), ?, 10)")) {
+      p.setString(1, key);
+      p.setString(2, type);
+      p.setString(3, error);
+      p.executeUpdate();
     }
   }
 
