@@ -57,6 +57,14 @@ public final class PostgresDeadLetters {
     /** Every dead letter. */
     public static final Scope ALL = new Scope(null, null, null, null, null, null, null, null);
 
+    /** Refuses a range that ends before it starts: it can match nothing, and was surely meant otherwise. */
+    public Scope {
+      if (since != null && until != null && !since.isBefore(until)) {
+        throw new IllegalArgumentException("since must be before until, was " + since + " and " + until
+            + ": give a range that starts before it ends");
+      }
+    }
+
     public Scope withSubscription(String value) {
       return new Scope(value, type, destination, key, since, until, errorContaining, id);
     }

@@ -86,6 +86,23 @@ public final class PostgresReplay {
     /** Every event in the log. */
     public static final Scope ALL = new Scope(null, null, null, null, null, null, null, null);
 
+    /** Refuses a range that ends before it starts: it can match nothing, and was surely meant otherwise. */
+    public Scope {
+      if (since != null && until != null && !since.isBefore(until)) {
+        throw new IllegalArgumentException("since must be before until, was " + since + " and " + until
+            + ": give a range that starts before it ends");
+      }
+      if (fromPosition != null && fromPosition < 1 || toPosition != null && toPosition < 1) {
+        throw new IllegalArgumentException((fromPosition != null && fromPosition < 1 ? "fromPosition" : "toPosition")
+            + " must be >= 1, the first position of the log, was " + (fromPosition != null && fromPosition < 1
+            ? fromPosition : toPosition));
+      }
+      if (fromPosition != null && toPosition != null && fromPosition > toPosition) {
+        throw new IllegalArgumentException("fromPosition must be <= toPosition, was " + fromPosition + " and "
+            + toPosition + ": give a range that starts before it ends");
+      }
+    }
+
     public Scope withSubscription(String value) {
       return new Scope(value, destination, type, key, since, until, fromPosition, toPosition);
     }

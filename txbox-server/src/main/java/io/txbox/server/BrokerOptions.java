@@ -135,9 +135,17 @@ final class BrokerOptions {
     return NatsMessages.Format.SEPARATE_HEADERS;
   }
 
-  /** Whether the chosen broker's address was given: a command that may publish (console) can do without. */
+  /**
+   * Whether the chosen broker's address was given (if blank: it is checked and refused): a command
+   * that may publish (console) can do without.
+   */
   boolean given() {
-    return address() != null && !address().isBlank();
+    return address() != null;
+  }
+
+  /** Checks every setting of the chosen broker, as {@link #publisher()} does, without keeping one. */
+  void check() {
+    publisher().close(); // builds only: nothing connects before the first publish
   }
 
   /** The broker and where it is, secrets masked, for logs. */

@@ -15,6 +15,9 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -49,16 +52,34 @@ final class ConsoleCommand implements Callable<Integer> {
       description = "How long a sign-in lasts, 1m to 7d. Default: ${DEFAULT-VALUE}.")
   Duration sessionTimeout;
 
+  @Option(names = "--allowed-host", split = ",", description = "Host name clients reach the console by (a proxy's"
+      + " public name), beyond localhost and the --listen address; repeatable or comma-separated. Requests for"
+      + " any other host are refused.")
+  List<String> allowedHosts = new ArrayList<>();
+
+  @Option(names = "--threads", defaultValue = "" + Console.DEFAULT_THREADS,
+      description = "Requests served at once, 4 to 256. Default: ${DEFAULT-VALUE}.")
+  int threads;
+
+  @Option(names = "--request-timeout", converter = DurationConverter.class, defaultValue = "5s",
+      description = "How long a client may take to send its request, and to take the answer, 1s to 60s;"
+          + " a slower one is cut off. Default: ${DEFAULT-VALUE}.")
+  Duration requestTimeout;
+
   @Option(names = "--config", description = "Properties file with option values.")
   String config;
 
   @Override
   public Integer call() throws Exception {
     Console.Settings settings = new Console.Settings(address(listen), users == null ? null : ConsoleUsers.load(users),
-        sessionTimeout);
+        sessionTimeout, Set.copyOf(allowedHosts), threads);
     Supplier<Publisher> publisher = brokers.given() ? brokers::publisher : null;
+    if (publisher != null) {
+      brokers.check(); // now, not at the first replay
+    }
     http.check();
-    OpsEndpoint.limitSlowClients(); // before the console's own server starts: the JDK reads them once
+    // before the console's own server starts: the JDK reads them once
+    OpsEndpoint.limitSlowClients(requestTimeout, "--request-timeout (TXBOX_REQUEST_TIMEOUT)");
     HikariDataSource ds = database.pool();
     Console console = null;
     Optional<OpsEndpoint> endpoint;

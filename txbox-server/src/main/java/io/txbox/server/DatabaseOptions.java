@@ -49,6 +49,10 @@ public final class DatabaseOptions {
 
   /** A pool that connects on first use; only the settings are checked here. */
   public HikariDataSource pool() {
+    if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
+      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.mask(jdbcUrl), 200)
+          + "' is not a PostgreSQL JDBC URL: give one such as jdbc:postgresql://db:5432/app");
+    }
     if (USER_INFO.matcher(jdbcUrl).find()) {
       // pgjdbc reads "app:secret@db" as a host name and would quote it, password and all, in its errors
       throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): " + Secrets.mask(jdbcUrl)

@@ -15,6 +15,8 @@ import picocli.CommandLine.TypeConversionException;
  * }</pre>
  */
 public final class DurationConverter implements ITypeConverter<Duration> {
+  /** Longest duration any option takes: ten years. */
+  static final Duration LONGEST = Duration.ofDays(3650);
   private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
 
   /** A converter; picocli makes its own. */
@@ -37,8 +39,27 @@ public final class DurationConverter implements ITypeConverter<Duration> {
 
   @Override
   public Duration convert(String value) {
-    Matcher m = SIMPLE.matcher(value.trim());
-    if (m.matches()) {
+    Duration parsed = parse(value.trim());
+    if (parsed == null) {
+      throw new TypeConversionException(
+          "'" + value + "' is not a duration: use a number with ms, s, m, h or d, such as 500ms, 30s or 7d");
+    }
+    if (parsed.isNegative()) { // no txbox setting waits or keeps for less than nothing
+      throw new TypeConversionException("'" + value + "' is negative: give 0 or more, such as 500ms, 30s or 7d");
+    }
+    if (parsed.compareTo(LONGEST) > 0) { // nor for longer than the software will run
+      throw new TypeConversionException("'" + value + "' is over " + format(LONGEST) + ", the longest any setting takes");
+    }
+    return parsed;
+  }
+
+  /** {@code 30s} or ISO-8601; null when it is neither, or too large for a {@link Duration}. */
+  private static Duration parse(String value) {
+    try {
+      Matcher m = SIMPLE.matcher(value);
+      if (!m.matches()) {
+        return Duration.parse(value);
+      }
       long n = Long.parseLong(m.group(1));
       return switch (m.group(2)) {
         case "ms" -> Duration.ofMillis(n);
@@ -47,12 +68,8 @@ public final class DurationConverter implements ITypeConverter<Duration> {
         case "h" -> Duration.ofHours(n);
         default -> Duration.ofDays(n);
       };
-    }
-    try {
-      return Duration.parse(value.trim());
-    } catch (RuntimeException e) {
-      throw new TypeConversionException(
-          "'" + value + "' is not a duration: use a number with ms, s, m, h or d, such as 500ms, 30s or 7d");
+    } catch (RuntimeException e) { // DateTimeParseException, NumberFormatException, ArithmeticException
+      return null;
     }
   }
 }

@@ -1,5 +1,7 @@
 package io.txbox.server;
 
+import io.txbox.spi.Secrets;
+import java.io.PrintWriter;
 import java.util.Map;
 import picocli.CommandLine;
 
@@ -29,10 +31,18 @@ public final class Main {
    * file, unknown settings refused, errors as one line naming the option. Returns its exit code.
    */
   public static int run(Object command, String... args) {
+    return run(command, System.getenv(), new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+  }
+
+  /** As {@link #run(Object, String...)}, with the environment and the output streams given: for tests. */
+  static int run(Object command, Map<String, String> environment, PrintWriter out, PrintWriter err, String... args) {
     try {
-      return commandLine(command, System.getenv(), args).execute(args);
-    } catch (IllegalArgumentException e) {
-      System.err.println("txbox: " + e.getMessage());
+      CommandLine cli = commandLine(command, environment, args);
+      cli.setOut(out);
+      cli.setErr(err);
+      return cli.execute(args);
+    } catch (IllegalArgumentException e) { // the --config file cannot be read
+      err.println("txbox: " + TerminalText.line(Secrets.mask(e.getMessage()), TerminalText.ERROR_LIMIT));
       return 2;
     }
   }

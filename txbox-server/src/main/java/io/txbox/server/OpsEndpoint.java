@@ -10,6 +10,7 @@ import java.io.OutputStream;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,7 +69,7 @@ final class OpsEndpoint implements AutoCloseable {
    */
   static OpsEndpoint start(InetSocketAddress address, PrometheusMeterRegistry registry, Supplier<Verdict> live,
       Supplier<Verdict> ready) {
-    limitSlowClients();
+    limitSlowClients(Duration.ofSeconds(READ_TIMEOUT_SECONDS), "read timeout");
     HttpServer server;
     try {
       server = HttpServer.create(address, 16);
@@ -94,16 +95,20 @@ final class OpsEndpoint implements AutoCloseable {
   }
 
   /**
-   * Gives every client of the JDK's HTTP server in this process {@value #READ_TIMEOUT_SECONDS} s to
-   * send its request and to take the answer, unless the JVM was told otherwise. The server reads
-   * these limits once, when the first server of the process starts: a command that runs another
-   * server too (the console's) calls this before starting it.
+   * Gives every client of the JDK's HTTP server in this process {@code timeout} to send its request
+   * and to take the answer (the JDK reads these limits once, when the first server of the process
+   * starts: a command that runs another server too, the console, calls this before starting it).
+   *
+   * @param setting the option that gave {@code timeout}, named when it is out of range
    */
-  static void limitSlowClients() {
-    System.setProperty("sun.net.httpserver.maxReqTime",
-        System.getProperty("sun.net.httpserver.maxReqTime", Integer.toString(READ_TIMEOUT_SECONDS)));
-    System.setProperty("sun.net.httpserver.maxRspTime",
-        System.getProperty("sun.net.httpserver.maxRspTime", Integer.toString(READ_TIMEOUT_SECONDS)));
+  static void limitSlowClients(Duration timeout, String setting) {
+    if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.compareTo(Duration.ofSeconds(60)) > 0) {
+      throw new IllegalArgumentException("invalid " + setting + ": must be between 1s and 60s, was "
+          + DurationConverter.format(timeout));
+    }
+    String seconds = Long.toString(timeout.toSeconds());
+    System.setProperty("sun.net.httpserver.maxReqTime", System.getProperty("sun.net.httpserver.maxReqTime", seconds));
+    System.setProperty("sun.net.httpserver.maxRspTime", System.getProperty("sun.net.httpserver.maxRspTime", seconds));
   }
 
   /** The port it listens on: the one given, or the one chosen for port 0. */

@@ -30,7 +30,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code txbox relay}: relays the outbox to Kafka, NATS or RabbitMQ until stopped (SIGTERM drains and stops). */
 @Command(name = "relay", mixinStandardHelpOptions = true,
@@ -44,6 +46,7 @@ final class RelayCommand implements Callable<Integer> {
   @Mixin LogicalOptions logical;
   @Mixin JanitorOptions janitorOptions;
   @Mixin HttpOptions http;
+  @Spec CommandSpec spec;
 
   /** Where the relay reads events. */
   enum Source { table, logical }
@@ -122,6 +125,10 @@ final class RelayCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException {
+    if (source != Source.logical) {
+      TxboxCommand.refuseGiven(spec, "apply to --source logical only: drop them, or add --source logical",
+          "--max-pending", "--status-interval", "--standby-interval", "--slot", "--publication", "--message-prefix");
+    }
     return source == Source.logical ? streamSlot() : pollTable();
   }
 

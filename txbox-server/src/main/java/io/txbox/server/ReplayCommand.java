@@ -85,6 +85,9 @@ final class ReplayCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Request request = new Request(scope(), toDestination, eventsPerSecond, batchSize, maxAttempts, operator.who());
+    if (execute || brokers.given()) {
+      brokers.check(); // a dry run needs no broker, but refuses the broker settings the real run would
+    }
     PrintWriter out = spec.commandLine().getOut();
     try (HikariDataSource ds = database.pool()) {
       database.checkDatabase(ds);
@@ -132,16 +135,7 @@ final class ReplayCommand implements Callable<Integer> {
     }
   }
 
-  /** The events to replay; a range that ends before it starts is refused, as it can match nothing. */
   private Scope scope() {
-    if (since != null && until != null && !since.isBefore(until)) {
-      throw new IllegalArgumentException("invalid --since: " + since + " is not before --until " + until
-          + ": give a range that starts before it ends");
-    }
-    if (fromPosition != null && toPosition != null && fromPosition > toPosition) {
-      throw new IllegalArgumentException("invalid --from-position: " + fromPosition + " is after --to-position "
-          + toPosition + ": give a range that starts before it ends");
-    }
     return new Scope(subscription, destination, type, key, since, until, fromPosition, toPosition);
   }
 

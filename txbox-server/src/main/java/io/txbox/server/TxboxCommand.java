@@ -8,10 +8,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 
 /** The {@code txbox} command and its subcommands. */
 @Command(
@@ -58,6 +61,14 @@ final class TxboxCommand {
         unknown.forEach(problem -> parsed.commandSpec().commandLine().getErr().println(name + ": " + problem));
         return 2;
       }
+      CommandLine chosen = parsed.asCommandLineList().get(parsed.asCommandLineList().size() - 1);
+      Optional<String> nul = optionWithNul(chosen.getCommandSpec());
+      if (nul.isPresent()) {
+        chosen.getErr().println(chosen.getCommandName() + ": invalid " + nul.get() + " ("
+            + EnvironmentDefaults.variable(nul.get().substring(2)) + "): it holds a NUL character, which no setting"
+            + " can hold: remove it");
+        return 2;
+      }
       return new CommandLine.RunLast().execute(parsed);
     });
     cli.setExecutionExceptionHandler((e, line, parsed) -> {
@@ -66,6 +77,33 @@ final class TxboxCommand {
     });
     cli.setParameterExceptionHandler(TxboxCommand::refuse);
     return cli;
+  }
+
+  /**
+   * The first option whose value, from the command line, the environment or the file, holds a NUL
+   * character: PostgreSQL, brokers and files all cut text there or refuse it.
+   */
+  private static Optional<String> optionWithNul(CommandSpec spec) {
+    for (OptionSpec option : spec.options()) {
+      if (String.valueOf((Object) option.getValue()).indexOf('\0') >= 0) { // lists and maps print their values
+        return Optional.of(option.longestName());
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Refuses, naming them, those of {@code options} that were given on the command line where they
+   * do not apply ({@code why} says so): an option silently ignored misleads whoever gave it.
+   *
+   * @throws IllegalArgumentException naming the options and {@code why}
+   */
+  static void refuseGiven(CommandSpec spec, String why, String... options) {
+    CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+    List<String> given = java.util.Arrays.stream(options).filter(parsed::hasMatchedOption).toList();
+    if (!given.isEmpty()) {
+      throw new IllegalArgumentException("invalid " + String.join(", ", given) + ": they " + why);
+    }
   }
 
   /**

@@ -131,7 +131,8 @@ class ConsoleBrowserTest {
     screenshot("replay");
     open("/audit");
     assertThat(browser.findElement(By.tagName("table")).getText())
-        .contains("alice retry outbox subscription default, id " + poison.id() + " 1");
+        .contains("alice retry outbox subscription default, id " + poison.id() + " 1")
+        .contains("alice replay outbox delivered by subscription default, to destination orders.sandbox 2 dry run");
     screenshot("audit");
   }
 
@@ -185,6 +186,19 @@ class ConsoleBrowserTest {
     assertThat(forged.statusCode()).isEqualTo(403);
     assertThat(forged.body()).contains("CSRF");
     assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).as("nothing changed").isEqualTo(1);
+  }
+
+  @Test
+  void textThatWouldReorderOrControlTheDisplayShowsAsVisibleEscapes() throws Exception {
+    schema.deadLetter("key\u001b[2J", "Invoice\u202egnp.exe", "refused\u2066 by the broker");
+
+    signIn("bob", "bob-password");
+    open("/dead-letters?type=Invoice%E2%80%AEgnp.exe");
+
+    String shown = browser.findElement(By.tagName("table")).getText();
+    assertThat(shown).contains("Invoice\\u202egnp.exe", "key\\u001b[2J", "refused\\u2066 by the broker")
+        .doesNotContain("\u202e", "\u2066", "\u001b");
+    assertThat(browser.findElement(By.tagName("td")).getCssValue("unicode-bidi")).isEqualTo("isolate");
   }
 
   @Test

@@ -114,7 +114,7 @@ class DeadLettersCommandTest {
   void aRangeThatEndsBeforeItStartsIsRefused() {
     assertThat(run("dead-letters", "list", "--since", "2026-02-01T00:00:00Z", "--until", "2026-01-01T00:00:00Z"))
         .isEqualTo(2);
-    assertThat(out.toString()).contains("invalid --since: 2026-02-01T00:00:00Z is not before --until");
+    assertThat(out.toString()).contains("invalid --since (TXBOX_SINCE): since must be before until");
   }
 
   @Test

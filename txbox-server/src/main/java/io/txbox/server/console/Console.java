@@ -4,20 +4,29 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.txbox.Inbox;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.server.TerminalText;
 import io.txbox.server.console.ConsoleUsers.Role;
 import io.txbox.server.console.Sessions.Session;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Secrets;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,8 +44,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class Console implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Console.class);
-  /** Requests served at once. */
-  static final int THREADS = 4;
+  /** Default of {@link Settings#threads}. */
+  public static final int DEFAULT_THREADS = 32;
+  /** Host names every console answers to; {@link Settings#allowedHosts} adds to them. */
+  static final Set<String> LOOPBACK_HOSTS = Set.of("localhost", "127.0.0.1", "[::1]");
+  private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?|\\[[0-9a-f:.]{2,45}]");
 
   /**
    * How the console listens and who may sign in.
@@ -44,10 +56,30 @@ public final class Console implements AutoCloseable {
    * @param listen the address; anything but loopback needs {@code users}
    * @param users who may sign in, or null for anonymous viewers only
    * @param sessionTimeout how long a sign-in lasts, 1 minute to 7 days
+   * @param allowedHosts the names clients reach it by (a proxy's public name), beyond loopback
+   *     and the listen address: any other {@code Host} header is refused, so that a web page on
+   *     another site cannot reach a console on this machine through DNS rebinding
+   * @param threads requests served at once, 4 to 256; a client that sends its request slowly
+   *     holds one until the request timeout
    */
-  public record Settings(InetSocketAddress listen, ConsoleUsers users, Duration sessionTimeout) {
+  public record Settings(InetSocketAddress listen, ConsoleUsers users, Duration sessionTimeout,
+      Set<String> allowedHosts, int threads) {
+    /** Loopback host names only, {@value #DEFAULT_THREADS} threads. */
+    public Settings(InetSocketAddress listen, ConsoleUsers users, Duration sessionTimeout) {
+      this(listen, users, sessionTimeout, Set.of(), DEFAULT_THREADS);
+    }
+
     /** Checks the settings, naming the option at fault. */
     public Settings {
+      allowedHosts = allowedHosts.stream().map(h -> h.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+      allowedHosts.stream().filter(h -> !HOST_NAME.matcher(h).matches()).findFirst().ifPresent(h -> {
+        throw new IllegalArgumentException("invalid --allowed-host (TXBOX_ALLOWED_HOST): '" + TerminalText.of(h, 100)
+            + "' is no host name: give a name such as console.example.com, an IPv4 address, or [an IPv6 one]");
+      });
+      if (threads < 4 || threads > 256) {
+        throw new IllegalArgumentException("invalid --threads (TXBOX_THREADS): must be between 4 and 256, was "
+            + threads);
+      }
       if (listen.isUnresolved()) {
         throw new IllegalArgumentException("invalid --listen: cannot resolve " + listen.getHostString());
       }
@@ -68,17 +100,30 @@ public final class Console implements AutoCloseable {
   private final Sessions sessions;
   private final ConsoleUsers users;
   private final Pages pages;
+  private final Set<String> hosts;
+  private final SignInThrottle throttle = new SignInThrottle();
 
   private Console(Settings settings, Pages pages) throws IOException {
     this.sessions = new Sessions(settings.sessionTimeout());
     this.users = settings.users();
     this.pages = pages;
-    this.threads = Executors.newFixedThreadPool(THREADS, r -> {
+    this.hosts = new HashSet<>(LOOPBACK_HOSTS);
+    hosts.addAll(settings.allowedHosts());
+    if (!settings.listen().getAddress().isAnyLocalAddress()) {
+      hosts.add(settings.listen().getHostString().toLowerCase(Locale.ROOT));
+    }
+    this.threads = Executors.newFixedThreadPool(settings.threads(), r -> {
       Thread t = new Thread(r, "txbox-console");
       t.setDaemon(true);
       return t;
     });
-    this.server = HttpServer.create(settings.listen(), 50);
+    try {
+      this.server = HttpServer.create(settings.listen(), 50);
+    } catch (BindException e) {
+      threads.shutdownNow();
+      throw new IllegalArgumentException("invalid --listen: " + settings.listen().getHostString() + ":"
+          + settings.listen().getPort() + " is in use (another console?): give a free port", e);
+    }
     server.setExecutor(threads);
     server.createContext("/", this::handle);
     server.start();
@@ -106,20 +151,31 @@ public final class Console implements AutoCloseable {
     pages.close();
   }
 
+  /** Answers every request, whatever goes wrong: an {@link Error} such as running out of memory included. */
   private void handle(HttpExchange exchange) throws IOException {
     Response response;
     try {
       response = route(Request.read(exchange, sessions));
     } catch (IllegalArgumentException e) {
       response = Response.error(400, e.getMessage());
-    } catch (RuntimeException e) {
-      log.warn("console: {} {} failed", exchange.getRequestMethod(), exchange.getRequestURI().getPath(), e);
-      response = Response.error(500, Secrets.mask(e.getMessage()));
+    } catch (RuntimeException | Error e) {
+      log.warn("console: {} {} failed", exchange.getRequestMethod(),
+          TerminalText.of(exchange.getRequestURI().getPath(), 200), e);
+      response = Response.error(500, Secrets.mask(String.valueOf(e.getMessage())));
     }
     send(exchange, response);
   }
 
   private Response route(Request r) {
+    String host = hostName(r.header("Host"));
+    if (host != null && !hosts.contains(host)) {
+      return Response.error(421, "this console does not answer to host '" + host + "': start it with"
+          + " --allowed-host " + host + " if that is the name clients use");
+    }
+    Optional<String> foreign = foreignOrigin(r);
+    if (r.isPost() && foreign.isPresent()) {
+      return Response.error(403, "a form from " + foreign.get() + " cannot act on this console");
+    }
     switch (r.path()) {
       case "/console.css":
         return Response.css(Html.CSS);
@@ -144,6 +200,35 @@ public final class Console implements AutoCloseable {
     return pages.serve(r);
   }
 
+  /** {@code host:port} without the port, lower case; null for null. */
+  private static String hostName(String hostHeader) {
+    if (hostHeader == null) {
+      return null;
+    }
+    String h = hostHeader.trim().toLowerCase(Locale.ROOT);
+    int colon = h.lastIndexOf(':');
+    return colon > h.lastIndexOf(']') ? h.substring(0, colon) : h;
+  }
+
+  /**
+   * The site a browser says a request comes from ({@code Origin}, else {@code Referer}) when it is
+   * not this console's: a page elsewhere cannot sign anyone in or act with their session.
+   */
+  private static Optional<String> foreignOrigin(Request r) {
+    String origin = r.header("Origin") != null ? r.header("Origin") : r.header("Referer");
+    String host = r.header("Host");
+    if (origin == null || host == null) {
+      return Optional.empty(); // not a browser, or a browser that sends neither: the CSRF token still guards
+    }
+    try {
+      String authority = URI.create(origin.trim()).getRawAuthority();
+      return host.trim().equalsIgnoreCase(authority) ? Optional.empty()
+          : Optional.of(TerminalText.of(origin, 200));
+    } catch (IllegalArgumentException e) {
+      return Optional.of("an unreadable origin");
+    }
+  }
+
   /** Why an action is refused: no operator signed in, or no valid CSRF token. */
   private static Optional<String> refuse(Request r) {
     if (r.session().isEmpty()) {
@@ -164,14 +249,25 @@ public final class Console implements AutoCloseable {
   private Response signIn(Request r) {
     String user = r.param("username");
     String password = r.param("password");
+    String address = r.clientAddress();
+    String shownUser = user == null ? "" : TerminalText.of(user, 100); // a name cannot forge a log line
+    Instant now = Instant.now();
+    Optional<Duration> wait = throttle.waitFor(address, String.valueOf(user), now);
+    if (wait.isPresent()) {
+      log.warn("console: sign-in for user '{}' from {} refused: too many wrong passwords", shownUser, address);
+      return Response.page(429, pages.login(r, "too many wrong passwords for this user or from this address:"
+          + " try again in " + Math.max(1, wait.get().toSeconds()) + " s"));
+    }
     Optional<Role> role = users == null || user == null || password == null ? Optional.empty()
         : users.authenticate(user, password.toCharArray());
     if (role.isEmpty()) {
-      log.warn("console: failed sign-in for user '{}'", user);
+      throttle.failed(address, String.valueOf(user), now);
+      log.warn("console: failed sign-in for user '{}' from {}", shownUser, address);
       return Response.page(401, pages.login(r, users == null ? "no users file: everyone is a viewer" : "wrong user or password"));
     }
+    throttle.succeeded(address, user);
     Session session = sessions.open(user, role.get());
-    log.info("console: {} signed in as {}", user, role.get());
+    log.info("console: {} signed in as {} from {}", shownUser, role.get(), address);
     return Response.redirect("/").withCookie(Request.SESSION_COOKIE + "=" + session.id()
         + "; Path=/; HttpOnly; SameSite=Strict");
   }
@@ -182,7 +278,7 @@ public final class Console implements AutoCloseable {
     headers.set("Content-Type", response.contentType());
     headers.set("Cache-Control", "no-store");
     headers.set("X-Content-Type-Options", "nosniff");
-    headers.set("Referrer-Policy", "no-referrer");
+    headers.set("Referrer-Policy", "same-origin"); // no-referrer would make browsers send "Origin: null"
     headers.set("Content-Security-Policy", "default-src 'self'; form-action 'self'; frame-ancestors 'none'");
     if (response.location() != null) {
       headers.set("Location", response.location());

@@ -1,5 +1,6 @@
 package io.txbox.server.console;
 
+import io.txbox.server.TerminalText;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -33,7 +34,11 @@ public final class ConsoleUsers {
   /** What a user may do: look, or also act (retry, discard, replay). */
   public enum Role { VIEWER, OPERATOR }
 
-  private record User(Role role, String hash) {}
+  /** Fewest and most PBKDF2 iterations a users file may ask for: a huge count would make each sign-in a denial of service. */
+  static final int MIN_ITERATIONS = 100_000;
+  static final int MAX_ITERATIONS = 10_000_000;
+
+  private record User(Role role, int iterations, byte[] salt, byte[] hash) {}
 
   private final Map<String, User> users;
 
@@ -72,15 +77,44 @@ public final class ConsoleUsers {
       problem = "expected '<viewer|operator> <hash>'";
     } else if (!parts[0].equals("viewer") && !parts[0].equals("operator")) {
       problem = "the role must be viewer or operator, was '" + parts[0] + "'";
-    } else if (!parts[1].startsWith(SCHEME + ":") || parts[1].split(":").length != 4) {
-      problem = "the hash must come from txbox console hash-password (" + SCHEME + ":...)";
     } else {
       role = Role.valueOf(parts[0].toUpperCase(java.util.Locale.ROOT));
     }
-    if (problem != null) {
-      throw new IllegalArgumentException("invalid --users: user '" + name + "' in " + file + ": " + problem);
+    if (problem == null) {
+      try {
+        return hashed(role, parts[1]);
+      } catch (IllegalArgumentException e) {
+        problem = "the hash must come from txbox console hash-password (" + SCHEME + ":<iterations>:<salt>:<hash>): "
+            + e.getMessage();
+      }
     }
-    return new User(role, parts[1]);
+    throw new IllegalArgumentException("invalid --users: user '" + TerminalText.of(name, 100) + "' in " + file
+        + ": " + problem);
+  }
+
+  /** The user of a well-formed hash; anything else is refused here, at start, rather than at sign-in. */
+  private static User hashed(Role role, String hash) {
+    String[] fields = hash.split(":", -1);
+    if (fields.length != 4 || !fields[0].equals(SCHEME)) {
+      throw new IllegalArgumentException("it has " + fields.length + " fields, or another scheme");
+    }
+    int iterations;
+    try {
+      iterations = Integer.parseInt(fields[1]);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("the iterations are not a number");
+    }
+    if (iterations < MIN_ITERATIONS || iterations > MAX_ITERATIONS) {
+      throw new IllegalArgumentException("the iterations must be between " + MIN_ITERATIONS + " and "
+          + MAX_ITERATIONS + ", were " + iterations);
+    }
+    byte[] salt = Base64.getDecoder().decode(fields[2]); // IllegalArgumentException names the bad character
+    byte[] expected = Base64.getDecoder().decode(fields[3]);
+    if (salt.length < 8 || expected.length != 32) {
+      throw new IllegalArgumentException("the salt must have 8 bytes or more and the hash 32, had "
+          + salt.length + " and " + expected.length);
+    }
+    return new User(role, iterations, salt, expected);
   }
 
   /** The user's role if {@code password} is theirs; empty for an unknown user or a wrong password. */
@@ -90,11 +124,8 @@ public final class ConsoleUsers {
       hash(password, new byte[16], ITERATIONS); // as slow as a known user, so timing tells nothing
       return Optional.empty();
     }
-    String[] parts = user.hash().split(":");
-    byte[] salt = Base64.getDecoder().decode(parts[2]);
-    byte[] expected = Base64.getDecoder().decode(parts[3]);
-    byte[] actual = hash(password, salt, Integer.parseInt(parts[1]));
-    return MessageDigest.isEqual(expected, actual) ? Optional.of(user.role()) : Optional.empty();
+    byte[] actual = hash(password, user.salt(), user.iterations());
+    return MessageDigest.isEqual(user.hash(), actual) ? Optional.of(user.role()) : Optional.empty();
   }
 
   /** A new hash of {@code password} with a random salt, for the users file. */

@@ -27,7 +27,9 @@ final class DeadLetterPages {
   private final PostgresDeadLetters deadLetters;
   private final Inbox inbox;
 
-  private static final int ERROR_CELL_LENGTH = 300;
+  static final int ERROR_CELL_LENGTH = 300;
+  /** Most characters of a payload, an error or the headers that the page of one dead letter shows. */
+  static final int SHOWN_TEXT = 64 * 1024;
 
   DeadLetterPages(PostgresOutboxStore store, Inbox inbox) {
     this.deadLetters = store.deadLetters();
@@ -54,7 +56,7 @@ final class DeadLetterPages {
     List<List<String>> rows = deadLetters.list(scope, LISTED).stream().map(e -> List.of(esc(e.deadLetteredAt()),
         esc(e.subscription()), "<a class=\"show\" href=\"/dead-letters/show?subscription=" + url(e.subscription())
             + "&amp;id=" + e.id() + "\">" + e.id() + "</a>", esc(e.type()), esc(e.key()), esc(e.destination()),
-        esc(e.attempts()), esc(e.error()), operator ? actions(r, e.subscription(), e.id()) : "")).toList();
+        esc(e.attempts()), esc(shortened(e.error())), operator ? actions(r, e.subscription(), e.id()) : "")).toList();
     String filter = "<form method=\"get\" action=\"/dead-letters\">" + Html.field("Subscription", "subscription",
         r.param("subscription")) + Html.field("Type", "type", r.param("type")) + Html.field("Key", "key", r.param("key"))
         + Html.field("Error contains", "error", r.param("error")) + "<button type=\"submit\">Filter</button></form>";
@@ -88,13 +90,15 @@ final class DeadLetterPages {
     fields.put("created at", d.createdAt());
     fields.put("dead-lettered at", e.deadLetteredAt());
     fields.put("attempts", e.attempts());
-    fields.put("error", e.error());
     fields.put("content type", d.contentType());
-    fields.put("headers", d.headersJson());
     List<List<String>> rows = new ArrayList<>();
     fields.forEach((k, v) -> rows.add(List.of(esc(k), esc(v))));
+    String whole = "txbox dead-letters show --subscription " + subscription + " --id " + id + " prints it all";
+    rows.add(List.of("error", Html.capped(e.error(), SHOWN_TEXT, whole)));
+    rows.add(List.of("headers", Html.capped(d.headersJson(), SHOWN_TEXT, whole)));
     String body = Html.table(List.of("field", "value"), rows, "") + "<h2>Payload (" + e.payloadBytes() + " bytes)</h2><pre"
-        + " id=\"payload\">" + esc(PayloadText.of(d.payload())) + "</pre>" + (isOperator(r) ? actions(r, subscription, id) : "");
+        + " id=\"payload\">" + Html.capped(PayloadText.of(d.payload()), SHOWN_TEXT, whole) + "</pre>"
+        + (isOperator(r) ? actions(r, subscription, id) : "");
     return Response.page(200, Html.page("Dead letter " + id, r, body));
   }
 
@@ -117,7 +121,7 @@ final class DeadLetterPages {
     boolean operator = isOperator(r);
     List<ParkedMessage> parked = sql(() -> inbox.parked(consumer, LISTED));
     List<List<String>> rows = parked.stream().map(p -> List.of(esc(p.queueKey()), p.dead() ? "<b>dead</b>" : "parked",
-        esc(p.message().id()), esc(p.message().type()), esc(p.attempts()), esc(p.lastError()), esc(p.receivedAt()),
+        esc(p.message().id()), esc(p.message().type()), esc(p.attempts()), esc(shortened(p.lastError())), esc(p.receivedAt()),
         operator && p.dead() ? keyActions(r, consumer, p.queueKey()) : "")).toList();
     String body = "<p>A dead message holds its key: later messages of the key are parked behind it, in order."
         + " Retry asks the running consumer, which has the handler, to process the key again.</p>"

@@ -1,12 +1,17 @@
 package io.txbox.server.console;
 
+import io.txbox.server.TerminalText;
 import java.util.List;
 
 /** HTML built by hand, every value escaped: small pages, no template engine, no JavaScript. */
 final class Html {
   private Html() {}
 
-  /** {@code value} safe in text and in a quoted attribute. */
+  /**
+   * {@code value} safe in text and in a quoted attribute; control characters (line breaks and tabs
+   * aside) and bidirectional overrides show as visible escapes, so that {@code Order\u202egnp.exe}
+   * cannot pass for {@code Orderexe.png}.
+   */
   static String esc(Object value) {
     if (value == null) {
       return "";
@@ -21,10 +26,29 @@ final class Html {
         case '&' -> out.append("&amp;");
         case '"' -> out.append("&quot;");
         case '\'' -> out.append("&#39;");
-        default -> out.append(c);
+        case '\n', '\t' -> out.append(c);
+        default -> {
+          if (TerminalText.changesTheDisplay(c)) {
+            out.append(String.format("\\u%04x", (int) c));
+          } else {
+            out.append(c);
+          }
+        }
       }
     }
     return out.toString();
+  }
+
+  /**
+   * The first {@code limit} characters of {@code text}, escaped, and what was left out with where
+   * to get the whole: a page never grows with what an event or a broker wrote.
+   */
+  static String capped(String text, int limit, String whereTheWholeIs) {
+    if (text == null || text.length() <= limit) {
+      return esc(text);
+    }
+    return esc(text.substring(0, limit)) + "<span class=\"cut\">... " + (text.length() - limit)
+        + " more characters not shown: " + esc(whereTheWholeIs) + "</span>";
   }
 
   /** A whole page: the navigation, who is signed in, and {@code body}. */
@@ -76,9 +100,9 @@ final class Html {
       header{background:#1f3b57;color:#fff;padding:8px 16px}header a{color:#fff;margin-left:16px}
       header .who{float:right}header form button{margin-left:8px}
       main{padding:8px 16px}table{border-collapse:collapse;margin:8px 0}
-      td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#eef2f6}
+      td,pre{unicode-bidi:isolate}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}th{background:#eef2f6}
       .bad{color:#b00020;font-weight:bold}.ok{color:#1b7d2c;font-weight:bold}.empty{color:#777}
       form.inline{display:inline}pre{background:#f6f6f6;padding:8px;white-space:pre-wrap}
-      .notice{background:#fff3cd;padding:6px 10px;border:1px solid #e6d08a}
+      .cut{display:block;color:#777;font-style:italic}.notice{background:#fff3cd;padding:6px 10px;border:1px solid #e6d08a}
       """;
 }

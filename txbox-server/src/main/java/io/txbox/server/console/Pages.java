@@ -78,7 +78,8 @@ final class Pages implements AutoCloseable {
     html.append("<h2>Relays and their buckets</h2>").append(relays(status));
     html.append("<h2>Stalled buckets</h2>").append(Html.table(List.of("subscription", "bucket", "owner", "attempts",
         "next attempt", "last error"), status.stalledBuckets().stream().map(b -> List.of(esc(b.subscription()),
-        esc(b.bucket()), esc(b.owner()), esc(b.attempts()), esc(b.nextAttemptAt()), esc(b.lastError()))).toList(),
+        esc(b.bucket()), esc(b.owner()), esc(b.attempts()), esc(b.nextAttemptAt()),
+        Html.capped(b.lastError(), DeadLetterPages.ERROR_CELL_LENGTH, "txbox status prints it all"))).toList(),
         "none"));
     html.append("<h2>Transaction holding delivery back</h2>").append(status.oldestOpenTransaction()
         .map(t -> openTransaction(t, r)).orElse("<p class=\"empty\">none</p>"));

@@ -2,6 +2,7 @@ package io.txbox.server.console;
 
 import static io.txbox.server.console.Html.esc;
 
+import io.txbox.jdbc.PostgresDeadLetters;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.PostgresReplay;
 import io.txbox.jdbc.PostgresReplay.Preview;
@@ -24,6 +25,7 @@ final class ReplayPage implements AutoCloseable {
       "until", "to-destination", "events-per-second");
 
   private final PostgresReplay replay;
+  private final PostgresDeadLetters deadLetters;
   private final Supplier<Publisher> publisher;
   private final ExecutorService runner = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "txbox-console-replay");
@@ -35,6 +37,7 @@ final class ReplayPage implements AutoCloseable {
 
   ReplayPage(PostgresOutboxStore store, Supplier<Publisher> publisher) {
     this.replay = store.replay();
+    this.deadLetters = store.deadLetters();
     this.publisher = publisher;
   }
 
@@ -46,6 +49,7 @@ final class ReplayPage implements AutoCloseable {
     if (r.param("preview") != null) {
       PostgresReplay.Request request = request(r);
       Preview preview = replay.preview(request.scope());
+      deadLetters.record(r.operator(), "replay", "outbox", request.describe(), preview.count(), true); // as the CLI's dry run
       html.append("<h2>").append(preview.count()).append(" event(s): ").append(esc(request.describe())).append("</h2>");
       preview.first().ifPresent(e -> html.append("<p>first: #").append(e.position()).append(' ').append(esc(e.type()))
           .append(" key ").append(esc(e.key())).append(", created ").append(esc(e.createdAt())).append("</p>"));

@@ -14,6 +14,8 @@ import java.util.Optional;
 final class Request {
   /** Largest form accepted: forms here hold a few short fields. */
   static final int MAX_FORM_BYTES = 64 * 1024;
+  /** Longest parameter value: a key, a type or a filter, never a document. */
+  static final int MAX_PARAM_LENGTH = 4096;
   static final String SESSION_COOKIE = "txbox_session";
 
   private final HttpExchange exchange;
@@ -43,10 +45,14 @@ final class Request {
     return exchange.getRequestMethod().equals("POST");
   }
 
-  /** The parameter, or null when absent or blank. */
-  String param(String name) {
-    String value = params.get(name);
-    return value == null || value.isBlank() ? null : value.trim();
+  /** A request header, or null. */
+  String header(String name) {
+    return exchange.getRequestHeaders().getFirst(name);
+  }
+
+  /** The address the request came from (a proxy's, behind one). */
+  String clientAddress() {
+    return exchange.getRemoteAddress().getAddress().getHostAddress();
   }
 
   Optional<Session> session() {
@@ -66,6 +72,17 @@ final class Request {
     return new String(bytes, StandardCharsets.UTF_8);
   }
 
+  /** The parameter, or null when absent or blank. */
+  String param(String name) {
+    String value = params.get(name);
+    return value == null || value.isBlank() ? null : value.trim();
+  }
+
+  /**
+   * Reads the parameters; a value no txbox field can hold is refused here, naming the parameter,
+   * rather than reaching the database as an error: a NUL character, or more than {@value
+   * #MAX_PARAM_LENGTH} characters.
+   */
   private static void parse(String encoded, Map<String, String> into) {
     if (encoded == null || encoded.isEmpty()) {
       return;
@@ -74,8 +91,20 @@ final class Request {
       int eq = pair.indexOf('=');
       String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
       String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+      if (value.indexOf('\0') >= 0) {
+        throw new IllegalArgumentException("parameter '" + cut(name) + "' holds a NUL character, which no txbox"
+            + " value can hold: remove it");
+      }
+      if (value.length() > MAX_PARAM_LENGTH) {
+        throw new IllegalArgumentException("parameter '" + cut(name) + "' has " + value.length()
+            + " characters, over " + MAX_PARAM_LENGTH + ": shorten it");
+      }
       into.putIfAbsent(name, value);
     }
+  }
+
+  private static String cut(String name) {
+    return name.length() > 40 ? name.substring(0, 40) + "..." : name;
   }
 
   private static String cookie(HttpExchange exchange, String name) {

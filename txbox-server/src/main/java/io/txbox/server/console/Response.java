@@ -3,6 +3,8 @@ package io.txbox.server.console;
 /** What the console answers: a page, a redirect or an error. */
 record Response(int status, String contentType, String body, String location, String cookie) {
   private static final String HTML = "text/html; charset=utf-8";
+  /** Most characters of an error message shown on a page. */
+  private static final int MESSAGE_LIMIT = 2000;
 
   static Response page(int status, String html) {
     return new Response(status, HTML, html, null, null);
@@ -20,7 +22,7 @@ record Response(int status, String contentType, String body, String location, St
   static Response error(int status, String message) {
     return page(status, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>txbox: " + status
         + "</title><link rel=\"stylesheet\" href=\"/console.css\"></head><body><main><h1>" + status + "</h1>"
-        + "<p class=\"bad\" id=\"error\">" + Html.esc(message) + "</p><p><a href=\"/\">Back to the overview</a></p>"
+        + "<p class=\"bad\" id=\"error\">" + Html.capped(message, MESSAGE_LIMIT, "the console's log has it all") + "</p><p><a href=\"/\">Back to the overview</a></p>"
         + "</main></body></html>");
   }
 

@@ -1,0 +1,192 @@
+package io.txbox.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.server.console.ConsoleUsers;
+import io.txbox.testkit.LocalPorts;
+import io.txbox.testkit.TestDatabase;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A running {@code txbox console}, as its own process, probed over real sockets as an attacker
+ * would: slow clients, password guessing, forged log lines, foreign origins and hosts, NUL bytes,
+ * huge payloads, a broken users file.
+ */
+class ConsoleHostileClientsTest {
+  private static final String PASSWORD = "bob-password-1";
+  @TempDir Path dir;
+  private final OutboxSchema schema = new OutboxSchema();
+  private final RelayProcesses processes = new RelayProcesses();
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private Path users;
+  private int port;
+
+  @BeforeEach
+  void startTheConsole() throws Exception {
+    users = dir.resolve("users.properties");
+    Files.writeString(users, "bob = viewer " + ConsoleUsers.hash(PASSWORD.toCharArray()) + "\n");
+    port = LocalPorts.free();
+    processes.startCommand(dir, "console", List.of(), Map.of(), List.of("--jdbc-url", TestDatabase.jdbcUrl(),
+        "--schema", schema.name(), "--listen", "127.0.0.1:" + port, "--users", users.toString(),
+        "--request-timeout", "3s"));
+    await().atMost(Duration.ofSeconds(60)).until(() -> processes.log(0).contains("txbox console on"));
+  }
+
+  @AfterEach
+  void stop() {
+    processes.close();
+    schema.close();
+  }
+
+  @Test
+  void clientsThatSendTheirRequestSlowlyDoNotKeepOthersWaiting() throws Exception {
+    List<Socket> slow = new ArrayList<>();
+    try {
+      for (int i = 0; i < 8; i++) { // twice the threads the console had
+        Socket s = new Socket("127.0.0.1", port);
+        s.getOutputStream().write("GET /login HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
+        slow.add(s);
+      }
+
+      HttpResponse<String> page = http.send(HttpRequest.newBuilder(url("/login")).timeout(Duration.ofSeconds(2)).build(),
+          HttpResponse.BodyHandlers.ofString());
+
+      assertThat(page.statusCode()).isEqualTo(200);
+      for (Socket s : slow) {
+        s.setSoTimeout(10_000);
+        assertThat(drain(s.getInputStream())).as("cut off after --request-timeout, answered nothing").isEmpty();
+      }
+    } finally {
+      for (Socket s : slow) {
+        s.close();
+      }
+    }
+  }
+
+  @Test
+  void afterFiveWrongPasswordsEvenTheRightOneWaitsAndTheLogNamesTheAddress() throws Exception {
+    for (int i = 0; i < 5; i++) {
+      assertThat(signIn("bob", "guess-" + i).statusCode()).isEqualTo(401);
+    }
+
+    HttpResponse<String> refused = signIn("bob", PASSWORD);
+
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(refused.body()).contains("too many wrong passwords");
+    assertThat(processes.log(0)).contains("failed sign-in for user 'bob' from 127.0.0.1");
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(500))
+        .until(() -> signIn("bob", PASSWORD).statusCode() == 303);
+  }
+
+  @Test
+  void aUserNameCannotForgeALogLine() throws Exception {
+    signIn("mallory\nconsole: mallory signed in as OPERATOR", "x");
+
+    assertThat(processes.log(0).lines().filter(line -> line.contains("signed in as OPERATOR")))
+        .as(processes.log(0)).allMatch(line -> line.contains("failed sign-in for user 'mallory\\u000aconsole:"));
+  }
+
+  @Test
+  void aFormFromAnotherSiteOrARequestForAnotherHostIsRefused() throws Exception {
+    HttpResponse<String> foreign = http.send(form("/login", "username=bob&password=" + PASSWORD)
+        .header("Origin", "http://evil.example").build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(foreign.statusCode()).isEqualTo(403);
+    assertThat(foreign.headers().firstValue("Set-Cookie")).as("no session").isEmpty();
+
+    try (Socket s = new Socket("127.0.0.1", port)) { // a DNS-rebound name: the HTTP client will not set Host itself
+      s.getOutputStream().write("GET /login HTTP/1.1\r\nHost: rebound.evil.example:80\r\nConnection: close\r\n\r\n"
+          .getBytes(StandardCharsets.US_ASCII));
+      String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(answer).startsWith("HTTP/1.1 421").contains("--allowed-host rebound.evil.example");
+    }
+  }
+
+  @Test
+  void aNulInAFilterIsABadRequestNamingTheParameter() throws Exception {
+    String cookie = cookie(signIn("bob", PASSWORD));
+
+    HttpResponse<String> page = http.send(HttpRequest.newBuilder(url("/dead-letters?key=a%00b")).header("Cookie", cookie)
+        .build(), HttpResponse.BodyHandlers.ofString());
+
+    assertThat(page.statusCode()).isEqualTo(400);
+    assertThat(page.body()).contains("parameter &#39;key&#39; holds a NUL character");
+  }
+
+  @Test
+  void aHugePayloadIsShownCutShortWithTheCommandThatPrintsItAll() throws Exception {
+    byte[] payload = new byte[5 * 1024 * 1024];
+    Arrays.fill(payload, (byte) 'x');
+    UUID id = schema.deadLetter("k", "Huge", "too big", payload);
+    String cookie = cookie(signIn("bob", PASSWORD));
+
+    List<HttpResponse<String>> pages = new ArrayList<>();
+    for (int i = 0; i < 8; i++) { // each page once held the payload thrice over; eight exhausted the heap
+      pages.add(http.send(HttpRequest.newBuilder(url("/dead-letters/show?subscription=default&id=" + id))
+          .header("Cookie", cookie).build(), HttpResponse.BodyHandlers.ofString()));
+    }
+
+    assertThat(pages).allSatisfy(page -> {
+      assertThat(page.statusCode()).isEqualTo(200);
+      assertThat(page.body().length()).isLessThan(200_000);
+      assertThat(page.body()).contains("more characters not shown: txbox dead-letters show --subscription default --id "
+          + id);
+    });
+  }
+
+  @Test
+  void aUsersFileWithAMalformedHashIsRefusedAtStartNamingTheUser() throws Exception {
+    Files.writeString(users, "carol = operator pbkdf2-sha256:999999999999:c2FsdA==:bm90IGEgaGFzaA==\n");
+
+    Process console = processes.startCommand(dir, "console", List.of(), Map.of(), List.of("--jdbc-url",
+        TestDatabase.jdbcUrl(), "--schema", schema.name(), "--listen", "127.0.0.1:0", "--users", users.toString()));
+
+    assertThat(console.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(console.exitValue()).isEqualTo(2);
+    assertThat(processes.log(1)).contains("invalid --users: user 'carol'", "the iterations are not a number");
+  }
+
+  private URI url(String path) {
+    return URI.create("http://127.0.0.1:" + port + path);
+  }
+
+  private HttpRequest.Builder form(String path, String body) {
+    return HttpRequest.newBuilder(url(path)).header("Content-Type", "application/x-www-form-urlencoded")
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+  }
+
+  private HttpResponse<String> signIn(String user, String password) throws Exception {
+    return http.send(form("/login", "username=" + java.net.URLEncoder.encode(user, StandardCharsets.UTF_8)
+        + "&password=" + password).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static String cookie(HttpResponse<String> signedIn) {
+    assertThat(signedIn.statusCode()).isEqualTo(303);
+    return signedIn.headers().firstValue("Set-Cookie").orElseThrow().split(";")[0];
+  }
+
+  private static byte[] drain(InputStream in) throws Exception {
+    return in.readAllBytes();
+  }
+}
