@@ -255,15 +255,30 @@ public final class NatsSubscriber implements Subscriber {
   private void fetchLoop(Durable.Bound bound) {
     bind(bound);
     while (running.get()) {
-      if (!loop.attempt(this::step)) {
-        if (Thread.currentThread().isInterrupted()) {
-          return;
-        }
-        // a second before trying again, or less once closing; unacknowledged messages come again
-        if (closedWithin(Duration.ofSeconds(1))) {
-          return;
-        }
+      // after a failed step, a second before trying again, or less once closing; unacknowledged messages come again
+      if (!loop.attempt(this::step)
+          && (Thread.currentThread().isInterrupted() || closedWithin(Duration.ofSeconds(1)))) {
+        break;
       }
+    }
+    if (!running.get() && !Thread.currentThread().isInterrupted()) {
+      handOver();
+    }
+  }
+
+  /**
+   * Closing cleanly, every message in hand was acknowledged or handed back, but the server counts
+   * a message handed back as pending until it is delivered again, so a standby would take the
+   * durable for busy until AckWait passed (30 s by default). Created again from its acknowledgement
+   * floor, the durable has nothing pending: the next subscriber binds at once and gets what was
+   * handed back first, in stream order.
+   */
+  private void handOver() {
+    try {
+      durable.restart();
+    } catch (IllegalStateException e) {
+      log.warn("subscriber {}: could not hand durable {} over at once, the next subscriber waits up to AckWait: {}",
+          consumerName, settings.durable(), e.getMessage());
     }
   }
 

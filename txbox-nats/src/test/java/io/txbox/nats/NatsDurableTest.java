@@ -30,6 +30,7 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -111,6 +112,29 @@ class NatsDurableTest {
       assertThat(numbers).as("each key in order, each message once").isSorted().doesNotHaveDuplicates();
     }
     assertThat(handledByKey.values().stream().mapToInt(List::size).sum()).isEqualTo(200);
+  }
+
+  @Test
+  void aSubscriberClosedWhileItsHandlerFailsHandsOverAtOnceNotAfterAckWait() throws Exception {
+    publish(20);
+    AtomicBoolean fixed = new AtomicBoolean();
+    List<Integer> handled = new CopyOnWriteArrayList<>();
+    InboxHandler failingUntilFixed = (tx, m, key) -> {
+      if (!fixed.get()) {
+        throw new IllegalStateException("the bug the next deploy fixes");
+      }
+      handled.add(number(m));
+    };
+    NatsSubscriber broken = start(NatsSubscriber.builder(inbox, "billing", failingUntilFixed)
+        .servers(NatsServer.MACHINE_URL).stream(stream).ackWait(Duration.ofSeconds(30)).build());
+    await().atMost(Duration.ofSeconds(30)).until(() -> broken.failures() >= 2);
+
+    broken.close(); // SIGTERM to the broken process: deploy the fix
+    fixed.set(true);
+    start(NatsSubscriber.builder(inbox, "billing", failingUntilFixed).servers(NatsServer.MACHINE_URL).stream(stream)
+        .ackWait(Duration.ofSeconds(30)).build());
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() == 20); // AckWait is 30 s
   }
 
   @Test
