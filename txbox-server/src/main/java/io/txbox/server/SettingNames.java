@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
  * command-line option and environment variable that set it.
  */
 final class SettingNames {
-  private static final Pattern SETTING = Pattern.compile("^(retry )?([a-z][A-Za-z]*) must ");
+  private static final Pattern SETTING = Pattern.compile("^(retry )?([a-z][A-Za-z]*) (?:and [a-z][A-Za-z]* )?must ");
 
   private SettingNames() {}
 
