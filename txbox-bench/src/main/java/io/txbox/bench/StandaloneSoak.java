@@ -6,6 +6,7 @@ import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.LocalPorts;
+import io.txbox.testkit.internal.ServerProcess;
 import java.io.File;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -117,13 +118,8 @@ final class StandaloneSoak {
         "--http-port", Integer.toString(port));
     Process relay = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(work.resolve("relay.log").toFile()).start();
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (!LocalPorts.listening(port)) {
-      if (!relay.isAlive() || System.nanoTime() > deadline) {
-        throw new IllegalStateException("txbox relay did not start: " + Files.readString(work.resolve("relay.log")));
-      }
-      Thread.sleep(200);
-    }
+    ServerProcess.awaitLogLine(relay, work.resolve("relay.log"), 0, "metrics and health at", port,
+        Duration.ofSeconds(60), "txbox relay");
     System.out.println("relay log: " + work.resolve("relay.log"));
     return relay;
   }

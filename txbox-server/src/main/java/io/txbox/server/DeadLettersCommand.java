@@ -106,7 +106,7 @@ final class DeadLettersCommand {
     @Mixin OperatorOptions operator;
     @Spec CommandSpec spec;
     /** Who runs this, for the audit log; checked before anything runs. */
-    private String who;
+    String who;
 
     @Override
     public Integer call() throws Exception {
@@ -152,10 +152,6 @@ final class DeadLettersCommand {
           p.lastError() == null ? "" : ": " + TerminalText.of(p.lastError()));
     }
 
-    String operator() {
-      return who;
-    }
-
     /**
      * Without {@code --execute}, whatever the count: prints the count and a sample, records the dry
      * run, and says so.
@@ -168,7 +164,7 @@ final class DeadLettersCommand {
       out.printf("dry run: %s would touch %d dead letter(s) (%s); add --execute to do it. Sample:%n", action, count,
           TerminalText.of(s.describe()));
       deadLetters.list(s, SAMPLE).forEach(e -> print(out, e));
-      deadLetters.record(operator(), action, "outbox", s.describe(), count, true);
+      deadLetters.record(who, action, "outbox", s.describe(), count, true);
       return true;
     }
   }
@@ -256,7 +252,7 @@ final class DeadLettersCommand {
       if (dryRun(deadLetters, out, s, "retry", execute)) {
         return 0;
       }
-      out.printf("retried %d dead letter(s) (%s): they are back in the log%n", deadLetters.retry(s, operator()),
+      out.printf("retried %d dead letter(s) (%s): they are back in the log%n", deadLetters.retry(s, who),
           TerminalText.of(s.describe()));
       return 0;
     }
@@ -280,16 +276,16 @@ final class DeadLettersCommand {
         out.printf("dry run: retry would process %d message(s) of %d key(s) (%s); add --execute to do it. Sample:%n",
             parked.size(), keys.size(), described);
         parked.stream().limit(SAMPLE).forEach(p -> print(out, p));
-        store.deadLetters().record(operator(), "retry", "inbox", described, parked.size(), true);
+        store.deadLetters().record(who, "retry", "inbox", described, parked.size(), true);
         return 0;
       }
       int asked = 0;
       for (String key : keys) {
-        if (inbox.requestRetry(scope.consumer, key, operator())) {
+        if (inbox.requestRetry(scope.consumer, key, who)) {
           asked++;
         }
       }
-      store.deadLetters().record(operator(), "retry", "inbox", described, parked.size(), false);
+      store.deadLetters().record(who, "retry", "inbox", described, parked.size(), false);
       out.printf("asked consumer %s to retry %d parked key(s), %d message(s): its running subscriber processes each"
           + " key in order within a second or so. Check with: txbox dead-letters list --consumer %s%n",
           TerminalText.of(scope.consumer), asked, parked.size(), TerminalText.of(scope.consumer));
@@ -308,7 +304,7 @@ final class DeadLettersCommand {
       if (dryRun(deadLetters, out, s, "discard", execute)) {
         return 0;
       }
-      out.printf("discarded %d dead letter(s) (%s)%n", deadLetters.discard(s, operator()),
+      out.printf("discarded %d dead letter(s) (%s)%n", deadLetters.discard(s, who),
           TerminalText.of(s.describe()));
       return 0;
     }
@@ -325,11 +321,11 @@ final class DeadLettersCommand {
         out.printf("dry run: discard would drop %d message(s) (%s); add --execute to do it. Sample:%n", parked.size(),
             described);
         parked.stream().limit(SAMPLE).forEach(p -> print(out, p));
-        store.deadLetters().record(operator(), "discard", "inbox", described, parked.size(), true);
+        store.deadLetters().record(who, "discard", "inbox", described, parked.size(), true);
         return 0;
       }
       int dropped = inbox.discard(scope.consumer, scope.key);
-      store.deadLetters().record(operator(), "discard", "inbox", described, dropped, false);
+      store.deadLetters().record(who, "discard", "inbox", described, dropped, false);
       out.printf("discarded %d message(s) (%s); the key flows again%n", dropped, described);
       return 0;
     }

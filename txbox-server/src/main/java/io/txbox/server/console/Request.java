@@ -1,6 +1,7 @@
 package io.txbox.server.console;
 
 import com.sun.net.httpserver.HttpExchange;
+import io.txbox.server.TerminalText;
 import io.txbox.server.console.Sessions.Session;
 import java.io.IOException;
 import java.io.InputStream;
@@ -92,20 +93,17 @@ final class Request {
       String name = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
       String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
       if (value.indexOf('\0') >= 0) {
-        throw new IllegalArgumentException("parameter '" + cut(name) + "' holds a NUL character, which no txbox"
+        throw new IllegalArgumentException("parameter '" + TerminalText.of(name, 40) + "' holds a NUL character, which no txbox"
             + " value can hold: remove it");
       }
       if (value.length() > MAX_PARAM_LENGTH) {
-        throw new IllegalArgumentException("parameter '" + cut(name) + "' has " + value.length()
+        throw new IllegalArgumentException("parameter '" + TerminalText.of(name, 40) + "' has " + value.length()
             + " characters, over " + MAX_PARAM_LENGTH + ": shorten it");
       }
       into.putIfAbsent(name, value);
     }
   }
 
-  private static String cut(String name) {
-    return name.length() > 40 ? name.substring(0, 40) + "..." : name;
-  }
 
   private static String cookie(HttpExchange exchange, String name) {
     for (String header : exchange.getRequestHeaders().getOrDefault("Cookie", java.util.List.of())) {
