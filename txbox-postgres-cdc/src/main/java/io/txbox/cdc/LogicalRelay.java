@@ -17,8 +17,10 @@ import java.util.Properties;
  * transaction's events come when it commits, after every transaction that committed before it.
  *
  * <p>At least once, in order per key: the slot's position is confirmed only after the broker
- * acknowledged (or the relay dead-lettered) every event before it; after a crash the stream
- * resumes there. A failing event waits with its key under the {@link RetryPolicy} while other keys
+ * acknowledged (or the relay dead-lettered) every event before it, and it reaches the server
+ * before the next batch leaves; after a crash the stream resumes there, so a killed relay sends
+ * again at most the batch it had with the broker (and the acknowledged part of a transaction
+ * larger than a batch). A failing event waits with its key under the {@link RetryPolicy} while other keys
  * go on, and is dead-lettered when the policy gives up. One relay streams a slot at a time; others
  * started on the same slot stand by and take over within about {@code standbyInterval} of the
  * active one's connection closing (a killed process closes it at once; a relay cut off by the
@@ -41,7 +43,7 @@ import java.util.Properties;
  *   <tr><td>batchSize</td><td>{@value #DEFAULT_BATCH_SIZE}</td><td>1 to {@value #MAX_BATCH_SIZE}</td></tr>
  *   <tr><td>maxPending</td><td>{@value #DEFAULT_MAX_PENDING}</td><td>batchSize to {@value #MAX_PENDING_LIMIT}: events read and not yet confirmed</td></tr>
  *   <tr><td>idleInterval</td><td>5 ms</td><td>1 ms to 1 s: longest pause between reads when nothing comes</td></tr>
- *   <tr><td>statusInterval</td><td>1 s</td><td>10 ms to 1 min: how often confirmations reach the server</td></tr>
+ *   <tr><td>statusInterval</td><td>1 s</td><td>10 ms to 1 min: the keep-alive while nothing is confirmed (a confirmation is sent at once)</td></tr>
  *   <tr><td>standbyInterval</td><td>1 s</td><td>10 ms to 1 min: how often a standby tries the slot</td></tr>
  *   <tr><td>drainTimeout</td><td>30 s</td><td>0 to 1 h</td></tr>
  *   <tr><td>retryPolicy</td><td>{@link RetryPolicy#defaults()}</td><td></td></tr>
@@ -212,7 +214,11 @@ public final class LogicalRelay implements AutoCloseable {
       return this;
     }
 
-    /** How often the confirmed position is sent to the server. Default 1 s. */
+    /**
+     * How often a status update reaches the server when no confirmation has sent one: the
+     * keep-alive that {@code wal_sender_timeout} waits for. A confirmation is sent as soon as a
+     * batch is settled. Default 1 s.
+     */
     public Builder statusInterval(Duration statusInterval) {
       this.statusInterval = statusInterval;
       return this;

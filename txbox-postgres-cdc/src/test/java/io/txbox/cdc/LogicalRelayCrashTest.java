@@ -27,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -84,6 +85,44 @@ class LogicalRelayCrashTest {
     }
   }
 
+  @Test
+  void aKilledRelaySendsAgainAtMostTheBatchItHadWithTheBroker() throws Exception {
+    KafkaBroker kafka = KafkaBroker.shared();
+    String topic = "cdc-resend-" + UUID.randomUUID();
+    kafka.createTopic(topic, 4);
+    Path dir = Files.createTempDirectory("txbox-cdc-resend");
+    int events = 20_000;
+    int batch = 200;
+    try (LogicalDatabase db = LogicalDatabase.fresh();
+        TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      // One event per transaction, so that each settled batch ends transactions the slot may confirm.
+      db.exec("DO $$ BEGIN PERFORM set_config('synchronous_commit', 'off', false); FOR i IN 1.." + events
+          + " LOOP INSERT INTO " + db.store.outboxTable()
+          + " (id, key, type, destination, payload, content_type, headers, created_at)"
+          + " VALUES (gen_random_uuid(), 'k' || i % 17, 'Test', '" + topic + "', convert_to(i::text, 'UTF8'),"
+          + " 'text/plain', '{}'::jsonb, now()); COMMIT; END LOOP; END $$");
+      Process first = startRelay(db, kafka, dir, "first", batch);
+      Process second = null;
+      try {
+        reader.readUntil(r -> r.size() >= events / 2, Duration.ofSeconds(60));
+        first.destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL, mid-drain
+        second = startRelay(db, kafka, dir, "second", batch);
+        reader.readUntil(r -> TopicReader.distinctIds(r).size() >= events, Duration.ofSeconds(120));
+        List<TopicReader.Received> got = reader.readUntil(r -> false, Duration.ofSeconds(2)); // and any late copy
+        int resent = got.size() - events;
+        System.out.printf("killed at half of %d events: %d sent again (batch %d)%n", events, resent, batch);
+        assertThat(TopicReader.distinctIds(got)).hasSize(events);
+        assertThat(resent).as("records sent twice").isBetween(0, batch);
+      } finally {
+        first.destroyForcibly();
+        if (second != null) {
+          second.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> activePidOrZero(db) == 0);
+      }
+    }
+  }
+
   /**
    * Commits the events one per transaction, 50 every 20 ms on a scheduler, so that the writes
    * spread over the kills; the future completes after the last one.
@@ -119,6 +158,13 @@ class LogicalRelayCrashTest {
   private static Process startRelay(LogicalDatabase db, KafkaBroker kafka, Path dir, int n) throws Exception {
     return ChildProcess.start(List.of("-Xmx128m"), RelayProcess.class.getName(),
         List.of(LogicalDatabase.jdbcUrl(), db.schema, kafka.bootstrapServers()), dir.resolve("relay-" + n + ".log"));
+  }
+
+  private static Process startRelay(LogicalDatabase db, KafkaBroker kafka, Path dir, String name, int batchSize)
+      throws Exception {
+    return ChildProcess.start(List.of("-Xmx128m"), RelayProcess.class.getName(),
+        List.of(LogicalDatabase.jdbcUrl(), db.schema, kafka.bootstrapServers(), Integer.toString(batchSize)),
+        dir.resolve("relay-" + name + ".log"));
   }
 
   private static int activePid(LogicalDatabase db) throws Exception {

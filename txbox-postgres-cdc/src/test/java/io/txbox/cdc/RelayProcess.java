@@ -6,7 +6,10 @@ import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
 import java.util.Properties;
 
-/** A logical relay in a process of its own, for tests that SIGKILL it: jdbc-url schema bootstrap-servers. */
+/**
+ * A logical relay in a process of its own, for tests that SIGKILL it: jdbc-url schema
+ * bootstrap-servers [batch-size]. Its status interval is the default when a batch size is given.
+ */
 public final class RelayProcess {
   private RelayProcess() {}
 
@@ -18,12 +21,15 @@ public final class RelayProcess {
     LogicalReplication replication = LogicalReplication.builder(pool, store).slot(schema).publication(schema).build();
     Properties credentials = new Properties();
     credentials.setProperty("user", "postgres");
-    LogicalRelay.builder(replication, KafkaPublisher.builder().bootstrapServers(args[2]).build())
+    LogicalRelay.Builder relay = LogicalRelay.builder(replication, KafkaPublisher.builder().bootstrapServers(args[2]).build())
         .connection(url, credentials)
-        .standbyInterval(Duration.ofMillis(100))
-        .statusInterval(Duration.ofMillis(200))
-        .build()
-        .start();
+        .standbyInterval(Duration.ofMillis(100));
+    if (args.length > 3) {
+      relay.batchSize(Integer.parseInt(args[3]));
+    } else {
+      relay.statusInterval(Duration.ofMillis(200));
+    }
+    relay.build().start();
     Thread.currentThread().join(); // until killed
   }
 }

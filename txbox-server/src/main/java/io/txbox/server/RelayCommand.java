@@ -62,7 +62,7 @@ final class RelayCommand implements Callable<Integer> {
   int maxPending;
 
   @Option(names = "--status-interval", converter = DurationConverter.class,
-      description = "--source logical: how often the confirmed position reaches the server. Default: 1s.")
+      description = "--source logical: the keep-alive to the server while nothing is confirmed (each confirmation is sent at once). Default: 1s.")
   Duration statusInterval;
 
   @Option(names = "--standby-interval", converter = DurationConverter.class,

@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -187,11 +188,16 @@ public final class StreamLoop implements Runnable {
     Flight flight = null;
     Duration pause = MIN_PAUSE;
     while (running) {
-      boolean progress = read(session, assembler, pending);
+      boolean progress = read(session, assembler, pending, flight);
       if (flight != null && flight.result.isDone()) {
         settle(flight, await(session, flight));
         flight = null;
         progress = true;
+        // Told before the next batch leaves, not with the next status update: a relay killed now
+        // sends again at most that batch, not all it has acknowledged since the last update.
+        if (confirm(session, pending, assembler)) {
+          session.sendStatus();
+        }
       }
       if (flight == null) {
         List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
@@ -217,7 +223,9 @@ public final class StreamLoop implements Runnable {
     session.sendStatus();
   }
 
-  private void confirm(ReplicationSession session, PendingEvents pending, TransactionAssembler assembler) {
+  /** Confirms the end of the finished transactions at the head; returns whether the position moved. */
+  private boolean confirm(ReplicationSession session, PendingEvents pending, TransactionAssembler assembler) {
+    long before = session.confirmed();
     OptionalLong done = pending.confirmable();
     if (done.isPresent()) {
       confirm(session, done.getAsLong());
@@ -228,10 +236,16 @@ public final class StreamLoop implements Runnable {
     }
     oldestPending = pending.oldestCommitTime();
     pendingCount = pending.size();
+    return session.confirmed() != before;
   }
 
-  private boolean read(ReplicationSession session, TransactionAssembler assembler, PendingEvents pending)
-      throws SQLException {
+  /**
+   * Reads what has arrived, but stops at the end of a transaction when the broker holds nothing of
+   * this relay's or has answered: a steady stream never runs dry, and reading on would hold back
+   * what is ready to send. While a batch is with the broker, reading on gathers the next one.
+   */
+  private boolean read(ReplicationSession session, TransactionAssembler assembler, PendingEvents pending,
+      Flight flight) throws SQLException {
     boolean any = false;
     while (pending.size() < settings.maxPending()) {
       ByteBuffer data = session.readPending();
@@ -239,7 +253,13 @@ public final class StreamLoop implements Runnable {
         break;
       }
       any = true;
-      assembler.accept(session.lastReceived(), data).ifPresent(pending::add);
+      Optional<CommittedTransaction> committed = assembler.accept(session.lastReceived(), data);
+      if (committed.isPresent()) {
+        pending.add(committed.get());
+        if (flight == null || flight.result.isDone()) {
+          break;
+        }
+      }
     }
     return any;
   }
