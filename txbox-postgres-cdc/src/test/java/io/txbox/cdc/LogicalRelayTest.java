@@ -201,11 +201,21 @@ class LogicalRelayTest {
       db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'order-42', 'OrderPlaced',"
           + " convert_to('{\"id\":42}', 'UTF8'), version => 3, content_type => 'application/json',"
           + " headers => '{\"tenant\": \"acme\"}')");
-      TopicReader.Received got = readAll(1).get(0);
+      db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', NULL, 'Pinged', ''::bytea)");
+      db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'Tagged', '\\x00ff'::bytea,"
+          + " headers => '{\"a\": \"1\", \"b\": \"\"}')");
+      List<TopicReader.Received> all = readAll(3);
+      TopicReader.Received got = all.get(0);
       assertThat(got.key()).isEqualTo("order-42");
       assertThat(new String(got.value(), StandardCharsets.UTF_8)).isEqualTo("{\"id\":42}");
       assertThat(got.headers()).containsEntry("txbox-type", "OrderPlaced").containsEntry("txbox-version", "3")
           .containsEntry("content-type", "application/json").containsEntry("tenant", "acme");
+      assertThat(all.get(1).key()).isNull();
+      assertThat(all.get(1).value()).isEmpty();
+      assertThat(all.get(1).headers()).containsEntry("txbox-type", "Pinged").containsEntry("txbox-version", "1")
+          .doesNotContainKey("tenant");
+      assertThat(all.get(2).value()).containsExactly(0x00, 0xff);
+      assertThat(all.get(2).headers()).containsEntry("a", "1").containsEntry("b", "");
     }
   }
 
