@@ -5,12 +5,14 @@ import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.WalEnvelope;
 import io.txbox.cdc.WalOutboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.Metrics;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,7 +36,7 @@ import picocli.CommandLine.Option;
 @Command(name = "logical", description = "Logical decoding: write overhead by mode, relay from a slot into Kafka,"
     + " commit-to-ack latency.")
 final class LogicalBench implements java.util.concurrent.Callable<Integer> {
-  private static final int WARM_UP_SECONDS = 3;
+  static final int WARM_UP_SECONDS = 3;
 
   @Option(names = "--jdbc-url", description = "A server with wal_level=logical; default: an embedded one")
   String jdbcUrl;
@@ -63,11 +65,33 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    EmbeddedPostgres embedded = null;
-    String url = jdbcUrl;
-    if (url == null) {
+    try (Server server = Server.start(jdbcUrl);
+        BenchDatabase db = new BenchDatabase(server.url(), threads + 4); KafkaBench kafka = new KafkaBench(8)) {
+      Results results = new Results("logical", "java -jar txbox-bench/target/txbox-bench.jar logical");
+      results.setting("server", server.description());
+      results.setting("batchSize", batchSize);
+      if (parts.contains("write")) {
+        writeOverhead(db, results);
+      }
+      if (parts.contains("relay")) {
+        relayThroughput(db, server.url(), kafka, results);
+      }
+      if (parts.contains("latency")) {
+        latency(db, server.url(), kafka, results);
+      }
+      results.publish(Path.of("txbox-bench", "results"));
+    }
+    return 0;
+  }
+
+  /** The server the logical benchmarks run on: the one at {@code --jdbc-url}, or an embedded one. */
+  record Server(String url, String description, EmbeddedPostgres embedded) implements AutoCloseable {
+    static Server start(String jdbcUrl) throws java.io.IOException {
+      if (jdbcUrl != null) {
+        return new Server(jdbcUrl, "given by --jdbc-url", null);
+      }
       System.out.println("starting an embedded PostgreSQL with wal_level=logical...");
-      embedded = EmbeddedPostgres.builder()
+      EmbeddedPostgres embedded = EmbeddedPostgres.builder()
           .setServerConfig("wal_level", "logical")
           .setServerConfig("fsync", "on")
           .setServerConfig("synchronous_commit", "on")
@@ -75,43 +99,27 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
           .setServerConfig("max_wal_size", "4GB")
           .setServerConfig("max_connections", "100")
           .start();
-      url = embedded.getJdbcUrl("postgres", "postgres");
+      return new Server(embedded.getJdbcUrl("postgres", "postgres"),
+          "embedded PostgreSQL 17, fsync and synchronous_commit on", embedded);
     }
-    try (BenchDatabase db = new BenchDatabase(url, threads + 4); KafkaBench kafka = new KafkaBench(8)) {
-      Results results = new Results("logical", "java -jar txbox-bench/target/txbox-bench.jar logical");
-      results.setting("server", embedded == null ? "given by --jdbc-url" : "embedded PostgreSQL 17, fsync and synchronous_commit on");
-      results.setting("batchSize", batchSize);
-      if (parts.contains("write")) {
-        writeOverhead(db, results);
-      }
-      if (parts.contains("relay")) {
-        relayThroughput(db, url, kafka, results);
-      }
-      if (parts.contains("latency")) {
-        latency(db, url, kafka, results);
-      }
-      results.publish(Path.of("txbox-bench", "results"));
-    } finally {
+
+    @Override
+    public void close() throws java.io.IOException {
       if (embedded != null) {
         embedded.close();
       }
     }
-    return 0;
   }
 
   private void writeOverhead(BenchDatabase db, Results results) throws Exception {
-    Outbox table = Outbox.create(WriteOverhead.migrated(db.store().tablePrefix("write_").notifyOnAppend(false).build()));
-    Outbox wal = Outbox.create(WalOutboxStore.withPrefix("bench-write")); // no slot reads it: WAL costs the same
-    Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
-    variants.put("bare", WriteOverhead::insertOrder);
-    variants.put("table row", (c, n) -> {
-      WriteOverhead.insertOrder(c, n);
-      table.send(c, Events.orderPlaced("orders", n));
-    });
-    variants.put("WAL message", (c, n) -> {
-      WriteOverhead.insertOrder(c, n);
-      wal.send(c, Events.orderPlaced("orders", n));
-    });
+    PostgresOutboxStore tableStore = WriteOverhead.migrated(db.store().tablePrefix("write_").notifyOnAppend(false).build());
+    LogicalReplication emitting = LogicalReplication.builder(db.dataSource, tableStore).slot("bench_write").build();
+    emitting.migrate(); // the emit function
+    emitting.drop(); // no slot keeps the WAL: a WAL message costs the writer the same either way
+    Outbox table = Outbox.create(tableStore);
+    Outbox wal = Outbox.create(WalOutboxStore.withPrefix("bench-write"));
+    db.execute(DebeziumBench.createTable());
+    Map<String, TransactionRate.Work> variants = writeVariants(table, wal);
     Map<String, List<Double>> rates = new LinkedHashMap<>();
     variants.keySet().forEach(name -> rates.put(name, new ArrayList<>()));
     for (var v : variants.values()) {
@@ -129,8 +137,65 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     results.setting("writeRounds", rounds);
     double bare = WriteOverhead.median(rates.get("bare"));
     results.add("write: business tx/s, bare (one INSERT), median of rounds", bare, "tx/s");
+    results.add("write: + SELECT 1, the floor of one more statement", WriteOverhead.median(rates.get("second statement")),
+        "tx/s", "bare", bare);
     results.add("write: + Outbox.send as a table row", WriteOverhead.median(rates.get("table row")), "tx/s", "bare", bare);
+    results.add("write: + Debezium's outbox row (plain INSERT, jsonb payload)",
+        WriteOverhead.median(rates.get("Debezium outbox row")), "tx/s", "bare", bare);
     results.add("write: + Outbox.send as a WAL message", WriteOverhead.median(rates.get("WAL message")), "tx/s", "bare", bare);
+    double direct = WriteOverhead.median(rates.get("pg_logical_emit_message"));
+    results.add("write: + pg_logical_emit_message of an envelope built in Java", direct, "tx/s", "bare", bare);
+    results.add("write: + the emit SQL function", WriteOverhead.median(rates.get("emit function")), "tx/s",
+        "pg_logical_emit_message", direct);
+  }
+
+  /** Each transaction inserts an order, and then the variant's event or statement. */
+  private static Map<String, TransactionRate.Work> writeVariants(Outbox table, Outbox wal) {
+    Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
+    variants.put("bare", WriteOverhead::insertOrder);
+    variants.put("second statement", (c, n) -> { // the floor of any write that is one more statement
+      WriteOverhead.insertOrder(c, n);
+      try (PreparedStatement p = c.prepareStatement("SELECT 1")) {
+        p.executeQuery().close();
+      }
+    });
+    variants.put("table row", (c, n) -> {
+      WriteOverhead.insertOrder(c, n);
+      table.send(c, Events.orderPlaced("orders", n));
+    });
+    variants.put("Debezium outbox row", (c, n) -> {
+      WriteOverhead.insertOrder(c, n);
+      try (PreparedStatement p = c.prepareStatement(DebeziumBench.insertEvent())) {
+        DebeziumBench.bindEvent(p, UUID.randomUUID(), n);
+        p.executeUpdate();
+      }
+    });
+    variants.put("WAL message", (c, n) -> {
+      WriteOverhead.insertOrder(c, n);
+      wal.send(c, Events.orderPlaced("orders", n));
+    });
+    variants.put("emit function", (c, n) -> {
+      WriteOverhead.insertOrder(c, n);
+      Message m = Events.orderPlaced("orders", n);
+      try (PreparedStatement p = c.prepareStatement("SELECT " + BenchDatabase.SCHEMA + ".write_emit(?, ?, ?, ?,"
+          + " content_type => ?, headers => jsonb_build_object('traceparent', ?::text), message_prefix => 'bench-write')")) {
+        p.setString(1, m.destination());
+        p.setString(2, m.key());
+        p.setString(3, m.type());
+        p.setBytes(4, m.payload());
+        p.setString(5, m.contentType());
+        p.setString(6, Events.TRACEPARENT);
+        p.executeQuery().close();
+      }
+    });
+    variants.put("pg_logical_emit_message", (c, n) -> {
+      WriteOverhead.insertOrder(c, n);
+      try (PreparedStatement p = c.prepareStatement("SELECT pg_logical_emit_message(true, 'bench-write', ?)")) {
+        p.setBytes(1, WalEnvelope.encode(Events.orderPlaced("orders", n)));
+        p.executeQuery().close();
+      }
+    });
+    return variants;
   }
 
   /**
@@ -195,13 +260,18 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     };
   }
 
-  private void backlog(BenchDatabase db, Outbox outbox) throws Exception {
-    for (int done = 0; done < events; done += 1000) {
+  void backlog(BenchDatabase db, Outbox outbox) throws Exception {
+    backlog(db, outbox, events, BenchBroker.RELAY_DESTINATION);
+  }
+
+  /** Commits {@code count} events for {@code destination} in transactions of 1,000. */
+  static void backlog(BenchDatabase db, Outbox outbox, int count, String destination) throws Exception {
+    for (int done = 0; done < count; done += 1000) {
       try (Connection c = db.dataSource.getConnection()) {
         c.setAutoCommit(false);
         List<Message> batch = new ArrayList<>(1000);
-        for (int i = done; i < Math.min(events, done + 1000); i++) {
-          batch.add(Events.orderPlaced(BenchBroker.RELAY_DESTINATION, i));
+        for (int i = done; i < Math.min(count, done + 1000); i++) {
+          batch.add(Events.orderPlaced(destination, i));
         }
         outbox.send(c, batch);
         c.commit();
@@ -209,7 +279,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     }
   }
 
-  private double drain(LogicalReplication replication, String url, KafkaBench kafka, int count) throws Exception {
+  double drain(LogicalReplication replication, String url, KafkaBench kafka, int count) throws Exception {
     CountDownLatch done = new CountDownLatch(1);
     long start = System.nanoTime();
     try (LogicalRelay relay = relay(replication, url, kafka, counting(count, done)).start()) {
@@ -228,8 +298,8 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     results.setting("latencySecondsPerRate", latencySeconds);
     PostgresOutboxStore rowsStore = WriteOverhead.migrated(db.store().tablePrefix("lat_").notifyOnAppend(false).build());
     // A fresh broker and JVM make the first run slow whatever it measures: warm both up first.
-    latency(db, url, kafka, new Results("warm-up", ""), replication(db, "bench_latency_warm_up"),
-        Outbox.create(WalOutboxStore.create()), "warm-up", 1000, 1);
+    latency(db, url, kafka, replication(db, "bench_latency_warm_up"), Outbox.create(WalOutboxStore.create()),
+        "warm-up", 1000, 1);
     for (boolean rows : new boolean[] {true, false}) {
       for (int[] shape : new int[][] {{1000, 1}, {10_000, 10}}) {
         String slot = "bench_latency_" + (rows ? "rows_" : "wal_") + shape[0];
@@ -237,13 +307,17 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
             ? LogicalReplication.builder(db.dataSource, rowsStore).slot(slot).publication(slot).build()
             : replication(db, slot);
         Outbox outbox = Outbox.create(rows ? rowsStore : WalOutboxStore.create());
-        latency(db, url, kafka, results, replication, outbox, rows ? "outbox rows" : "WAL messages", shape[0], shape[1]);
+        String mode = rows ? "outbox rows" : "WAL messages";
+        double[] p50p99 = latency(db, url, kafka, replication, outbox, mode, shape[0], shape[1]);
+        results.add("latency commit -> Kafka ack, " + mode + ", at " + shape[0] + " events/s, p50", p50p99[0], "ms");
+        results.add("latency commit -> Kafka ack, " + mode + ", at " + shape[0] + " events/s, p99", p50p99[1], "ms");
       }
     }
   }
 
-  private void latency(BenchDatabase db, String url, KafkaBench kafka, Results results, LogicalReplication replication,
-      Outbox outbox, String mode, int rate, int perTransaction) throws Exception {
+  /** Commit → broker ack through a new relay on {@code replication}: p50 and p99 in ms. */
+  double[] latency(BenchDatabase db, String url, KafkaBench kafka, LogicalReplication replication, Outbox outbox,
+      String mode, int rate, int perTransaction) throws Exception {
     replication.migrate();
     Map<UUID, Long> committedAt = new ConcurrentHashMap<>();
     List<Long> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -272,8 +346,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     double p99 = WriteOverhead.percentile(sorted, 99) / 1e6;
     System.out.printf("%s, %,d events/s (%d per transaction): %,d delivered, p50 %.1f ms, p99 %.1f ms, max %.1f ms%n",
         mode, rate, perTransaction, sorted.length, p50, p99, sorted.length == 0 ? Double.NaN : sorted[sorted.length - 1] / 1e6);
-    results.add("latency commit -> Kafka ack, " + mode + ", at " + rate + " events/s, p50", p50, "ms");
-    results.add("latency commit -> Kafka ack, " + mode + ", at " + rate + " events/s, p99", p99, "ms");
+    return new double[] {p50, p99};
   }
 
   /** Commits {@code transactionsPerSecond} transactions of {@code events} events, paced, on two threads. */
@@ -328,7 +401,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     return LogicalReplication.builder(db.dataSource, store).slot(slot).publication(slot).build();
   }
 
-  private LogicalRelay relay(LogicalReplication replication, String url, KafkaBench kafka, Metrics metrics) {
+  LogicalRelay relay(LogicalReplication replication, String url, KafkaBench kafka, Metrics metrics) {
     return LogicalRelay.builder(replication, kafka.publisher())
         .connection(url, new Properties())
         .batchSize(batchSize)

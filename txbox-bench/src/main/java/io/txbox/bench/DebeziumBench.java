@@ -1,0 +1,436 @@
+package io.txbox.bench;
+
+import io.txbox.Outbox;
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.testkit.ChildProcess;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Debezium beside txbox, in alternating rounds on one PostgreSQL with {@code wal_level=logical}
+ * and one Kafka: Debezium's embedded engine (PostgreSQL connector, {@code pgoutput}, the outbox
+ * Event Router, {@code poll.interval.ms=5}) on its own outbox table, in a JVM of its own with its
+ * own class path (module txbox-bench-debezium), against txbox's logical relay from outbox rows:
+ * how fast each drains a backlog, commit → broker-ack latency at 1,000 events/s, and how many
+ * events each sends twice when SIGKILLed halfway through a backlog and restarted.
+ */
+@Command(name = "debezium", description = "Debezium's embedded engine with the outbox Event Router beside txbox's"
+    + " logical relay: drain, commit-to-ack latency, events sent twice after a SIGKILL.")
+final class DebeziumBench implements Callable<Integer> {
+  private static final Pattern DRAINED = Pattern.compile("drained (\\d+) in (\\d+) ms");
+  private static final Duration LIMIT = Duration.ofMinutes(10);
+  private static final String TABLE = "debezium_outbox";
+
+  @Option(names = "--jdbc-url", description = "A server with wal_level=logical; default: an embedded one")
+  String jdbcUrl;
+
+  @Option(names = "--rounds", defaultValue = "3")
+  int rounds;
+
+  @Option(names = "--events", defaultValue = "200000", description = "Backlog each relay drains")
+  int events;
+
+  @Option(names = "--kill-events", defaultValue = "100000", description = "Backlog of the SIGKILL run")
+  int killEvents;
+
+  @Option(names = "--latency-seconds", defaultValue = "20")
+  int latencySeconds;
+
+  @Option(names = "--debezium", defaultValue = "txbox-bench-debezium/target",
+      description = "Where the txbox-bench-debezium module was built (its classes and debezium.classpath)")
+  Path debezium;
+
+  @Option(names = "--parts", split = ",", defaultValue = "drain,latency,resends")
+  List<String> parts;
+
+  private String url;
+  private KafkaBench kafka;
+  private BenchDatabase db;
+  private final LogicalBench txbox = new LogicalBench();
+
+  @Override
+  public Integer call() throws Exception {
+    String classPath = debeziumClassPath();
+    LogicalBench.Server server = LogicalBench.Server.start(jdbcUrl);
+    url = server.url();
+    txbox.batchSize = io.txbox.cdc.LogicalRelay.DEFAULT_BATCH_SIZE;
+    txbox.events = events;
+    txbox.latencySeconds = latencySeconds;
+    try (server; BenchDatabase database = new BenchDatabase(url, 8); KafkaBench broker = new KafkaBench(8)) {
+      db = database;
+      kafka = broker;
+      db.execute(createTable());
+      PostgresOutboxStore rows = WriteOverhead.migrated(db.store().tablePrefix("dbz_cmp_").notifyOnAppend(false).build());
+      Results results = new Results("debezium", "java -jar txbox-bench/target/txbox-bench.jar debezium");
+      results.setting("server", server.description());
+      results.setting("debezium", "3.6.1.Final embedded engine, pgoutput, outbox EventRouter, poll.interval.ms=5,"
+          + " other settings default; kafka-clients 4.3.0, acks=all, idempotent; each batch awaited");
+      results.setting("txbox", "logical relay from outbox rows, default settings");
+      results.setting("rounds", rounds);
+      Map<String, List<Double>> figures = new java.util.LinkedHashMap<>();
+      for (int round = 1; round <= rounds; round++) {
+        if (parts.contains("drain")) {
+          add(figures, "drain, Debezium", debeziumDrain(classPath, round));
+          add(figures, "drain, txbox", txboxDrain(rows, round));
+        }
+        if (parts.contains("latency")) {
+          double[] d = debeziumLatency(classPath, round);
+          add(figures, "latency p50, Debezium", d[0]);
+          add(figures, "latency p99, Debezium", d[1]);
+          double[] t = txboxLatency(rows, round);
+          add(figures, "latency p50, txbox", t[0]);
+          add(figures, "latency p99, txbox", t[1]);
+        }
+        if (parts.contains("resends")) {
+          add(figures, "sent twice after SIGKILL, Debezium", debeziumResends(classPath, round));
+          add(figures, "sent twice after SIGKILL, txbox", txboxResends(rows, round));
+        }
+        System.out.println("round " + round + ": " + figures);
+      }
+      publish(results, figures);
+      results.publish(Path.of("txbox-bench", "results"));
+    }
+    return 0;
+  }
+
+  private static void add(Map<String, List<Double>> figures, String name, double value) {
+    figures.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
+  }
+
+  private void publish(Results results, Map<String, List<Double>> figures) {
+    figures.forEach((name, values) -> {
+      String unit = name.startsWith("drain") ? "events/s" : name.startsWith("latency") ? "ms" : "events";
+      results.add(name + ", min of rounds", values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN), unit);
+      results.add(name + ", max of rounds", values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN), unit);
+    });
+  }
+
+  private String debeziumClassPath() throws IOException {
+    Path file = debezium.resolve("debezium.classpath");
+    Path classes = debezium.resolve("classes");
+    if (!Files.isRegularFile(file) || !Files.isDirectory(classes)) {
+      throw new IllegalStateException("--debezium " + debezium + " holds no built txbox-bench-debezium module:"
+          + " build it with ./mvnw -pl txbox-bench-debezium package, and run from the repository's root");
+    }
+    return classes.toAbsolutePath() + java.io.File.pathSeparator + Files.readString(file).trim();
+  }
+
+  /** A fresh slot and publication on Debezium's table, which is emptied first. */
+  private String debeziumSlot(String name) throws SQLException {
+    db.execute("TRUNCATE " + BenchDatabase.SCHEMA + "." + TABLE);
+    db.execute("SELECT pg_create_logical_replication_slot('" + name + "', 'pgoutput')");
+    db.execute("CREATE PUBLICATION " + name + " FOR TABLE " + BenchDatabase.SCHEMA + "." + TABLE);
+    return name;
+  }
+
+  private void dropSlot(String name) throws SQLException {
+    db.execute("SELECT pg_drop_replication_slot('" + name + "')");
+    db.execute("DROP PUBLICATION " + name);
+  }
+
+  /** A Debezium engine in a JVM of its own, on a slot made for it and a topic of its own. */
+  private final class Engine implements AutoCloseable {
+    final Process process;
+    final Path log;
+    final String topic;
+
+    Engine(String classPath, String slot, String topic, Path offsets, Map<String, String> extra) throws IOException {
+      this.topic = topic;
+      this.log = Files.createTempFile("txbox-bench-debezium", ".log");
+      URI server = URI.create(url.substring("jdbc:".length()));
+      List<String> args = new ArrayList<>(List.of("host=" + server.getHost(), "port=" + server.getPort(),
+          "database=" + server.getPath().substring(1), "user=postgres", "schema=" + BenchDatabase.SCHEMA, "table=" + TABLE,
+          "slot=" + slot, "publication=" + slot, "topic=" + topic, "bootstrap=" + kafka.bootstrapServers(),
+          "offsets=" + offsets, "debezium.poll.interval.ms=5"));
+      extra.forEach((k, v) -> args.add(k + "=" + v));
+      // Not through ChildProcess, which puts this jar (and its older pgjdbc and kafka-clients) first;
+      // the engine stops by itself when its standard input closes with this JVM.
+      List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "-Xmx1g", "-cp", classPath, "io.txbox.bench.debezium.DebeziumRelay"));
+      command.addAll(args);
+      process = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+    }
+
+    Matcher await(Pattern line) throws Exception {
+      long deadline = System.nanoTime() + LIMIT.toNanos();
+      while (System.nanoTime() < deadline) {
+        Matcher m = line.matcher(Files.readString(log));
+        if (m.find()) {
+          return m;
+        }
+        if (!process.isAlive()) {
+          throw new IllegalStateException("Debezium exited: " + Files.readString(log));
+        }
+        TimeUnit.MILLISECONDS.sleep(20);
+      }
+      throw new IllegalStateException("Debezium did not print " + line + " within " + LIMIT + ": " + Files.readString(log));
+    }
+
+    void kill() throws InterruptedException {
+      process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() throws Exception {
+      if (process.isAlive()) {
+        try (OutputStream in = process.getOutputStream()) {
+          in.write("stop\n".getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+          // gone already
+        }
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+          kill();
+        }
+      }
+    }
+  }
+
+  private double debeziumDrain(String classPath, int round) throws Exception {
+    String slot = debeziumSlot("dbz_drain_" + round);
+    String topic = "dbz-drain-" + round;
+    kafka.createTopic(topic, 8);
+    writeDebeziumBacklog(events);
+    Path offsets = Files.createTempFile("dbz-offsets", ".dat");
+    try (Engine engine = new Engine(classPath, slot, topic, offsets, Map.of("expect", Integer.toString(events)))) {
+      Matcher drained = engine.await(DRAINED);
+      double rate = events / (Long.parseLong(drained.group(2)) / 1000.0);
+      System.out.printf("round %d: Debezium drained %,d events at %,.0f/s%n", round, events, rate);
+      return rate;
+    } finally {
+      dropSlot(slot);
+    }
+  }
+
+  private double txboxDrain(PostgresOutboxStore rows, int round) throws Exception {
+    db.execute("TRUNCATE " + rows.outboxTable());
+    LogicalReplication replication = LogicalReplication.builder(db.dataSource, rows)
+        .slot("txbox_drain_" + round).publication("txbox_drain_" + round).build();
+    replication.migrate();
+    try {
+      txbox.backlog(db, Outbox.create(rows));
+      double rate = txbox.drain(replication, url, kafka, events);
+      System.out.printf("round %d: txbox drained %,d events at %,.0f/s%n", round, events, rate);
+      return rate;
+    } finally {
+      replication.drop();
+    }
+  }
+
+  /** Writes a backlog into Debezium's table in transactions of 1,000, the shape txbox's backlog has. */
+  private void writeDebeziumBacklog(int count) throws Exception {
+    for (int done = 0; done < count; done += 1000) {
+      try (Connection c = db.dataSource.getConnection()) {
+        c.setAutoCommit(false);
+        try (PreparedStatement p = c.prepareStatement(insertEvent())) {
+          for (int i = done; i < Math.min(count, done + 1000); i++) {
+            bindEvent(p, UUID.randomUUID(), i);
+            p.addBatch();
+          }
+          p.executeBatch();
+        }
+        c.commit();
+      }
+    }
+  }
+
+  /** Debezium's outbox table as its documentation shows it. */
+  static String createTable() {
+    return "CREATE TABLE IF NOT EXISTS " + BenchDatabase.SCHEMA + "." + TABLE + " (id uuid PRIMARY KEY,"
+        + " aggregatetype varchar(255) NOT NULL, aggregateid varchar(255) NOT NULL, type varchar(255) NOT NULL,"
+        + " payload jsonb)";
+  }
+
+  static String insertEvent() {
+    return "INSERT INTO " + BenchDatabase.SCHEMA + "." + TABLE
+        + " (id, aggregatetype, aggregateid, type, payload) VALUES (?, 'orders', ?, 'OrderPlaced', ?::jsonb)";
+  }
+
+  /** The same event as {@link Events#orderPlaced}: a customer key and a ~300-byte JSON payload. */
+  static void bindEvent(PreparedStatement p, UUID id, long order) throws SQLException {
+    io.txbox.Message m = Events.orderPlaced("orders", order);
+    p.setObject(1, id);
+    p.setString(2, m.key());
+    p.setString(3, new String(m.payload(), StandardCharsets.UTF_8));
+  }
+
+  /** p50 and p99 in ms, commit → Kafka ack, 1,000 events/s of one event per transaction. */
+  private double[] debeziumLatency(String classPath, int round) throws Exception {
+    String slot = debeziumSlot("dbz_latency_" + round);
+    String topic = "dbz-latency-" + round;
+    kafka.createTopic(topic, 8);
+    Path acks = Files.createTempFile("dbz-acks", ".txt");
+    Map<String, Long> committed = new ConcurrentHashMap<>();
+    try (Engine engine = new Engine(classPath, slot, topic, Files.createTempFile("dbz-offsets", ".dat"),
+        Map.of("acks", acks.toString()))) {
+      engine.await(Pattern.compile("engine started"));
+      awaitStreaming(slot);
+      writePaced(committed);
+      TimeUnit.SECONDS.sleep(3); // the last events arrive
+    } finally {
+      dropSlot(slot);
+    }
+    List<Long> micros = new ArrayList<>();
+    Map<String, Long> acked = new HashMap<>();
+    for (String line : Files.readAllLines(acks)) {
+      String[] f = line.split(" ");
+      acked.put(f[0], Long.parseLong(f[1]));
+    }
+    committed.forEach((id, at) -> {
+      Long ack = acked.get(id);
+      if (ack != null) {
+        micros.add(Math.max(0, ack - at));
+      }
+    });
+    long[] sorted = WriteOverhead.sorted(micros);
+    double p50 = WriteOverhead.percentile(sorted, 50) / 1000.0;
+    double p99 = WriteOverhead.percentile(sorted, 99) / 1000.0;
+    System.out.printf("round %d: Debezium %,d of %,d measured, p50 %.1f ms, p99 %.1f ms%n",
+        round, sorted.length, committed.size(), p50, p99);
+    return new double[] {p50, p99};
+  }
+
+  private void awaitStreaming(String slot) throws Exception {
+    long deadline = System.nanoTime() + LIMIT.toNanos();
+    while (db.queryLong("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND active") != 1) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("Debezium did not take slot " + slot + " within " + LIMIT);
+      }
+      TimeUnit.MILLISECONDS.sleep(20);
+    }
+  }
+
+  /**
+   * Two writers commit 1,000 events/s in all, one per transaction, for the warm-up and then
+   * {@code latencySeconds}; only the latter are recorded, as epoch microseconds after the commit.
+   */
+  private void writePaced(Map<String, Long> committed) throws Exception {
+    int writers = 2;
+    long interval = TimeUnit.SECONDS.toNanos(1) * writers / 1000;
+    long recordFrom = System.nanoTime() + TimeUnit.SECONDS.toNanos(LogicalBench.WARM_UP_SECONDS);
+    long end = recordFrom + TimeUnit.SECONDS.toNanos(latencySeconds);
+    List<Thread> threads = new ArrayList<>();
+    for (int w = 0; w < writers; w++) {
+      Thread t = new Thread(() -> {
+        try (Connection c = db.dataSource.getConnection(); PreparedStatement p = c.prepareStatement(insertEvent())) {
+          for (long next = System.nanoTime(); next < end; next += interval) {
+            UUID id = UUID.randomUUID();
+            bindEvent(p, id, next);
+            p.executeUpdate(); // autocommit: one event per transaction
+            if (System.nanoTime() >= recordFrom) {
+              committed.put(id.toString(), ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+            }
+            LockSupport.parkNanos(next + interval - System.nanoTime());
+          }
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      t.start();
+      threads.add(t);
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+  }
+
+  private double[] txboxLatency(PostgresOutboxStore rows, int round) throws Exception {
+    String slot = "txbox_latency_" + round;
+    LogicalReplication replication = LogicalReplication.builder(db.dataSource, rows).slot(slot).publication(slot).build();
+    return txbox.latency(db, url, kafka, replication, Outbox.create(rows), "round " + round + ": txbox outbox rows", 1000, 1);
+  }
+
+  /** Events Debezium sends twice when killed halfway through a backlog and started again. */
+  private double debeziumResends(String classPath, int round) throws Exception {
+    String slot = debeziumSlot("dbz_kill_" + round);
+    String topic = "dbz-kill-" + round;
+    kafka.createTopic(topic, 8);
+    writeDebeziumBacklog(killEvents);
+    Path offsets = Files.createTempFile("dbz-offsets", ".dat");
+    try {
+      Engine first = new Engine(classPath, slot, topic, offsets, Map.of());
+      awaitRecords(topic, killEvents / 2);
+      first.kill(); // SIGKILL: no offset flush, no slot confirmation
+      try (Engine second = new Engine(classPath, slot, topic, offsets, Map.of())) {
+        long twice = settledRecords(topic, killEvents) - killEvents;
+        System.out.printf("round %d: Debezium killed at half of %,d events sent %,d twice%n", round, killEvents, twice);
+        return twice;
+      }
+    } finally {
+      dropSlot(slot);
+    }
+  }
+
+  /** Events txbox's logical relay sends twice when killed halfway through a backlog and started again. */
+  private double txboxResends(PostgresOutboxStore rows, int round) throws Exception {
+    db.execute("TRUNCATE " + rows.outboxTable());
+    String slot = "txbox_kill_" + round;
+    String topic = "txbox-kill-" + round;
+    kafka.createTopic(topic, 8);
+    LogicalReplication replication = LogicalReplication.builder(db.dataSource, rows).slot(slot).publication(slot).build();
+    replication.migrate();
+    try {
+      LogicalBench.backlog(db, Outbox.create(rows), killEvents, topic);
+      Process first = ChildProcess.start(List.of("-Xmx512m"), KilledLogicalRelay.class.getName(),
+          List.of(url, BenchDatabase.SCHEMA, "dbz_cmp_", slot, kafka.bootstrapServers()),
+          Files.createTempFile("txbox-killed-logical-relay", ".log"));
+      try {
+        awaitRecords(topic, killEvents / 2);
+      } finally {
+        first.destroyForcibly().waitFor(30, TimeUnit.SECONDS); // SIGKILL
+      }
+      try (var successor = txbox.relay(replication, url, kafka, io.txbox.spi.Metrics.NONE).start()) {
+        long twice = settledRecords(topic, killEvents) - killEvents;
+        System.out.printf("round %d: txbox killed at half of %,d events sent %,d twice%n", round, killEvents, twice);
+        return twice;
+      }
+    } finally {
+      replication.drop();
+    }
+  }
+
+  /** The records in {@code topic} once it holds {@code atLeast} and nothing more arrives for 3 s. */
+  private long settledRecords(String topic, long atLeast) throws Exception {
+    awaitRecords(topic, atLeast);
+    long records;
+    do {
+      records = kafka.records(topic);
+      TimeUnit.SECONDS.sleep(3);
+    } while (kafka.records(topic) != records);
+    return records;
+  }
+
+  private void awaitRecords(String topic, long atLeast) throws Exception {
+    long deadline = System.nanoTime() + LIMIT.toNanos();
+    while (kafka.records(topic) < atLeast) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(topic + " did not reach " + atLeast + " records within " + LIMIT);
+      }
+      TimeUnit.MILLISECONDS.sleep(20);
+    }
+  }
+}
