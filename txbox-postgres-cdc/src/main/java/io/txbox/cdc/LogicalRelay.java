@@ -20,8 +20,8 @@ import java.util.Properties;
  * acknowledged (or the relay dead-lettered) every event before it, and it reaches the server
  * before the next batch leaves; after a crash the stream resumes there, so a killed relay sends
  * again at most the batch it had with the broker (and the acknowledged part of a transaction
- * larger than a batch). A failing event waits with its key under the {@link RetryPolicy} while other keys
- * go on, and is dead-lettered when the policy gives up. One relay streams a slot at a time; others
+ * larger than a batch). A failing event waits with its key under the {@link RetryPolicy} while
+ * other keys go on, and is dead-lettered when the policy gives up. One relay streams a slot at a time; others
  * started on the same slot stand by and take over within about {@code standbyInterval} of the
  * active one's connection closing (a killed process closes it at once; a relay cut off by the
  * network is noticed by the server after its {@code wal_sender_timeout}).
