@@ -18,7 +18,8 @@ class TxboxBomTest {
   private static final Path ROOT = Path.of("..");
   /** Modules users do not add to their builds: applications, examples, benchmarks, the BOM itself. */
   private static final List<String> NOT_LIBRARIES =
-      List.of("txbox-bom", "txbox-spring-boot4-tests", "txbox-examples", "txbox-server", "txbox-demo", "txbox-bench");
+      List.of("txbox-bom", "txbox-spring-boot4-tests", "txbox-examples", "txbox-server", "txbox-demo", "txbox-bench",
+          "txbox-bench-debezium");
 
   @Test
   void theBomPinsTheVersionsTheBuildIsTestedWith() throws Exception {
