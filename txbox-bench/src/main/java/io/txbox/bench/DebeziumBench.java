@@ -1,5 +1,6 @@
 package io.txbox.bench;
 
+import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
@@ -35,11 +36,12 @@ import picocli.CommandLine.Option;
  * and one Kafka: Debezium's embedded engine (PostgreSQL connector, {@code pgoutput}, the outbox
  * Event Router, {@code poll.interval.ms=5}) on its own outbox table, in a JVM of its own with its
  * own class path (module txbox-bench-debezium), against txbox's logical relay from outbox rows:
- * how fast each drains a backlog, commit → broker-ack latency at 1,000 events/s, and how many
- * events each sends twice when SIGKILLed halfway through a backlog and restarted.
+ * how fast each drains a backlog, commit → broker-ack latency and the relay process's CPU per
+ * event at 1,000 events/s (both relays in JVMs of their own, recording their acknowledgements),
+ * and how many events each sends twice when SIGKILLed halfway through a backlog and restarted.
  */
 @Command(name = "debezium", description = "Debezium's embedded engine with the outbox Event Router beside txbox's"
-    + " logical relay: drain, commit-to-ack latency, events sent twice after a SIGKILL.")
+    + " logical relay: drain, commit-to-ack latency and CPU per event, events sent twice after a SIGKILL.")
 final class DebeziumBench implements Callable<Integer> {
   private static final Pattern DRAINED = Pattern.compile("drained (\\d+) in (\\d+) ms");
   private static final Duration LIMIT = Duration.ofMinutes(10);
@@ -98,12 +100,8 @@ final class DebeziumBench implements Callable<Integer> {
           add(figures, "drain, txbox", txboxDrain(rows, round));
         }
         if (parts.contains("latency")) {
-          double[] d = debeziumLatency(classPath, round);
-          add(figures, "latency p50, Debezium", d[0]);
-          add(figures, "latency p99, Debezium", d[1]);
-          double[] t = txboxLatency(rows, round);
-          add(figures, "latency p50, txbox", t[0]);
-          add(figures, "latency p99, txbox", t[1]);
+          add(figures, "Debezium", debeziumLatency(classPath, round));
+          add(figures, "txbox", txboxLatency(rows, round));
         }
         if (parts.contains("resends")) {
           add(figures, "sent twice after SIGKILL, Debezium", debeziumResends(classPath, round));
@@ -121,9 +119,16 @@ final class DebeziumBench implements Callable<Integer> {
     figures.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
   }
 
+  private static void add(Map<String, List<Double>> figures, String relay, Timing timing) {
+    add(figures, "latency p50, " + relay, timing.p50());
+    add(figures, "latency p99, " + relay, timing.p99());
+    add(figures, "relay process CPU per event at 1,000 events/s, " + relay, timing.cpuMicrosPerEvent());
+  }
+
   private void publish(Results results, Map<String, List<Double>> figures) {
     figures.forEach((name, values) -> {
-      String unit = name.startsWith("drain") ? "events/s" : name.startsWith("latency") ? "ms" : "events";
+      String unit = name.startsWith("drain") ? "events/s" : name.startsWith("latency") ? "ms"
+          : name.startsWith("relay process CPU") ? "us" : "events";
       results.add(name + ", min of rounds", values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN), unit);
       results.add(name + ", max of rounds", values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN), unit);
     });
@@ -278,28 +283,96 @@ final class DebeziumBench implements Callable<Integer> {
     p.setString(3, new String(m.payload(), StandardCharsets.UTF_8));
   }
 
-  /** p50 and p99 in ms, commit → Kafka ack, 1,000 events/s of one event per transaction. */
-  private double[] debeziumLatency(String classPath, int round) throws Exception {
+  /**
+   * Commit → Kafka ack at 1,000 events/s of one event per transaction (p50 and p99 in ms), and
+   * the relay process's CPU per event written, both from the process's own records: each relay
+   * runs in a JVM of its own and writes down when each event was acknowledged.
+   */
+  private record Timing(double p50, double p99, double cpuMicrosPerEvent) {}
+
+  /** Writes one event in the caller's transaction and returns its id. */
+  private interface EventWriter {
+    String write(Connection transaction, long n) throws SQLException;
+  }
+
+  private Timing debeziumLatency(String classPath, int round) throws Exception {
     String slot = debeziumSlot("dbz_latency_" + round);
     String topic = "dbz-latency-" + round;
     kafka.createTopic(topic, 8);
     Path acks = Files.createTempFile("dbz-acks", ".txt");
     Map<String, Long> committed = new ConcurrentHashMap<>();
+    double cpu;
     try (Engine engine = new Engine(classPath, slot, topic, Files.createTempFile("dbz-offsets", ".dat"),
         Map.of("acks", acks.toString()))) {
       engine.await(Pattern.compile("engine started"));
-      awaitStreaming(slot);
-      writePaced(committed);
-      TimeUnit.SECONDS.sleep(3); // the last events arrive
-    } finally {
-      dropSlot(slot);
+      awaitSlot(slot, true);
+      cpu = cpuPerEvent(engine.process, committed, (c, n) -> {
+        UUID id = UUID.randomUUID();
+        try (PreparedStatement p = c.prepareStatement(insertEvent())) {
+          bindEvent(p, id, n);
+          p.executeUpdate();
+        }
+        return id.toString();
+      });
     }
-    List<Long> micros = new ArrayList<>();
+    awaitSlot(slot, false);
+    dropSlot(slot);
+    return timing("Debezium", round, committed, acks, cpu);
+  }
+
+  private Timing txboxLatency(PostgresOutboxStore rows, int round) throws Exception {
+    String slot = "txbox_latency_" + round;
+    String topic = "txbox-latency-" + round;
+    kafka.createTopic(topic, 8);
+    LogicalReplication replication = LogicalReplication.builder(db.dataSource, rows).slot(slot).publication(slot).build();
+    replication.migrate();
+    Path acks = Files.createTempFile("txbox-acks", ".txt");
+    Map<String, Long> committed = new ConcurrentHashMap<>();
+    Process relay = txboxRelay(slot, acks);
+    double cpu;
+    try {
+      awaitSlot(slot, true);
+      Outbox outbox = Outbox.create(rows);
+      cpu = cpuPerEvent(relay, committed, (c, n) -> {
+        Message m = Events.orderPlaced(topic, n);
+        outbox.send(c, m);
+        return m.id().toString();
+      });
+    } finally {
+      relay.destroy(); // SIGTERM: it writes its acknowledgements down
+      relay.waitFor(60, TimeUnit.SECONDS);
+    }
+    awaitSlot(slot, false);
+    replication.drop();
+    return timing("txbox", round, committed, acks, cpu);
+  }
+
+  private Process txboxRelay(String slot, Path acks) throws IOException {
+    return ChildProcess.start(List.of("-Xmx1g"), LogicalRelayProcess.class.getName(),
+        List.of(url, BenchDatabase.SCHEMA, "dbz_cmp_", slot, kafka.bootstrapServers(), acks.toString()),
+        Files.createTempFile("txbox-bench-logical-relay", ".log"));
+  }
+
+  /** Writes paced events and returns the relay's CPU time per event written, in µs. */
+  private double cpuPerEvent(Process relay, Map<String, Long> committed, EventWriter writer) throws Exception {
+    Duration before = cpu(relay);
+    long written = writePaced(committed, writer);
+    TimeUnit.SECONDS.sleep(3); // the last events arrive
+    return (cpu(relay).minus(before).toNanos() / 1000.0) / written;
+  }
+
+  private static Duration cpu(Process process) {
+    return process.info().totalCpuDuration().orElseThrow(
+        () -> new IllegalStateException("this system does not report a process's CPU time"));
+  }
+
+  private Timing timing(String relay, int round, Map<String, Long> committed, Path acks, double cpu) throws IOException {
     Map<String, Long> acked = new HashMap<>();
     for (String line : Files.readAllLines(acks)) {
       String[] f = line.split(" ");
       acked.put(f[0], Long.parseLong(f[1]));
     }
+    List<Long> micros = new ArrayList<>();
     committed.forEach((id, at) -> {
       Long ack = acked.get(id);
       if (ack != null) {
@@ -307,18 +380,18 @@ final class DebeziumBench implements Callable<Integer> {
       }
     });
     long[] sorted = WriteOverhead.sorted(micros);
-    double p50 = WriteOverhead.percentile(sorted, 50) / 1000.0;
-    double p99 = WriteOverhead.percentile(sorted, 99) / 1000.0;
-    System.out.printf("round %d: Debezium %,d of %,d measured, p50 %.1f ms, p99 %.1f ms%n",
-        round, sorted.length, committed.size(), p50, p99);
-    return new double[] {p50, p99};
+    Timing t = new Timing(WriteOverhead.percentile(sorted, 50) / 1000.0, WriteOverhead.percentile(sorted, 99) / 1000.0, cpu);
+    System.out.printf("round %d: %s %,d of %,d measured, p50 %.1f ms, p99 %.1f ms, CPU %.0f us per event%n",
+        round, relay, sorted.length, committed.size(), t.p50(), t.p99(), t.cpuMicrosPerEvent());
+    return t;
   }
 
-  private void awaitStreaming(String slot) throws Exception {
+  private void awaitSlot(String slot, boolean active) throws Exception {
     long deadline = System.nanoTime() + LIMIT.toNanos();
-    while (db.queryLong("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND active") != 1) {
+    String sql = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND active";
+    while ((db.queryLong(sql) == 1) != active) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("Debezium did not take slot " + slot + " within " + LIMIT);
+        throw new IllegalStateException("slot " + slot + (active ? " was not taken" : " was not let go") + " within " + LIMIT);
       }
       TimeUnit.MILLISECONDS.sleep(20);
     }
@@ -327,22 +400,26 @@ final class DebeziumBench implements Callable<Integer> {
   /**
    * Two writers commit 1,000 events/s in all, one per transaction, for the warm-up and then
    * {@code latencySeconds}; only the latter are recorded, as epoch microseconds after the commit.
+   *
+   * @return the events written, warm-up included
    */
-  private void writePaced(Map<String, Long> committed) throws Exception {
+  private long writePaced(Map<String, Long> committed, EventWriter writer) throws Exception {
     int writers = 2;
     long interval = TimeUnit.SECONDS.toNanos(1) * writers / 1000;
     long recordFrom = System.nanoTime() + TimeUnit.SECONDS.toNanos(LogicalBench.WARM_UP_SECONDS);
     long end = recordFrom + TimeUnit.SECONDS.toNanos(latencySeconds);
+    java.util.concurrent.atomic.AtomicLong written = new java.util.concurrent.atomic.AtomicLong();
     List<Thread> threads = new ArrayList<>();
     for (int w = 0; w < writers; w++) {
       Thread t = new Thread(() -> {
-        try (Connection c = db.dataSource.getConnection(); PreparedStatement p = c.prepareStatement(insertEvent())) {
+        try (Connection c = db.dataSource.getConnection()) {
+          c.setAutoCommit(false);
           for (long next = System.nanoTime(); next < end; next += interval) {
-            UUID id = UUID.randomUUID();
-            bindEvent(p, id, next);
-            p.executeUpdate(); // autocommit: one event per transaction
+            String id = writer.write(c, next);
+            c.commit();
+            written.incrementAndGet();
             if (System.nanoTime() >= recordFrom) {
-              committed.put(id.toString(), ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+              committed.put(id, ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
             }
             LockSupport.parkNanos(next + interval - System.nanoTime());
           }
@@ -356,12 +433,7 @@ final class DebeziumBench implements Callable<Integer> {
     for (Thread t : threads) {
       t.join();
     }
-  }
-
-  private double[] txboxLatency(PostgresOutboxStore rows, int round) throws Exception {
-    String slot = "txbox_latency_" + round;
-    LogicalReplication replication = LogicalReplication.builder(db.dataSource, rows).slot(slot).publication(slot).build();
-    return txbox.latency(db, url, kafka, replication, Outbox.create(rows), "round " + round + ": txbox outbox rows", 1000, 1);
+    return written.get();
   }
 
   /** Events Debezium sends twice when killed halfway through a backlog and started again. */
@@ -395,9 +467,7 @@ final class DebeziumBench implements Callable<Integer> {
     replication.migrate();
     try {
       LogicalBench.backlog(db, Outbox.create(rows), killEvents, topic);
-      Process first = ChildProcess.start(List.of("-Xmx512m"), KilledLogicalRelay.class.getName(),
-          List.of(url, BenchDatabase.SCHEMA, "dbz_cmp_", slot, kafka.bootstrapServers()),
-          Files.createTempFile("txbox-killed-logical-relay", ".log"));
+      Process first = txboxRelay(slot, Files.createTempFile("txbox-acks", ".txt"));
       try {
         awaitRecords(topic, killEvents / 2);
       } finally {
