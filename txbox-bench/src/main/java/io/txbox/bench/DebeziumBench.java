@@ -6,8 +6,6 @@ import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.testkit.ChildProcess;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,8 +42,8 @@ import picocli.CommandLine.Option;
     + " logical relay: drain, commit-to-ack latency and CPU per event, events sent twice after a SIGKILL.")
 final class DebeziumBench implements Callable<Integer> {
   private static final Pattern DRAINED = Pattern.compile("drained (\\d+) in (\\d+) ms");
-  private static final Duration LIMIT = Duration.ofMinutes(10);
-  private static final String TABLE = "debezium_outbox";
+  static final Duration LIMIT = Duration.ofMinutes(10);
+  static final String TABLE = "debezium_outbox";
 
   @Option(names = "--jdbc-url", description = "A server with wal_level=logical; default: an embedded one")
   String jdbcUrl;
@@ -157,71 +155,13 @@ final class DebeziumBench implements Callable<Integer> {
     db.execute("DROP PUBLICATION " + name);
   }
 
-  /** A Debezium engine in a JVM of its own, on a slot made for it and a topic of its own. */
-  private final class Engine implements AutoCloseable {
-    final Process process;
-    final Path log;
-    final String topic;
-
-    Engine(String classPath, String slot, String topic, Path offsets, Map<String, String> extra) throws IOException {
-      this.topic = topic;
-      this.log = Files.createTempFile("txbox-bench-debezium", ".log");
-      URI server = URI.create(url.substring("jdbc:".length()));
-      List<String> args = new ArrayList<>(List.of("host=" + server.getHost(), "port=" + server.getPort(),
-          "database=" + server.getPath().substring(1), "user=postgres", "schema=" + BenchDatabase.SCHEMA, "table=" + TABLE,
-          "slot=" + slot, "publication=" + slot, "topic=" + topic, "bootstrap=" + kafka.bootstrapServers(),
-          "offsets=" + offsets, "debezium.poll.interval.ms=5"));
-      extra.forEach((k, v) -> args.add(k + "=" + v));
-      // Not through ChildProcess, which puts this jar (and its older pgjdbc and kafka-clients) first;
-      // the engine stops by itself when its standard input closes with this JVM.
-      List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-Xmx1g", "-cp", classPath, "io.txbox.bench.debezium.DebeziumRelay"));
-      command.addAll(args);
-      process = new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-    }
-
-    Matcher await(Pattern line) throws Exception {
-      long deadline = System.nanoTime() + LIMIT.toNanos();
-      while (System.nanoTime() < deadline) {
-        Matcher m = line.matcher(Files.readString(log));
-        if (m.find()) {
-          return m;
-        }
-        if (!process.isAlive()) {
-          throw new IllegalStateException("Debezium exited: " + Files.readString(log));
-        }
-        TimeUnit.MILLISECONDS.sleep(20);
-      }
-      throw new IllegalStateException("Debezium did not print " + line + " within " + LIMIT + ": " + Files.readString(log));
-    }
-
-    void kill() throws InterruptedException {
-      process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-    }
-
-    @Override
-    public void close() throws Exception {
-      if (process.isAlive()) {
-        try (OutputStream in = process.getOutputStream()) {
-          in.write("stop\n".getBytes(StandardCharsets.UTF_8));
-        } catch (IOException e) {
-          // gone already
-        }
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-          kill();
-        }
-      }
-    }
-  }
-
   private double debeziumDrain(String classPath, int round) throws Exception {
     String slot = debeziumSlot("dbz_drain_" + round);
     String topic = "dbz-drain-" + round;
     kafka.createTopic(topic, 8);
     writeDebeziumBacklog(events);
     Path offsets = Files.createTempFile("dbz-offsets", ".dat");
-    try (Engine engine = new Engine(classPath, slot, topic, offsets, Map.of("expect", Integer.toString(events)))) {
+    try (DebeziumProcess engine = new DebeziumProcess(classPath, url, kafka.bootstrapServers(), slot, topic, offsets, Map.of("expect", Integer.toString(events)))) {
       Matcher drained = engine.await(DRAINED);
       double rate = events / (Long.parseLong(drained.group(2)) / 1000.0);
       System.out.printf("round %d: Debezium drained %,d events at %,.0f/s%n", round, events, rate);
@@ -302,7 +242,7 @@ final class DebeziumBench implements Callable<Integer> {
     Path acks = Files.createTempFile("dbz-acks", ".txt");
     Map<String, Long> committed = new ConcurrentHashMap<>();
     double cpu;
-    try (Engine engine = new Engine(classPath, slot, topic, Files.createTempFile("dbz-offsets", ".dat"),
+    try (DebeziumProcess engine = new DebeziumProcess(classPath, url, kafka.bootstrapServers(), slot, topic, Files.createTempFile("dbz-offsets", ".dat"),
         Map.of("acks", acks.toString()))) {
       engine.await(Pattern.compile("engine started"));
       awaitSlot(slot, true);
@@ -444,10 +384,10 @@ final class DebeziumBench implements Callable<Integer> {
     writeDebeziumBacklog(killEvents);
     Path offsets = Files.createTempFile("dbz-offsets", ".dat");
     try {
-      Engine first = new Engine(classPath, slot, topic, offsets, Map.of());
+      DebeziumProcess first = new DebeziumProcess(classPath, url, kafka.bootstrapServers(), slot, topic, offsets, Map.of());
       awaitRecords(topic, killEvents / 2);
       first.kill(); // SIGKILL: no offset flush, no slot confirmation
-      try (Engine second = new Engine(classPath, slot, topic, offsets, Map.of())) {
+      try (DebeziumProcess second = new DebeziumProcess(classPath, url, kafka.bootstrapServers(), slot, topic, offsets, Map.of())) {
         long twice = settledRecords(topic, killEvents) - killEvents;
         System.out.printf("round %d: Debezium killed at half of %,d events sent %,d twice%n", round, killEvents, twice);
         return twice;
