@@ -42,7 +42,6 @@ import picocli.CommandLine.Option;
     + " logical relay: drain, commit-to-ack latency and CPU per event, events sent twice after a SIGKILL.")
 final class DebeziumBench implements Callable<Integer> {
   private static final Pattern DRAINED = Pattern.compile("drained (\\d+) in (\\d+) ms");
-  static final Duration LIMIT = Duration.ofMinutes(10);
   static final String TABLE = "debezium_outbox";
 
   @Option(names = "--jdbc-url", description = "A server with wal_level=logical; default: an embedded one")
@@ -142,12 +141,22 @@ final class DebeziumBench implements Callable<Integer> {
     return classes.toAbsolutePath() + java.io.File.pathSeparator + Files.readString(file).trim();
   }
 
-  /** A fresh slot and publication on Debezium's table, which is emptied first. */
-  private String debeziumSlot(String name) throws SQLException {
+  /** A Debezium run's slot and publication (both {@code slot}), its topic and its offsets file. */
+  private record Stream(String slot, String topic, Path offsets) {}
+
+  /** A fresh slot, publication and topic named after {@code slot}, on Debezium's emptied table. */
+  private Stream debeziumStream(String slot) throws Exception {
     db.execute("TRUNCATE " + BenchDatabase.SCHEMA + "." + TABLE);
-    db.execute("SELECT pg_create_logical_replication_slot('" + name + "', 'pgoutput')");
-    db.execute("CREATE PUBLICATION " + name + " FOR TABLE " + BenchDatabase.SCHEMA + "." + TABLE);
-    return name;
+    db.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
+    db.execute("CREATE PUBLICATION " + slot + " FOR TABLE " + BenchDatabase.SCHEMA + "." + TABLE);
+    String topic = slot.replace('_', '-');
+    kafka.createTopic(topic, 8);
+    return new Stream(slot, topic, Files.createTempFile("dbz-offsets", ".dat"));
+  }
+
+  private DebeziumProcess engine(String classPath, Stream stream, Map<String, String> extra) throws IOException {
+    return new DebeziumProcess(classPath, url, kafka.bootstrapServers(), stream.slot(), stream.topic(), stream.offsets(),
+        extra);
   }
 
   private void dropSlot(String name) throws SQLException {
@@ -156,18 +165,15 @@ final class DebeziumBench implements Callable<Integer> {
   }
 
   private double debeziumDrain(String classPath, int round) throws Exception {
-    String slot = debeziumSlot("dbz_drain_" + round);
-    String topic = "dbz-drain-" + round;
-    kafka.createTopic(topic, 8);
+    Stream stream = debeziumStream("dbz_drain_" + round);
     writeDebeziumBacklog(events);
-    Path offsets = Files.createTempFile("dbz-offsets", ".dat");
-    try (DebeziumProcess engine = new DebeziumProcess(classPath, url, kafka.bootstrapServers(), slot, topic, offsets, Map.of("expect", Integer.toString(events)))) {
+    try (DebeziumProcess engine = engine(classPath, stream, Map.of("expect", Integer.toString(events)))) {
       Matcher drained = engine.await(DRAINED);
       double rate = events / (Long.parseLong(drained.group(2)) / 1000.0);
       System.out.printf("round %d: Debezium drained %,d events at %,.0f/s%n", round, events, rate);
       return rate;
     } finally {
-      dropSlot(slot);
+      dropSlot(stream.slot());
     }
   }
 
@@ -236,16 +242,13 @@ final class DebeziumBench implements Callable<Integer> {
   }
 
   private Timing debeziumLatency(String classPath, int round) throws Exception {
-    String slot = debeziumSlot("dbz_latency_" + round);
-    String topic = "dbz-latency-" + round;
-    kafka.createTopic(topic, 8);
+    Stream stream = debeziumStream("dbz_latency_" + round);
     Path acks = Files.createTempFile("dbz-acks", ".txt");
     Map<String, Long> committed = new ConcurrentHashMap<>();
     double cpu;
-    try (DebeziumProcess engine = new DebeziumProcess(classPath, url, kafka.bootstrapServers(), slot, topic, Files.createTempFile("dbz-offsets", ".dat"),
-        Map.of("acks", acks.toString()))) {
+    try (DebeziumProcess engine = engine(classPath, stream, Map.of("acks", acks.toString()))) {
       engine.await(Pattern.compile("engine started"));
-      awaitSlot(slot, true);
+      awaitSlot(stream.slot(), true);
       cpu = cpuPerEvent(engine.process, committed, (c, n) -> {
         UUID id = UUID.randomUUID();
         try (PreparedStatement p = c.prepareStatement(insertEvent())) {
@@ -255,8 +258,8 @@ final class DebeziumBench implements Callable<Integer> {
         return id.toString();
       });
     }
-    awaitSlot(slot, false);
-    dropSlot(slot);
+    awaitSlot(stream.slot(), false);
+    dropSlot(stream.slot());
     return timing("Debezium", round, committed, acks, cpu);
   }
 
@@ -327,14 +330,8 @@ final class DebeziumBench implements Callable<Integer> {
   }
 
   private void awaitSlot(String slot, boolean active) throws Exception {
-    long deadline = System.nanoTime() + LIMIT.toNanos();
     String sql = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + slot + "' AND active";
-    while ((db.queryLong(sql) == 1) != active) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("slot " + slot + (active ? " was not taken" : " was not let go") + " within " + LIMIT);
-      }
-      TimeUnit.MILLISECONDS.sleep(20);
-    }
+    Await.until(() -> (db.queryLong(sql) == 1) == active, "slot " + slot + (active ? " was not taken" : " was not let go"));
   }
 
   /**
@@ -378,22 +375,19 @@ final class DebeziumBench implements Callable<Integer> {
 
   /** Events Debezium sends twice when killed halfway through a backlog and started again. */
   private double debeziumResends(String classPath, int round) throws Exception {
-    String slot = debeziumSlot("dbz_kill_" + round);
-    String topic = "dbz-kill-" + round;
-    kafka.createTopic(topic, 8);
+    Stream stream = debeziumStream("dbz_kill_" + round);
     writeDebeziumBacklog(killEvents);
-    Path offsets = Files.createTempFile("dbz-offsets", ".dat");
     try {
-      DebeziumProcess first = new DebeziumProcess(classPath, url, kafka.bootstrapServers(), slot, topic, offsets, Map.of());
-      awaitRecords(topic, killEvents / 2);
+      DebeziumProcess first = engine(classPath, stream, Map.of());
+      kafka.awaitRecords(stream.topic(), killEvents / 2);
       first.kill(); // SIGKILL: no offset flush, no slot confirmation
-      try (DebeziumProcess second = new DebeziumProcess(classPath, url, kafka.bootstrapServers(), slot, topic, offsets, Map.of())) {
-        long twice = settledRecords(topic, killEvents) - killEvents;
+      try (DebeziumProcess second = engine(classPath, stream, Map.of())) {
+        long twice = settledRecords(stream.topic(), killEvents) - killEvents;
         System.out.printf("round %d: Debezium killed at half of %,d events sent %,d twice%n", round, killEvents, twice);
         return twice;
       }
     } finally {
-      dropSlot(slot);
+      dropSlot(stream.slot());
     }
   }
 
@@ -409,7 +403,7 @@ final class DebeziumBench implements Callable<Integer> {
       LogicalBench.backlog(db, Outbox.create(rows), killEvents, topic);
       Process first = txboxRelay(slot, Files.createTempFile("txbox-acks", ".txt"));
       try {
-        awaitRecords(topic, killEvents / 2);
+        kafka.awaitRecords(topic, killEvents / 2);
       } finally {
         first.destroyForcibly().waitFor(30, TimeUnit.SECONDS); // SIGKILL
       }
@@ -425,22 +419,12 @@ final class DebeziumBench implements Callable<Integer> {
 
   /** The records in {@code topic} once it holds {@code atLeast} and nothing more arrives for 3 s. */
   private long settledRecords(String topic, long atLeast) throws Exception {
-    awaitRecords(topic, atLeast);
+    kafka.awaitRecords(topic, atLeast);
     long records;
     do {
       records = kafka.records(topic);
       TimeUnit.SECONDS.sleep(3);
     } while (kafka.records(topic) != records);
     return records;
-  }
-
-  private void awaitRecords(String topic, long atLeast) throws Exception {
-    long deadline = System.nanoTime() + LIMIT.toNanos();
-    while (kafka.records(topic) < atLeast) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(topic + " did not reach " + atLeast + " records within " + LIMIT);
-      }
-      TimeUnit.MILLISECONDS.sleep(20);
-    }
   }
 }

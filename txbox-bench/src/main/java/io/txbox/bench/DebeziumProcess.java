@@ -41,7 +41,7 @@ final class DebeziumProcess implements AutoCloseable {
 
   /** Waits until the engine prints a line matching {@code line}. */
   Matcher await(Pattern line) throws Exception {
-    long deadline = System.nanoTime() + DebeziumBench.LIMIT.toNanos();
+    long deadline = System.nanoTime() + Await.LIMIT.toNanos();
     while (System.nanoTime() < deadline) {
       Matcher m = line.matcher(Files.readString(log));
       if (m.find()) {
@@ -52,7 +52,7 @@ final class DebeziumProcess implements AutoCloseable {
       }
       TimeUnit.MILLISECONDS.sleep(20);
     }
-    throw new IllegalStateException("Debezium did not print " + line + " within " + DebeziumBench.LIMIT + ": "
+    throw new IllegalStateException("Debezium did not print " + line + " within " + Await.LIMIT + ": "
         + Files.readString(log));
   }
 

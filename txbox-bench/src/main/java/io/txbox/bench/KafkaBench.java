@@ -21,6 +21,8 @@ import org.apache.kafka.common.TopicPartition;
 final class KafkaBench implements BenchBroker {
   private static final Pattern RATE = Pattern.compile("(\\d+) records sent, ([\\d.]+) records/sec");
   private final KafkaBroker kafka = KafkaBroker.start("1g");
+  /** One client for the record counts that waits poll every 20 ms, not one per count. */
+  private final Admin admin = kafka.admin();
 
   KafkaBench(int partitions) {
     kafka.createTopic("bench-reference", partitions);
@@ -36,20 +38,23 @@ final class KafkaBench implements BenchBroker {
     kafka.createTopic(name, partitions);
   }
 
+  /** Returns once {@code topic} holds at least {@code atLeast} records. */
+  void awaitRecords(String topic, long atLeast) throws Exception {
+    Await.until(() -> records(topic) >= atLeast, topic + " did not reach " + atLeast + " records");
+  }
+
   /** How many records {@code topic} holds: the sum of its partitions' end offsets. */
   long records(String topic) throws Exception {
-    try (Admin admin = kafka.admin()) {
-      int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
-      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-      for (int p = 0; p < partitions; p++) {
-        latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
-      }
-      long records = 0;
-      for (ListOffsetsResult.ListOffsetsResultInfo info : admin.listOffsets(latest).all().get().values()) {
-        records += info.offset();
-      }
-      return records;
+    int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+    Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+    for (int p = 0; p < partitions; p++) {
+      latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
     }
+    long records = 0;
+    for (ListOffsetsResult.ListOffsetsResultInfo info : admin.listOffsets(latest).all().get().values()) {
+      records += info.offset();
+    }
+    return records;
   }
 
   @Override
@@ -87,6 +92,7 @@ final class KafkaBench implements BenchBroker {
 
   @Override
   public void close() {
+    admin.close();
     kafka.close();
   }
 }

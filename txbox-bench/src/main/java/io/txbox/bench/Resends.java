@@ -6,7 +6,6 @@ import io.txbox.kafka.KafkaPublisher;
 import io.txbox.testkit.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -21,8 +20,6 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "resends", description = "Events sent twice when relays hand buckets over: clean stop and SIGKILL.")
 final class Resends implements Callable<Integer> {
-  private static final Duration DRAIN_LIMIT = Duration.ofMinutes(10);
-
   @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres")
   String jdbcUrl;
 
@@ -58,9 +55,9 @@ final class Resends implements Callable<Integer> {
     PostgresOutboxStore store = prepare(db, kafka, "clean_", topic);
     System.out.printf("clean handover: relaying %,d events with two relays...%n", events);
     try (Relay a = relay(store, kafka, "a").start()) {
-      awaitRecords(kafka, topic, events / 10);
+      kafka.awaitRecords(topic, events / 10);
       try (Relay b = relay(store, kafka, "b").start()) {
-        awaitRecords(kafka, topic, events * 2 / 3);
+        kafka.awaitRecords(topic, events * 2 / 3);
       }
       awaitDrained(store);
     }
@@ -76,7 +73,7 @@ final class Resends implements Callable<Integer> {
     Process child = ChildProcess.start(List.of("-Xmx512m"), KilledRelay.class.getName(),
         List.of(jdbcUrl, BenchDatabase.SCHEMA, "kill_", kafka.bootstrapServers(), Integer.toString(batchSize)), log);
     try {
-      awaitRecords(kafka, topic, events / 3);
+      kafka.awaitRecords(topic, events / 3);
     } finally {
       child.destroyForcibly(); // SIGKILL: no drain, no checkpoint, no hand-back
       child.waitFor(30, TimeUnit.SECONDS);
@@ -109,28 +106,8 @@ final class Resends implements Callable<Integer> {
         .instanceId(instance).batchSize(batchSize).build();
   }
 
-  private static void awaitRecords(KafkaBench kafka, String topic, long atLeast) throws Exception {
-    await(() -> kafka.records(topic) >= atLeast, topic + " did not reach " + atLeast + " records");
-  }
-
   private static void awaitDrained(PostgresOutboxStore store) throws Exception {
-    await(() -> store.backlog(Relay.DEFAULT_SUBSCRIPTION, 1).map(b -> b.pending() == 0).orElse(false),
+    Await.until(() -> store.backlog(Relay.DEFAULT_SUBSCRIPTION, 1).map(b -> b.pending() == 0).orElse(false),
         "the backlog was not drained");
-  }
-
-  /** A condition of the benchmark's own to wait for. */
-  private interface Condition {
-    boolean holds() throws Exception;
-  }
-
-  /** Polls {@code condition} every 20 ms, up to {@link #DRAIN_LIMIT}; a benchmark cannot use Awaitility's test jar. */
-  private static void await(Condition condition, String failure) throws Exception {
-    long deadline = System.nanoTime() + DRAIN_LIMIT.toNanos();
-    while (!condition.holds()) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(failure + " in " + DRAIN_LIMIT);
-      }
-      TimeUnit.MILLISECONDS.sleep(20);
-    }
   }
 }

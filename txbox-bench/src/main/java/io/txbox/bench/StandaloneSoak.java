@@ -6,7 +6,7 @@ import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.LocalPorts;
-import io.txbox.testkit.internal.ServerProcess;
+import io.txbox.testkit.ServerProcess;
 import java.io.File;
 import java.net.URI;
 import java.net.URLEncoder;

@@ -1,6 +1,5 @@
 package io.txbox.testkit;
 
-import io.txbox.testkit.internal.ServerProcess;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;

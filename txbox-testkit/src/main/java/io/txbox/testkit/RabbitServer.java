@@ -1,6 +1,5 @@
 package io.txbox.testkit;
 
-import io.txbox.testkit.internal.ServerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,6 +1,5 @@
-package io.txbox.testkit.internal;
+package io.txbox.testkit;
 
-import io.txbox.testkit.LocalPorts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,7 +9,18 @@ import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-/** What the brokers that tests start have in common: waiting for them, killing them, cleaning up. */
+/**
+ * What the servers that tests and benchmarks start have in common: waiting for them, killing
+ * them, cleaning up after them.
+ *
+ * <pre>{@code
+ * long logStart = ServerProcess.logLength(log);
+ * Process server = ...; // started with its output appended to log
+ * ServerProcess.awaitLogLine(server, log, logStart, "Server is ready", port, Duration.ofSeconds(60), "nats-server");
+ * ...
+ * ServerProcess.kill(server);
+ * }</pre>
+ */
 public final class ServerProcess {
   private ServerProcess() {}
 

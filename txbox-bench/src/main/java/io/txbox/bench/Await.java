@@ -1,0 +1,35 @@
+package io.txbox.bench;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Waits for a condition of a benchmark's own, polling every 20 ms up to {@link #LIMIT}; a
+ * benchmark cannot use Awaitility's test jar.
+ *
+ * <pre>{@code
+ * Await.until(() -> kafka.records(topic) >= events, topic + " did not reach " + events + " records");
+ * }</pre>
+ */
+final class Await {
+  /** The longest any benchmark step waits. */
+  static final Duration LIMIT = Duration.ofMinutes(10);
+
+  private Await() {}
+
+  /** A condition to wait for; it may query a database or a broker. */
+  interface Condition {
+    boolean holds() throws Exception;
+  }
+
+  /** Returns once {@code condition} holds; fails with {@code failure} after {@link #LIMIT}. */
+  static void until(Condition condition, String failure) throws Exception {
+    long deadline = System.nanoTime() + LIMIT.toNanos();
+    while (!condition.holds()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(failure + " within " + LIMIT);
+      }
+      TimeUnit.MILLISECONDS.sleep(20);
+    }
+  }
+}
