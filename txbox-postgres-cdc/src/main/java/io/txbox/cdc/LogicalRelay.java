@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Properties;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Relays outbox events to a broker from PostgreSQL's logical decoding, in commit order: the WAL
@@ -25,6 +27,10 @@ import java.util.Properties;
  * started on the same slot stand by and take over within about {@code standbyInterval} of the
  * active one's connection closing (a killed process closes it at once; a relay cut off by the
  * network is noticed by the server after its {@code wal_sender_timeout}).
+ *
+ * <p>Decoding reads only WAL already flushed: an event committed with {@code synchronous_commit =
+ * off} leaves when the WAL writer flushes it, up to {@code wal_writer_delay} (200 ms by default)
+ * after its commit. {@link #start()} logs this when it is the database's default.
  *
  * <pre>{@code
  * LogicalReplication replication = LogicalReplication.builder(dataSource, store).build();
@@ -50,6 +56,8 @@ import java.util.Properties;
  * </table>
  */
 public final class LogicalRelay implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(LogicalRelay.class);
+
   /** Default most events per publish. */
   public static final int DEFAULT_BATCH_SIZE = 1000;
   /** Highest accepted batch size. */
@@ -86,6 +94,7 @@ public final class LogicalRelay implements AutoCloseable {
     if (loop != null) {
       throw new IllegalStateException("logical relay of slot " + settings.slot() + " is already started");
     }
+    replication.asynchronousCommitNotice().ifPresent(notice -> log.info("slot {}: {}", settings.slot(), notice));
     loop = new StreamLoop(settings, publisher, replication.store(), metrics);
     thread = new Thread(loop, "txbox-logical-" + settings.slot());
     thread.start();

@@ -246,6 +246,30 @@ public final class LogicalReplication {
     }
   }
 
+  /**
+   * What to tell an operator when this database commits asynchronously by default: decoding reads
+   * only WAL that is flushed, so an event committed with {@code synchronous_commit = off} leaves
+   * only when the WAL writer flushes it, up to {@code wal_writer_delay} later (the demo measured
+   * a p50 of 140 ms against 13 ms with commits flushed). Empty when commits are flushed, or when
+   * the server cannot be asked now (the relay reports an unreachable server itself).
+   */
+  Optional<String> asynchronousCommitNotice() {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_setting('synchronous_commit'), current_setting('wal_writer_delay')")) {
+      rs.next();
+      if (!"off".equals(rs.getString(1))) {
+        return Optional.empty();
+      }
+      return Optional.of("this database commits with synchronous_commit = off by default, and logical decoding"
+          + " reads only WAL already flushed: each event waits for the WAL writer, up to wal_writer_delay ("
+          + rs.getString(2) + ") after its commit. For commit-to-broker latency in milliseconds, let the writers"
+          + " commit with synchronous_commit = on (their transactions, their role or the database), or lower"
+          + " wal_writer_delay");
+    } catch (SQLException e) {
+      return Optional.empty();
+    }
+  }
+
   private static boolean exists(Connection c, String query, String name) throws SQLException {
     try (PreparedStatement p = c.prepareStatement(query)) {
       p.setString(1, name);

@@ -7,7 +7,9 @@ import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
+import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TopicReader;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -276,6 +278,17 @@ class LogicalRelayTest {
       assertThat(db.replication.status()).isEmpty();
     }
     db.replication.migrate(); // for tearDown
+  }
+
+  @Test
+  void aDatabaseThatCommitsAsynchronouslyIsToldWhichSettingsHoldEventsBack() {
+    // The embedded server keeps zonky's default, synchronous_commit = off, as some production servers do.
+    assertThat(db.replication.asynchronousCommitNotice()).hasValueSatisfying(notice -> assertThat(notice)
+        .contains("synchronous_commit = off", "wal_writer_delay (200ms)", "synchronous_commit = on"));
+    try (HikariDataSource flushing = TestDatabase.pool(LogicalDatabase.jdbcUrl() + "&options=-c%20synchronous_commit%3Don", 1)) {
+      LogicalReplication replication = LogicalReplication.builder(flushing, db.store).slot(db.schema).build();
+      assertThat(replication.asynchronousCommitNotice()).isEmpty();
+    }
   }
 
   private List<String> deadLetterErrors() throws SQLException {
