@@ -77,8 +77,9 @@ public final class KafkaBroker implements StoppableBroker {
    */
   public static KafkaBroker start(String heap, Map<String, String> settings) {
     try {
-      int port = LocalPorts.free();
-      int controllerPort = LocalPorts.free();
+      int[] ports = LocalPorts.free(2);
+      int port = ports[0];
+      int controllerPort = ports[1];
       Path directory = Files.createTempDirectory("txbox-kafka-");
       writeProperties(directory, port, controllerPort, settings);
       ChildProcess.run(BROKER_CLASS_PATH, "kafka.tools.StorageTool",

@@ -10,6 +10,7 @@ import java.net.Socket;
  *
  * <pre>{@code
  * int port = LocalPorts.free();
+ * int[] two = LocalPorts.free(2);   // different ports, for a server that listens on two
  * await().until(() -> LocalPorts.listening(port));
  * }</pre>
  */
@@ -21,6 +22,29 @@ public final class LocalPorts {
     try (ServerSocket socket = new ServerSocket(0)) {
       socket.setReuseAddress(true);
       return socket.getLocalPort();
+    }
+  }
+
+  /**
+   * {@code count} different ports nothing listens on right now. Taking them one by one with
+   * {@link #free()} can give the same port twice, since each is released before the next is asked
+   * for; a Kafka broker given one port for both its listeners refuses to start.
+   */
+  public static int[] free(int count) throws IOException {
+    ServerSocket[] sockets = new ServerSocket[count];
+    try {
+      int[] ports = new int[count];
+      for (int i = 0; i < count; i++) {
+        sockets[i] = new ServerSocket(0);
+        ports[i] = sockets[i].getLocalPort();
+      }
+      return ports;
+    } finally {
+      for (ServerSocket socket : sockets) {
+        if (socket != null) {
+          socket.close();
+        }
+      }
     }
   }
 

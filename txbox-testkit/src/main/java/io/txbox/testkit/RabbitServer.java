@@ -46,11 +46,12 @@ public final class RabbitServer implements StoppableBroker {
   public static RabbitServer start() {
     try {
       Path directory = Files.createTempDirectory("txbox-rabbitmq-");
-      int port = LocalPorts.free();
+      int[] ports = LocalPorts.free(2);
+      int port = ports[0];
       Files.writeString(directory.resolve("enabled_plugins"), "[].\n");
       Files.writeString(directory.resolve("rabbitmq.conf"), "listeners.tcp.default = " + port + "\n"
           + "loopback_users = none\n");
-      RabbitServer server = new RabbitServer(directory, port, LocalPorts.free());
+      RabbitServer server = new RabbitServer(directory, port, ports[1]);
       try {
         server.restart();
       } catch (RuntimeException e) {
