@@ -1,15 +1,21 @@
 package io.txbox.bench;
 
+import io.txbox.Message;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.spi.Publisher;
 import io.txbox.testkit.ChildProcess;
 import io.txbox.testkit.KafkaBroker;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
@@ -65,6 +71,47 @@ final class KafkaBench implements BenchBroker {
   @Override
   public Publisher publisher() {
     return KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build();
+  }
+
+  /**
+   * The relays' records, built in memory, through a new {@link KafkaPublisher} in batches of
+   * {@code batchSize}, {@code inFlight} batches published at once (each publish waits for its
+   * acknowledgements, as a relay's does): what the relays could reach with no database, and what a
+   * second batch in flight would add. Timed from the publisher's creation, as the relays' drains are.
+   */
+  double publisherRate(int messages, int batchSize, int inFlight) throws Exception {
+    List<List<Message>> batches = new ArrayList<>();
+    for (int done = 0; done < messages; done += batchSize) {
+      List<Message> batch = new ArrayList<>(batchSize);
+      for (int i = done; i < Math.min(messages, done + batchSize); i++) {
+        batch.add(Events.orderPlaced(RELAY_DESTINATION, i));
+      }
+      batches.add(batch);
+    }
+    AtomicInteger next = new AtomicInteger();
+    AtomicInteger failed = new AtomicInteger();
+    ExecutorService senders = Executors.newFixedThreadPool(inFlight);
+    long start = System.nanoTime();
+    try (Publisher publisher = publisher()) {
+      List<Future<?>> running = new ArrayList<>();
+      for (int t = 0; t < inFlight; t++) {
+        running.add(senders.submit(() -> {
+          for (int b = next.getAndIncrement(); b < batches.size(); b = next.getAndIncrement()) {
+            failed.addAndGet(batches.get(b).size() - publisher.publish(batches.get(b)).acknowledged());
+          }
+        }));
+      }
+      for (Future<?> f : running) {
+        f.get();
+      }
+    } finally {
+      senders.shutdown();
+    }
+    double rate = messages / ((System.nanoTime() - start) / 1e9);
+    if (failed.get() > 0) {
+      throw new IllegalStateException(failed.get() + " of " + messages + " records were not acknowledged");
+    }
+    return rate;
   }
 
   @Override

@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -199,41 +200,84 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   }
 
   /**
-   * Three drains of the same backlog, between two runs of ProducerPerformance: the logical relay
-   * from WAL messages, the logical relay from outbox rows, and the polling table relay.
+   * Rounds of: the relays' publisher alone, fed from memory (one batch in flight, as both relays
+   * publish, then two), and three drains of the same backlog (the logical relay from WAL messages
+   * and from outbox rows, the polling table relay), each round between two runs of
+   * ProducerPerformance whose mean is the round's reference. A first ProducerPerformance run warms
+   * the fresh broker up and is not counted: it was the slowest of every run.
    */
   private void relayThroughput(BenchDatabase db, String url, KafkaBench kafka, Results results) throws Exception {
+    PostgresOutboxStore rowsStore = WriteOverhead.migrated(db.store().tablePrefix("rows_").notifyOnAppend(false).build());
+    PostgresOutboxStore tableStore = WriteOverhead.migrated(db.store().tablePrefix("poll_").notifyOnAppend(false).build());
+    kafka.bareRate(events);
     double before = kafka.bareRate(events);
+    Map<String, List<Double>> shares = new LinkedHashMap<>();
+    Map<String, List<Double>> rates = new LinkedHashMap<>();
+    rates.put(PRODUCER_PERFORMANCE, new ArrayList<>(List.of(before)));
+    for (int round = 1; round <= rounds; round++) {
+      Map<String, Double> measured = new LinkedHashMap<>();
+      measured.put(PUBLISHER_ONE, kafka.publisherRate(events, batchSize, 1));
+      measured.put(PUBLISHER_TWO, kafka.publisherRate(events, batchSize, 2));
+      measured.put(FROM_WAL, drainWal(db, url, kafka));
+      measured.put(FROM_ROWS, drainRows(db, rowsStore, url, kafka));
+      backlog(db, Outbox.create(tableStore));
+      measured.put(POLLED, drainByPolling(tableStore, kafka, events));
+      double after = kafka.bareRate(events);
+      rates.get(PRODUCER_PERFORMANCE).add(after);
+      double reference = (before + after) / 2;
+      System.out.printf("round %d: ProducerPerformance %,.0f / %,.0f msgs/s%n", round, before, after);
+      for (Map.Entry<String, Double> m : measured.entrySet()) {
+        double share = m.getValue() / reference;
+        System.out.printf("round %d: %-70s %,10.0f msgs/s  %.2f%n", round, m.getKey(), m.getValue(), share);
+        rates.computeIfAbsent(m.getKey(), n -> new ArrayList<>()).add(m.getValue());
+        shares.computeIfAbsent(m.getKey(), n -> new ArrayList<>()).add(share);
+      }
+      before = after;
+    }
+    results.setting("backlogEvents", events);
+    results.setting("relayRounds", rounds);
+    List<Double> reference = rates.get(PRODUCER_PERFORMANCE);
+    results.add("relay reference: ProducerPerformance, median of " + reference.size() + " runs (" + range(reference, "%,.0f")
+        + ")", WriteOverhead.median(reference), "msgs/s");
+    shares.forEach((name, values) -> {
+      results.add(name + ", median of rounds", WriteOverhead.median(rates.get(name)), "msgs/s");
+      results.add(name + ", share of the round's ProducerPerformance: median (" + range(values, "%.2f") + ")",
+          WriteOverhead.median(values), "share");
+    });
+  }
+
+  private static final String PRODUCER_PERFORMANCE = "ProducerPerformance";
+  private static final String PUBLISHER_ONE = "KafkaPublisher from memory, one batch in flight";
+  private static final String PUBLISHER_TWO = "KafkaPublisher from memory, two batches in flight";
+  private static final String FROM_WAL = "logical relay from WAL messages into Kafka, acked and confirmed";
+  private static final String FROM_ROWS = "logical relay from outbox rows into Kafka, acked and confirmed";
+  private static final String POLLED = "table relay (polling) into Kafka, acked and checkpointed";
+
+  private static String range(List<Double> values, String format) {
+    return String.format(format, Collections.min(values)) + "–" + String.format(format, Collections.max(values));
+  }
+
+  private double drainWal(BenchDatabase db, String url, KafkaBench kafka) throws Exception {
     LogicalReplication fromWal = replication(db, "bench_wal");
     fromWal.migrate();
-    System.out.printf("writing %,d events as WAL messages in transactions of 1,000...%n", events);
-    backlog(db, Outbox.create(WalOutboxStore.create()));
-    double wal = drain(fromWal, url, kafka, events);
-    fromWal.drop();
+    try {
+      backlog(db, Outbox.create(WalOutboxStore.create()));
+      return drain(fromWal, url, kafka, events);
+    } finally {
+      fromWal.drop();
+    }
+  }
 
-    PostgresOutboxStore rowsStore = WriteOverhead.migrated(db.store().tablePrefix("rows_").notifyOnAppend(false).build());
+  private double drainRows(BenchDatabase db, PostgresOutboxStore rowsStore, String url, KafkaBench kafka) throws Exception {
     LogicalReplication fromRows = LogicalReplication.builder(db.dataSource, rowsStore)
         .slot("bench_rows").publication("bench_rows").build();
     fromRows.migrate();
-    System.out.printf("writing %,d events as outbox rows in transactions of 1,000...%n", events);
-    backlog(db, Outbox.create(rowsStore));
-    double rows = drain(fromRows, url, kafka, events);
-    fromRows.drop();
-
-    PostgresOutboxStore tableStore = WriteOverhead.migrated(db.store().tablePrefix("poll_").notifyOnAppend(false).build());
-    backlog(db, Outbox.create(tableStore));
-    double polled = drainByPolling(tableStore, kafka, events);
-    double after = kafka.bareRate(events);
-    double reference = (before + after) / 2;
-    System.out.printf("ProducerPerformance %,.0f / %,.0f msgs/s; logical relay from WAL messages %,.0f,"
-        + " from rows %,.0f; table relay %,.0f msgs/s%n", before, after, wal, rows, polled);
-    results.setting("backlogEvents", events);
-    results.add("relay reference: ProducerPerformance before", before, "msgs/s");
-    results.add("relay reference: ProducerPerformance after", after, "msgs/s");
-    String mean = "ProducerPerformance, mean of before and after";
-    results.add("logical relay from WAL messages into Kafka, acked and confirmed", wal, "msgs/s", mean, reference);
-    results.add("logical relay from outbox rows into Kafka, acked and confirmed", rows, "msgs/s", mean, reference);
-    results.add("table relay (polling) into Kafka, acked and checkpointed", polled, "msgs/s", mean, reference);
+    try {
+      backlog(db, Outbox.create(rowsStore));
+      return drain(fromRows, url, kafka, events);
+    } finally {
+      fromRows.drop();
+    }
   }
 
   private double drainByPolling(PostgresOutboxStore store, KafkaBench kafka, int count) throws Exception {

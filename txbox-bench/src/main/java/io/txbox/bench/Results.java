@@ -43,7 +43,8 @@ final class Results {
     System.out.printf("%n%s  (%s)%n", benchmark, command);
     System.out.printf("%-66s %14s %-8s %14s %7s%n", "figure", "value", "unit", "reference", "ratio");
     for (Figure f : figures) {
-      System.out.printf("%-66s %,14.1f %-8s %14s %7s%n", f.name(), f.value(), f.unit(),
+      System.out.printf("%-66s " + ("share".equals(f.unit()) ? "%,14.2f" : "%,14.1f") + " %-8s %14s %7s%n",
+          f.name(), f.value(), f.unit(),
           f.referenceValue() == null ? "" : String.format("%,.1f", f.referenceValue()),
           f.ratio() == null ? "" : String.format("%.2f", f.ratio()));
     }
