@@ -8,6 +8,7 @@ import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.temporal.ChronoField;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
 
@@ -50,12 +51,22 @@ public final class OutboxRowText {
           column.apply("destination"),
           bytea(required(column, "payload")),
           contentType == null ? Message.DEFAULT_CONTENT_TYPE : contentType,
-          JsonHeaders.parse(column.apply("headers")),
+          headers(column.apply("headers")),
           timestamp(required(column, "created_at")),
           availableAt == null ? null : timestamp(availableAt));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("event " + id + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The {@code headers} column as PostgreSQL prints it, a JSON object: string values unescaped,
+   * any other value kept as its JSON text; empty for {@code null} or {@code {}}.
+   *
+   * @throws IllegalArgumentException when the text is not a JSON object
+   */
+  public static Map<String, String> headers(String json) {
+    return JsonHeaders.parse(json);
   }
 
   /** A {@code timestamptz} as PostgreSQL prints it in ISO style, e.g. {@code 2026-11-24 10:00:00.5+01}. */

@@ -1,6 +1,7 @@
 package io.txbox.cdc;
 
 import io.txbox.Message;
+import io.txbox.jdbc.OutboxRowText;
 import java.io.ByteArrayOutputStream;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
@@ -29,9 +30,12 @@ import java.util.UUID;
  * bytes     the payload: everything that is left
  * </pre>
  *
- * <p>SQL writers build the same envelope with the function {@code <prefix>emit(...)} that
- * {@link LogicalReplication#migrate()} creates. A relay refuses a newer format by dead-lettering
- * the event with the format named, so that an old relay never guesses.
+ * <p>Format 2 is the same but for the headers: one text, the JSON object PostgreSQL prints for a
+ * {@code jsonb} value ({@code headers::text}), read as {@link OutboxRowText#headers} reads the outbox
+ * table's column. SQL writers build it with the function {@code <prefix>emit(...)} that {@link
+ * LogicalReplication#migrate()} creates: SQL expands a JSON object only in a subquery, which costs
+ * PL/pgSQL more than the rest of the envelope together. A relay reads both formats and refuses a
+ * newer one by dead-lettering the event with the format named, so that an old relay never guesses.
  *
  * <pre>{@code
  * byte[] envelope = WalEnvelope.encode(message);
@@ -39,8 +43,10 @@ import java.util.UUID;
  * }</pre>
  */
 public final class WalEnvelope {
-  /** The format this version writes and reads. */
+  /** The format this version writes, with headers as name and value texts. */
   public static final int FORMAT = 1;
+  /** The format the SQL function writes, with headers as one JSON text; this version reads it too. */
+  public static final int FORMAT_JSON_HEADERS = 2;
   private static final long NONE = Long.MIN_VALUE;
 
   private WalEnvelope() {}
@@ -77,9 +83,9 @@ public final class WalEnvelope {
     ByteBuffer in = ByteBuffer.wrap(envelope);
     try {
       int format = in.get() & 0xff;
-      if (format != FORMAT) {
+      if (format != FORMAT && format != FORMAT_JSON_HEADERS) {
         throw new IllegalArgumentException("envelope format " + format + " is not one this relay reads ("
-            + FORMAT + "); upgrade the relay, then retry the dead letter");
+            + FORMAT + " or " + FORMAT_JSON_HEADERS + "); upgrade the relay, then retry the dead letter");
       }
       UUID id = new UUID(in.getLong(), in.getLong());
       String destination = text(in);
@@ -87,14 +93,7 @@ public final class WalEnvelope {
       String type = text(in);
       int version = in.getInt();
       String contentType = text(in);
-      int headerCount = in.getInt();
-      if (headerCount < 0 || headerCount > in.remaining() / 8) {
-        throw new IllegalArgumentException("header count " + headerCount + " does not fit the envelope");
-      }
-      Map<String, String> headers = new LinkedHashMap<>();
-      for (int i = 0; i < headerCount; i++) {
-        headers.put(required(in, "header name"), required(in, "header value"));
-      }
+      Map<String, String> headers = format == FORMAT ? headers(in) : jsonHeaders(in);
       Instant createdAt = instant(in.getLong());
       long availableAt = in.getLong();
       byte[] payload = new byte[in.remaining()];
@@ -106,6 +105,22 @@ public final class WalEnvelope {
     } catch (RuntimeException e) {
       throw e instanceof IllegalArgumentException iae ? iae : new IllegalArgumentException(e.toString(), e);
     }
+  }
+
+  private static Map<String, String> headers(ByteBuffer in) {
+    int headerCount = in.getInt();
+    if (headerCount < 0 || headerCount > in.remaining() / 8) {
+      throw new IllegalArgumentException("header count " + headerCount + " does not fit the envelope");
+    }
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (int i = 0; i < headerCount; i++) {
+      headers.put(required(in, "header name"), required(in, "header value"));
+    }
+    return headers;
+  }
+
+  private static Map<String, String> jsonHeaders(ByteBuffer in) {
+    return OutboxRowText.headers(required(in, "headers"));
   }
 
   private static void text(ByteArrayOutputStream out, String value) {

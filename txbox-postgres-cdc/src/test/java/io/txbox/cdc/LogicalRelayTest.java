@@ -1,6 +1,7 @@
 package io.txbox.cdc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.Janitor;
@@ -205,7 +206,9 @@ class LogicalRelayTest {
           + " headers => '{\"tenant\": \"acme\"}')");
       db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', NULL, 'Pinged', ''::bytea)");
       db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'Tagged', '\\x00ff'::bytea,"
-          + " headers => '{\"a\": \"1\", \"b\": \"\"}')");
+          + " headers => '{\"a\": \"1\", \"b\": \"\", \"q\": \"say \\\"hi\\\"\\n\", \"n\": 5}')");
+      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
+          + " headers => '[\"not\", \"an object\"]')")).hasStackTraceContaining("headers must be a JSON object");
       List<TopicReader.Received> all = readAll(3);
       TopicReader.Received got = all.get(0);
       assertThat(got.key()).isEqualTo("order-42");
@@ -217,7 +220,8 @@ class LogicalRelayTest {
       assertThat(all.get(1).headers()).containsEntry("txbox-type", "Pinged").containsEntry("txbox-version", "1")
           .doesNotContainKey("tenant");
       assertThat(all.get(2).value()).containsExactly(0x00, 0xff);
-      assertThat(all.get(2).headers()).containsEntry("a", "1").containsEntry("b", "");
+      assertThat(all.get(2).headers()).containsEntry("a", "1").containsEntry("b", "")
+          .containsEntry("q", "say \"hi\"\n").containsEntry("n", "5");
     }
   }
 
