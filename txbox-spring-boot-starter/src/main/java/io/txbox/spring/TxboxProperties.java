@@ -276,7 +276,8 @@ public record TxboxProperties(
    * @param secretAccessKey a fixed secret access key, with {@code accessKeyId}
    * @param sendTimeout how long one SendMessageBatch request of the relay may take
    * @param visibilityTimeout how long SQS hides a message a listener received, extended while in hand
-   * @param waitTime a listener's long-poll wait, at most 20 s
+   * @param waitTime a listener's long-poll wait, at most 20 s (ElasticMQ: 19 s), and the longest a
+   *     listener's stop waits for a receive under way
    */
   public record Sqs(
       String region,
@@ -285,5 +286,5 @@ public record TxboxProperties(
       String secretAccessKey,
       @DefaultValue("10s") Duration sendTimeout,
       @DefaultValue("30s") Duration visibilityTimeout,
-      @DefaultValue("20s") Duration waitTime) {}
+      @DefaultValue("10s") Duration waitTime) {}
 }
