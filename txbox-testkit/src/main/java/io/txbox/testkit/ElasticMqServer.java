@@ -29,6 +29,7 @@ import java.util.List;
  */
 public final class ElasticMqServer implements StoppableBroker {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+  private static final String MAIN_CLASS = "org.elasticmq.server.Main";
   private static ElasticMqServer shared;
 
   private final Path directory;
@@ -40,8 +41,13 @@ public final class ElasticMqServer implements StoppableBroker {
     this.port = port;
   }
 
-  /** Starts a server on a free port and waits until it serves. */
+  /**
+   * Starts a server on a free port and waits until it serves.
+   *
+   * @throws IllegalStateException naming the dependency to add when ElasticMQ is not on the class path
+   */
   public static ElasticMqServer start() {
+    requireOnClassPath();
     try {
       ElasticMqServer server = new ElasticMqServer(Files.createTempDirectory("txbox-elasticmq-"), LocalPorts.free());
       try {
@@ -54,6 +60,20 @@ public final class ElasticMqServer implements StoppableBroker {
       return server;
     } catch (IOException e) {
       throw new UncheckedIOException("could not start ElasticMQ", e);
+    }
+  }
+
+  /**
+   * The testkit does not bring ElasticMQ (and its Scala runtime) to every user's tests: a test that
+   * runs it adds it, and one that forgot is told which artifact, not shown a child JVM's
+   * {@code ClassNotFoundException}.
+   */
+  static void requireOnClassPath() {
+    try {
+      Class.forName(MAIN_CLASS, false, ElasticMqServer.class.getClassLoader());
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException("ElasticMqServer runs ElasticMQ from the test class path, and " + MAIN_CLASS
+          + " is not on it: add the test dependency org.elasticmq:elasticmq-server_2.13 (txbox is tested with 1.6.11)");
     }
   }
 
@@ -99,7 +119,7 @@ public final class ElasticMqServer implements StoppableBroker {
       Path log = directory.resolve("elasticmq.log");
       long logStart = ServerProcess.logLength(log);
       process = ChildProcess.start(List.of("-Xmx256m", "-Dconfig.file=" + directory.resolve("elasticmq.conf")),
-          "org.elasticmq.server.Main", List.of(), log);
+          MAIN_CLASS, List.of(), log);
       ServerProcess.awaitLogLine(process, log, logStart, "started in", port, READY_TIMEOUT, "ElasticMQ");
     } catch (IOException e) {
       stop();
