@@ -94,11 +94,23 @@ public final class LogicalRelay implements AutoCloseable {
     if (loop != null) {
       throw new IllegalStateException("logical relay of slot " + settings.slot() + " is already started");
     }
-    replication.asynchronousCommitNotice().ifPresent(notice -> log.info("slot {}: {}", settings.slot(), notice));
+    noteAsynchronousCommits();
     loop = new StreamLoop(settings, publisher, replication.store(), metrics);
     thread = new Thread(loop, "txbox-logical-" + settings.slot());
     thread.start();
     return this;
+  }
+
+  /**
+   * Logs once whether the database's default commits hold events back. On a thread of its own:
+   * a pool waits for a server that is down, and the relay starts without waiting for it.
+   */
+  private void noteAsynchronousCommits() {
+    Runnable note = () -> replication.asynchronousCommitNotice()
+        .ifPresent(notice -> log.info("slot {}: {}", settings.slot(), notice));
+    Thread check = new Thread(note, "txbox-logical-" + settings.slot() + "-settings");
+    check.setDaemon(true);
+    check.start();
   }
 
   /** Whether this relay streams the slot now; {@code false} while it stands by. */
