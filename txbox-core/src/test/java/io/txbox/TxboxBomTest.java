@@ -2,11 +2,14 @@ package io.txbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
+import javax.lang.model.SourceVersion;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
 import org.w3c.dom.Document;
@@ -34,6 +37,33 @@ class TxboxBomTest {
     List<String> libraries = new ArrayList<>(texts(read(ROOT.resolve("pom.xml")), "module"));
     libraries.removeAll(NOT_LIBRARIES);
     assertThat(texts(read(ROOT.resolve("txbox-bom/pom.xml")), "artifactId")).containsAll(libraries);
+  }
+
+  /**
+   * Every jar carries an Automatic-Module-Name (the parent's jar plugin writes {@code
+   * ${txbox.module}}), so that module-path users get a stable name, not one derived from the file
+   * name: each module's root package, which no other module holds.
+   */
+  @Test
+  void everyModuleIsNamedForTheModulePathAfterItsOwnRootPackage() throws Exception {
+    assertThat(texts(read(ROOT.resolve("pom.xml")), "Automatic-Module-Name")).containsExactly("${txbox.module}");
+    List<String> names = new ArrayList<>();
+    for (String module : texts(read(ROOT.resolve("pom.xml")), "module")) {
+      if (module.equals("txbox-bom")) {
+        continue; // a pom, no jar
+      }
+      String name = properties(read(ROOT.resolve(module).resolve("pom.xml"))).get("txbox.module");
+      assertThat(name).as(module + "'s txbox.module").isNotNull();
+      assertThat(SourceVersion.isName(name)).as(name + " is a module name").isTrue();
+      Path sources = ROOT.resolve(module).resolve("src/main/java");
+      if (Files.isDirectory(sources)) {
+        try (Stream<Path> files = Files.list(sources.resolve(name.replace('.', '/')))) {
+          assertThat(files.anyMatch(f -> f.toString().endsWith(".java"))).as(module + " has classes in " + name).isTrue();
+        }
+      }
+      names.add(name);
+    }
+    assertThat(names).doesNotHaveDuplicates();
   }
 
   private static Document read(Path pom) throws Exception {
