@@ -12,6 +12,7 @@ import io.txbox.Relay;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.PostgresReplay;
+import io.txbox.jdbc.Scope;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.testkit.KafkaBroker;
@@ -77,7 +78,7 @@ class EvolvedEventsOverKafkaTest {
 
     try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build()) {
       PostgresReplay.Result replayed = store.replay().replay(PostgresReplay.Request.of(
-          PostgresReplay.Scope.ALL.withSubscription("default"), "test").withToDestination(sandbox), publisher, n -> { });
+          Scope.ALL.withSubscription("default"), "test").withToDestination(sandbox), publisher, n -> { });
       assertThat(replayed.published()).isEqualTo(6);
     }
     try (KafkaSubscriber trial = subscriber("inventory-sandbox", sandbox, "handled_sandbox")) {

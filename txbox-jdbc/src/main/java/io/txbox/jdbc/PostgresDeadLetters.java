@@ -40,73 +40,6 @@ public final class PostgresDeadLetters {
     this.tables = tables;
   }
 
-  /**
-   * Which dead letters an operation touches; null fields match anything.
-   *
-   * @param subscription the subscription that gave up
-   * @param type the event type
-   * @param destination the event's destination
-   * @param key the event key
-   * @param since dead-lettered at or after
-   * @param until dead-lettered before
-   * @param errorContaining text in the error
-   * @param id the event id: one dead letter (per subscription)
-   */
-  public record Scope(String subscription, String type, String destination, String key, Instant since,
-      Instant until, String errorContaining, UUID id) {
-    /** Every dead letter. */
-    public static final Scope ALL = new Scope(null, null, null, null, null, null, null, null);
-
-    /** Refuses a range that ends before it starts: it can match nothing, and was surely meant otherwise. */
-    public Scope {
-      if (since != null && until != null && !since.isBefore(until)) {
-        throw new IllegalArgumentException("since must be before until, was " + since + " and " + until
-            + ": give a range that starts before it ends");
-      }
-    }
-
-    public Scope withSubscription(String value) {
-      return new Scope(value, type, destination, key, since, until, errorContaining, id);
-    }
-
-    public Scope withType(String value) {
-      return new Scope(subscription, value, destination, key, since, until, errorContaining, id);
-    }
-
-    public Scope withKey(String value) {
-      return new Scope(subscription, type, destination, value, since, until, errorContaining, id);
-    }
-
-    public Scope withErrorContaining(String value) {
-      return new Scope(subscription, type, destination, key, since, until, value, id);
-    }
-
-    /** The dead letter of event {@code value}. */
-    public Scope withId(UUID value) {
-      return new Scope(subscription, type, destination, key, since, until, errorContaining, value);
-    }
-
-    /** What the scope selects, for people and the audit table. */
-    public String describe() {
-      List<String> parts = new ArrayList<>();
-      add(parts, "subscription", subscription);
-      add(parts, "type", type);
-      add(parts, "destination", destination);
-      add(parts, "key", key);
-      add(parts, "since", since);
-      add(parts, "until", until);
-      add(parts, "error containing", errorContaining);
-      add(parts, "id", id);
-      return parts.isEmpty() ? "all" : String.join(", ", parts);
-    }
-
-    private static void add(List<String> parts, String name, Object value) {
-      if (value != null) {
-        parts.add(name + " " + value);
-      }
-    }
-  }
-
   /** One dead letter, without its payload. */
   public record Entry(String subscription, long position, UUID id, String key, String type, int version,
       String destination, String error, int attempts, Instant deadLetteredAt, int payloadBytes) {}
@@ -242,16 +175,17 @@ public final class PostgresDeadLetters {
 
   /** Every condition of a scope; a null parameter matches anything. */
   private static String where() {
-    return " WHERE (?::text IS NULL OR subscription = ?) AND (?::text IS NULL OR type = ?)"
-        + " AND (?::text IS NULL OR destination = ?) AND (?::text IS NULL OR key = ?)"
+    return " WHERE (?::text IS NULL OR subscription = ?) AND (?::text IS NULL OR destination = ?)"
+        + " AND (?::text IS NULL OR type = ?) AND (?::text IS NULL OR key = ?)"
         + " AND (?::timestamptz IS NULL OR dead_lettered_at >= ?) AND (?::timestamptz IS NULL OR dead_lettered_at < ?)"
+        + " AND (?::bigint IS NULL OR position >= ?) AND (?::bigint IS NULL OR position <= ?)"
         + " AND (?::text IS NULL OR strpos(error, ?) > 0) AND (?::uuid IS NULL OR id = ?)";
   }
 
   /** Binds a scope to {@link #where()} from parameter {@code first}; returns the next parameter. */
   private static int bind(PreparedStatement p, Scope scope, int first) throws SQLException {
-    return OptionalFilters.bind(p, first, scope.subscription(), scope.type(), scope.destination(), scope.key(),
-        scope.since(), scope.until(), scope.errorContaining(), scope.id());
+    return OptionalFilters.bind(p, first, scope.subscription(), scope.destination(), scope.type(), scope.key(),
+        scope.since(), scope.until(), scope.fromPosition(), scope.toPosition(), scope.errorContaining(), scope.id());
   }
 
   private void audit(Connection c, String operator, String action, String target, String scope, long count,

@@ -69,88 +69,6 @@ public final class PostgresReplay {
   }
 
   /**
-   * Which events of the log a replay publishes; null fields match anything.
-   *
-   * @param subscription only events this subscription has already delivered: at or before its
-   *     checkpoints, and not dead-lettered by it
-   * @param destination the events' destination
-   * @param type the event type
-   * @param key the event key
-   * @param since created at or after
-   * @param until created before
-   * @param fromPosition position at or after
-   * @param toPosition position at or before
-   */
-  public record Scope(String subscription, String destination, String type, String key, Instant since, Instant until,
-      Long fromPosition, Long toPosition) {
-    /** Every event in the log. */
-    public static final Scope ALL = new Scope(null, null, null, null, null, null, null, null);
-
-    /** Refuses a range that ends before it starts: it can match nothing, and was surely meant otherwise. */
-    public Scope {
-      if (since != null && until != null && !since.isBefore(until)) {
-        throw new IllegalArgumentException("since must be before until, was " + since + " and " + until
-            + ": give a range that starts before it ends");
-      }
-      if (fromPosition != null && fromPosition < 1 || toPosition != null && toPosition < 1) {
-        throw new IllegalArgumentException((fromPosition != null && fromPosition < 1 ? "fromPosition" : "toPosition")
-            + " must be >= 1, the first position of the log, was " + (fromPosition != null && fromPosition < 1
-            ? fromPosition : toPosition));
-      }
-      if (fromPosition != null && toPosition != null && fromPosition > toPosition) {
-        throw new IllegalArgumentException("fromPosition must be <= toPosition, was " + fromPosition + " and "
-            + toPosition + ": give a range that starts before it ends");
-      }
-    }
-
-    public Scope withSubscription(String value) {
-      return new Scope(value, destination, type, key, since, until, fromPosition, toPosition);
-    }
-
-    public Scope withDestination(String value) {
-      return new Scope(subscription, value, type, key, since, until, fromPosition, toPosition);
-    }
-
-    public Scope withType(String value) {
-      return new Scope(subscription, destination, value, key, since, until, fromPosition, toPosition);
-    }
-
-    public Scope withKey(String value) {
-      return new Scope(subscription, destination, type, value, since, until, fromPosition, toPosition);
-    }
-
-    /** Events created in {@code [from, to)}; either may be null. */
-    public Scope withCreated(Instant from, Instant to) {
-      return new Scope(subscription, destination, type, key, from, to, fromPosition, toPosition);
-    }
-
-    /** Events at positions {@code [from, to]}; either may be null. */
-    public Scope withPositions(Long from, Long to) {
-      return new Scope(subscription, destination, type, key, since, until, from, to);
-    }
-
-    /** What the scope selects, for people and the audit table. */
-    public String describe() {
-      List<String> parts = new ArrayList<>();
-      add(parts, "delivered by subscription", subscription);
-      add(parts, "destination", destination);
-      add(parts, "type", type);
-      add(parts, "key", key);
-      add(parts, "created since", since);
-      add(parts, "created until", until);
-      add(parts, "from position", fromPosition);
-      add(parts, "to position", toPosition);
-      return parts.isEmpty() ? "the whole log" : String.join(", ", parts);
-    }
-
-    private static void add(List<String> parts, String name, Object value) {
-      if (value != null) {
-        parts.add(name + " " + value);
-      }
-    }
-  }
-
-  /**
    * A replay to run.
    *
    * @param scope which events
@@ -167,6 +85,7 @@ public final class PostgresReplay {
       if (scope == null) {
         throw new IllegalArgumentException("scope must not be null (use Scope.ALL)");
       }
+      requireLogScope(scope);
       if (toDestination != null && (toDestination.isBlank() || toDestination.length() > Message.MAX_NAME_LENGTH)) {
         throw new IllegalArgumentException("toDestination must be 1 to " + Message.MAX_NAME_LENGTH
             + " characters, was '" + toDestination + "'");
@@ -253,6 +172,7 @@ public final class PostgresReplay {
 
   /** What a replay of {@code scope} would publish; changes nothing. */
   public Preview preview(Scope scope) {
+    requireLogScope(scope);
     return tx.inTransaction("previewing a replay", c -> {
       checkSubscription(c, scope);
       Map<String, Long> byType = new LinkedHashMap<>();
@@ -446,6 +366,14 @@ public final class PostgresReplay {
     }
   }
 
+  /** A replay reads the log, whose events have no error: a scope by error is a dead-letter scope given by mistake. */
+  private static void requireLogScope(Scope scope) {
+    if (scope.errorContaining() != null) {
+      throw new IllegalArgumentException("errorContaining selects dead letters, and a replay reads the log, whose"
+          + " events have no error: drop it, or retry the dead letters instead");
+    }
+  }
+
   /** A scope's subscription must exist: a typo would otherwise replay nothing and look fine. */
   private void checkSubscription(java.sql.Connection c, Scope scope) throws SQLException {
     if (scope.subscription() == null) {
@@ -475,12 +403,13 @@ public final class PostgresReplay {
         + " AND (?::text IS NULL OR o.destination = ?) AND (?::text IS NULL OR o.type = ?)"
         + " AND (?::text IS NULL OR o.key = ?)"
         + " AND (?::timestamptz IS NULL OR o.created_at >= ?) AND (?::timestamptz IS NULL OR o.created_at < ?)"
-        + " AND (?::bigint IS NULL OR o.position >= ?) AND (?::bigint IS NULL OR o.position <= ?)";
+        + " AND (?::bigint IS NULL OR o.position >= ?) AND (?::bigint IS NULL OR o.position <= ?)"
+        + " AND (?::uuid IS NULL OR o.id = ?)";
   }
 
   /** Binds a scope to {@link #where()}; returns the next parameter. */
   private static int bind(PreparedStatement p, Scope scope) throws SQLException {
     return OptionalFilters.bind(p, 1, scope.subscription(), scope.destination(), scope.type(), scope.key(),
-        scope.since(), scope.until(), scope.fromPosition(), scope.toPosition());
+        scope.since(), scope.until(), scope.fromPosition(), scope.toPosition(), scope.id());
   }
 }

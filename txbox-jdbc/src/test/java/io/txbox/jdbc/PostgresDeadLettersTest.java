@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.DeadLetter;
 import io.txbox.Message;
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresDeadLetters.Scope;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.Checkpoint;
@@ -65,12 +64,16 @@ class PostgresDeadLettersTest {
   }
 
   @Test
-  void aScopeSelectsByTypeKeyAndErrorAndShowGivesThePayload() {
+  void aScopeSelectsByTypeKeyErrorPositionAndIdAndShowGivesThePayload() {
     assertThat(deadLetters.count(Scope.ALL)).isEqualTo(3);
-    assertThat(deadLetters.count(new Scope(null, "A", null, null, null, null, null, null))).isEqualTo(2);
-    assertThat(deadLetters.count(new Scope(null, null, null, "k", null, null, "RecordTooLarge", null))).isEqualTo(2);
-    assertThat(deadLetters.count(new Scope("other", null, null, null, null, null, null, null))).isZero();
-    assertThat(deadLetters.list(new Scope(null, null, null, "k", null, null, null, null), 10))
+    long position = deadLetters.list(Scope.ALL.withKey("j"), 10).get(0).position();
+    assertThat(deadLetters.list(Scope.ALL.withPositions(position, position), 10))
+        .extracting(PostgresDeadLetters.Entry::id).containsExactly(sent.get(2).id());
+    assertThat(deadLetters.count(Scope.ALL.withId(sent.get(1).id()))).isOne();
+    assertThat(deadLetters.count(Scope.ALL.withType("A"))).isEqualTo(2);
+    assertThat(deadLetters.count(Scope.ALL.withKey("k").withErrorContaining("RecordTooLarge"))).isEqualTo(2);
+    assertThat(deadLetters.count(Scope.ALL.withSubscription("other"))).isZero();
+    assertThat(deadLetters.list(Scope.ALL.withKey("k"), 10))
         .extracting(PostgresDeadLetters.Entry::id).containsExactlyInAnyOrder(sent.get(0).id(), sent.get(1).id());
 
     PostgresDeadLetters.Details shown = deadLetters.show("default", sent.get(1).id()).orElseThrow();
@@ -79,9 +82,19 @@ class PostgresDeadLettersTest {
   }
 
   @Test
+  void theSameScopeTypeSelectsTheLogsEventsForAReplayButNotByError() {
+    assertThat(store.replay().preview(Scope.ALL.withType("A")).count()).isEqualTo(2);
+    assertThat(store.replay().preview(Scope.ALL.withId(sent.get(1).id())).count()).isOne();
+    assertThatThrownBy(() -> store.replay().preview(Scope.ALL.withErrorContaining("RecordTooLarge")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("errorContaining selects dead letters");
+    assertThatThrownBy(() -> PostgresReplay.Request.of(Scope.ALL.withErrorContaining("x"), "alice"))
+        .hasMessageContaining("retry the dead letters instead");
+  }
+
+  @Test
   void aRetriedEventReentersTheLogWithItsIdAndADiscardedOneIsGoneBothAudited() throws Exception {
-    assertThat(deadLetters.discard(new Scope(null, "B", null, null, null, null, null, null), "alice")).isEqualTo(1);
-    assertThat(deadLetters.retry(new Scope(null, null, null, "k", null, null, null, null), "bob")).isEqualTo(1);
+    assertThat(deadLetters.discard(Scope.ALL.withType("B"), "alice")).isEqualTo(1);
+    assertThat(deadLetters.retry(Scope.ALL.withKey("k"), "bob")).isEqualTo(1);
 
     assertThat(deadLetters.count(Scope.ALL)).as("j1 is left").isEqualTo(1);
     assertThat(count("SELECT count(*) FROM " + db.schema() + ".txbox_outbox WHERE id = '" + sent.get(0).id() + "'"))
@@ -99,7 +112,7 @@ class PostgresDeadLettersTest {
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("UPDATE " + db.schema() + ".txbox_dead_letter SET type = '' WHERE id = '" + sent.get(2).id() + "'");
     }
-    Scope j = new Scope(null, null, null, "j", null, null, null, null);
+    Scope j = Scope.ALL.withKey("j");
 
     assertThatThrownBy(() -> deadLetters.retry(j, "carol")).hasMessageContaining("txbox_outbox_type_valid");
 

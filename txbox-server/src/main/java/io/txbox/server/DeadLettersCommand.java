@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Inbox;
 import io.txbox.ParkedMessage;
 import io.txbox.jdbc.PostgresDeadLetters;
-import io.txbox.jdbc.PostgresDeadLetters.Scope;
+import io.txbox.jdbc.Scope;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import java.io.PrintWriter;
@@ -68,7 +68,8 @@ final class DeadLettersCommand {
     String config;
 
     Scope scope() {
-      return new Scope(subscription, type, destination, key, since, until, error, id);
+      return Scope.ALL.withSubscription(subscription).withDestination(destination).withType(type).withKey(key)
+          .withPeriod(since, until).withErrorContaining(error).withId(id);
     }
 
     /**

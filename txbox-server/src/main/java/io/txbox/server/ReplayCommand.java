@@ -6,7 +6,7 @@ import io.txbox.jdbc.PostgresReplay;
 import io.txbox.jdbc.PostgresReplay.Preview;
 import io.txbox.jdbc.PostgresReplay.Request;
 import io.txbox.jdbc.PostgresReplay.Result;
-import io.txbox.jdbc.PostgresReplay.Scope;
+import io.txbox.jdbc.Scope;
 import io.txbox.spi.Publisher;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -136,7 +136,8 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   private Scope scope() {
-    return new Scope(subscription, destination, type, key, since, until, fromPosition, toPosition);
+    return Scope.ALL.withSubscription(subscription).withDestination(destination).withType(type).withKey(key)
+        .withPeriod(since, until).withPositions(fromPosition, toPosition);
   }
 
   /** A progress bar on the error stream: redrawn in place on a terminal, a line per tenth otherwise. */

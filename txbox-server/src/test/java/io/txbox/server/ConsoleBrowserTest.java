@@ -11,6 +11,7 @@ import io.txbox.Relay;
 import io.txbox.jdbc.PostgresDeadLetters;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.Scope;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.server.console.Console;
 import io.txbox.server.console.ConsoleUsers;
@@ -77,7 +78,7 @@ class ConsoleBrowserTest {
     try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
       schema.send(List.of(poison)); // its topic does not exist: the relay gives up on it
-      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(PostgresDeadLetters.Scope.ALL) == 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(Scope.ALL) == 1);
     }
     Path users = dir.resolve("users.properties");
     Files.writeString(users, "alice = operator " + ConsoleUsers.hash("alice-password".toCharArray()) + "\n"
@@ -126,13 +127,13 @@ class ConsoleBrowserTest {
 
     open("/replay?subscription=default&to-destination=orders.sandbox&preview=yes");
     // the event's first row, which the relay passed over, and its retried copy: the same id twice
-    assertThat(browser.getPageSource()).contains("2 event(s): delivered by subscription default, to destination"
+    assertThat(browser.getPageSource()).contains("2 event(s): subscription default, to destination"
         + " orders.sandbox", "first: #1 OrderPlaced key order-1", "last: #2 OrderPlaced key order-1");
     screenshot("replay");
     open("/audit");
     assertThat(browser.findElement(By.tagName("table")).getText())
         .contains("alice retry outbox subscription default, id " + poison.id() + " 1")
-        .contains("alice replay outbox delivered by subscription default, to destination orders.sandbox 2 dry run");
+        .contains("alice replay outbox subscription default, to destination orders.sandbox 2 dry run");
     screenshot("audit");
   }
 
@@ -146,7 +147,7 @@ class ConsoleBrowserTest {
     HttpResponse<String> forced = post("/dead-letters/retry", sessionCookie(), csrf);
     assertThat(forced.statusCode()).isEqualTo(403);
     assertThat(forced.body()).contains("bob is a viewer");
-    assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).isEqualTo(1);
+    assertThat(store.deadLetters().count(Scope.ALL)).isEqualTo(1);
   }
 
   @Test
@@ -185,7 +186,7 @@ class ConsoleBrowserTest {
     HttpResponse<String> forged = post("/dead-letters/retry", sessionCookie(), "not-the-token");
     assertThat(forged.statusCode()).isEqualTo(403);
     assertThat(forged.body()).contains("CSRF");
-    assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).as("nothing changed").isEqualTo(1);
+    assertThat(store.deadLetters().count(Scope.ALL)).as("nothing changed").isEqualTo(1);
   }
 
   @Test

@@ -9,6 +9,7 @@ import io.txbox.Relay;
 import io.txbox.jdbc.PostgresDeadLetters;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.Scope;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
@@ -52,14 +53,14 @@ class DeadLettersCommandTest {
     try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
       schema.send(sent);
-      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(PostgresDeadLetters.Scope.ALL) == 3);
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(Scope.ALL) == 3);
 
       assertThat(run("dead-letters", "list")).isZero();
       assertThat(out.toString()).contains("3 dead letter(s) of the outbox (all)", "does not exist");
 
       assertThat(run("dead-letters", "retry", "--type", "OrderPlaced")).isZero();
       assertThat(out.toString()).contains("dry run: retry would touch 2 dead letter(s) (type OrderPlaced)");
-      assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).as("a dry run changes nothing").isEqualTo(3);
+      assertThat(store.deadLetters().count(Scope.ALL)).as("a dry run changes nothing").isEqualTo(3);
       assertThat(count("SELECT count(*) FROM {schema}.txbox_outbox")).isEqualTo(3);
 
       kafka.createTopic(topic, 2);
@@ -73,9 +74,9 @@ class DeadLettersCommandTest {
 
       assertThat(run("dead-letters", "discard", "--key", "k3")).isZero();
       assertThat(out.toString()).contains("dry run: discard would touch 1 dead letter(s) (key k3)");
-      assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).as("one message is a dry run too").isOne();
+      assertThat(store.deadLetters().count(Scope.ALL)).as("one message is a dry run too").isOne();
       assertThat(run("dead-letters", "discard", "--key", "k3", "--execute", "--operator", "ticket-42")).isZero();
-      assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).isZero();
+      assertThat(store.deadLetters().count(Scope.ALL)).isZero();
     }
 
     assertThat(run("audit")).isZero();
@@ -95,7 +96,7 @@ class DeadLettersCommandTest {
     assertThat(run("dead-letters", "discard")).isZero();
 
     assertThat(out.toString()).contains("dry run: discard would touch 1 dead letter(s) (all)");
-    assertThat(store.deadLetters().count(PostgresDeadLetters.Scope.ALL)).isOne();
+    assertThat(store.deadLetters().count(Scope.ALL)).isOne();
   }
 
   @Test

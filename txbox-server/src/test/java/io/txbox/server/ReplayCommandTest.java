@@ -68,7 +68,7 @@ class ReplayCommandTest {
 
     assertThat(run("replay", "--subscription", "default", "--key", "k1", "--to-destination", sandbox)).isZero();
 
-    assertThat(out.toString()).contains("3 event(s) in scope (delivered by subscription default, key k1, to destination "
+    assertThat(out.toString()).contains("3 event(s) in scope (subscription default, key k1, to destination "
         + sandbox + ")", "first: #1 " + delivered.get(0).id() + " OrderPlaced key=k1",
         "last:  #5 " + delivered.get(4).id() + " OrderShipped key=k1", "1 OrderPaid", "1 OrderPlaced", "1 OrderShipped",
         "dry run: nothing was published");
@@ -121,7 +121,7 @@ class ReplayCommandTest {
     assertThat(run("replay", "--subscription", "default")).isZero();
     assertThat(out.toString()).contains(delivered.size() + " event(s) in scope");
     assertThat(run("replay")).isZero();
-    assertThat(out.toString()).contains((delivered.size() + 2) + " event(s) in scope (the whole log)",
+    assertThat(out.toString()).contains((delivered.size() + 2) + " event(s) in scope (all)",
         "1 OrderCancelled");
   }
 

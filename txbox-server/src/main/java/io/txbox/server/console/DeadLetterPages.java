@@ -5,7 +5,7 @@ import static io.txbox.server.console.Html.esc;
 import io.txbox.Inbox;
 import io.txbox.ParkedMessage;
 import io.txbox.jdbc.PostgresDeadLetters;
-import io.txbox.jdbc.PostgresDeadLetters.Scope;
+import io.txbox.jdbc.Scope;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.server.PayloadText;

@@ -6,7 +6,7 @@ import io.txbox.jdbc.PostgresDeadLetters;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.PostgresReplay;
 import io.txbox.jdbc.PostgresReplay.Preview;
-import io.txbox.jdbc.PostgresReplay.Scope;
+import io.txbox.jdbc.Scope;
 import io.txbox.server.console.ConsoleUsers.Role;
 import io.txbox.spi.Publisher;
 import java.time.Instant;
@@ -106,8 +106,8 @@ final class ReplayPage implements AutoCloseable {
   }
 
   private static PostgresReplay.Request request(Request r) {
-    Scope scope = new Scope(r.param("subscription"), r.param("destination"), r.param("type"), r.param("key"),
-        instant(r, "since"), instant(r, "until"), null, null);
+    Scope scope = Scope.ALL.withSubscription(r.param("subscription")).withDestination(r.param("destination"))
+        .withType(r.param("type")).withKey(r.param("key")).withPeriod(instant(r, "since"), instant(r, "until"));
     String rate = r.param("events-per-second");
     int eventsPerSecond = rate == null ? PostgresReplay.DEFAULT_EVENTS_PER_SECOND : parse(rate);
     return PostgresReplay.Request.of(scope, r.operator()).withToDestination(r.param("to-destination"))
