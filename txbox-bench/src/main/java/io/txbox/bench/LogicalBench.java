@@ -39,6 +39,14 @@ import picocli.CommandLine.Option;
 final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   static final int WARM_UP_SECONDS = 3;
 
+  // The relay throughput figures, by name
+  private static final String PRODUCER_PERFORMANCE = "ProducerPerformance";
+  private static final String PUBLISHER_ONE = "KafkaPublisher from memory, one batch in flight";
+  private static final String PUBLISHER_TWO = "KafkaPublisher from memory, two batches in flight";
+  private static final String FROM_WAL = "logical relay from WAL messages into Kafka, acked and confirmed";
+  private static final String FROM_ROWS = "logical relay from outbox rows into Kafka, acked and confirmed";
+  private static final String POLLED = "table relay (polling) into Kafka, acked and checkpointed";
+
   @Option(names = "--jdbc-url", description = "A server with wal_level=logical; default: an embedded one")
   String jdbcUrl;
 
@@ -245,13 +253,6 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
           WriteOverhead.median(values), "share");
     });
   }
-
-  private static final String PRODUCER_PERFORMANCE = "ProducerPerformance";
-  private static final String PUBLISHER_ONE = "KafkaPublisher from memory, one batch in flight";
-  private static final String PUBLISHER_TWO = "KafkaPublisher from memory, two batches in flight";
-  private static final String FROM_WAL = "logical relay from WAL messages into Kafka, acked and confirmed";
-  private static final String FROM_ROWS = "logical relay from outbox rows into Kafka, acked and confirmed";
-  private static final String POLLED = "table relay (polling) into Kafka, acked and checkpointed";
 
   private static String range(List<Double> values, String format) {
     return String.format(format, Collections.min(values)) + "–" + String.format(format, Collections.max(values));

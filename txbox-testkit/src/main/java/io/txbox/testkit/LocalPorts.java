@@ -19,10 +19,7 @@ public final class LocalPorts {
 
   /** A port nothing listens on right now. */
   public static int free() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      socket.setReuseAddress(true);
-      return socket.getLocalPort();
-    }
+    return free(1)[0];
   }
 
   /**
