@@ -11,7 +11,7 @@ import io.txbox.ParkedMessage;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.jdbc.PostgresReplay;
+import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.Scope;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.kafka.KafkaSubscriber;
@@ -77,7 +77,7 @@ class EvolvedEventsOverKafkaTest {
     kafka.createTopic(sandbox, 3);
 
     try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build()) {
-      PostgresReplay.Result replayed = store.replay().replay(PostgresReplay.Request.of(
+      Replay.Result replayed = store.replay().replay(Replay.Request.of(
           Scope.ALL.withSubscription("default"), "test").withToDestination(sandbox), publisher, n -> { });
       assertThat(replayed.published()).isEqualTo(6);
     }

@@ -2,15 +2,11 @@ package io.txbox.jdbc;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
-import io.txbox.jdbc.internal.JanitorLock;
-import io.txbox.jdbc.internal.OutboxPartitions;
-import io.txbox.jdbc.internal.PostgresListener;
+import io.txbox.jdbc.internal.PostgresJanitorStore;
 import io.txbox.jdbc.internal.PostgresMigration;
-import io.txbox.jdbc.internal.PostgresRows;
-import io.txbox.jdbc.internal.PostgresSettings;
-import io.txbox.jdbc.internal.PostgresSql;
+import io.txbox.jdbc.internal.PostgresOperatorStore;
+import io.txbox.jdbc.internal.PostgresRelayStore;
 import io.txbox.jdbc.internal.PostgresTables;
-import io.txbox.jdbc.internal.StatusQueries;
 import io.txbox.jdbc.internal.Transactions;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
@@ -22,23 +18,15 @@ import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
-import org.postgresql.PGStatement;
 
 /**
  * The outbox on PostgreSQL 13 or later: an append-only log read in commit-safe {@code (tx_id,
@@ -78,8 +66,13 @@ import org.postgresql.PGStatement;
  * of events per second and more) and when vacuum cannot keep up; size a partition to hold minutes
  * to hours of writes. {@link #migrate()} converts an existing outbox in place, keeping its rows,
  * under an exclusive lock for as long as two scans of the table take.
+ *
+ * <p><b>Three parts behind three interfaces.</b> Relays and writers use it as an
+ * {@link OutboxStore}, the {@link io.txbox.Janitor} as a {@link JanitorStore}, and operators'
+ * tools (status, dead letters, replay, migration, the console) as an {@link OperatorStore}; each
+ * part is its own class, and this one holds the settings and hands each call to its part.
  */
-public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
+public final class PostgresOutboxStore implements OutboxStore, JanitorStore, OperatorStore {
 
   /** Default schema. */
   public static final String DEFAULT_SCHEMA = "public";
@@ -100,63 +93,24 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
   /** Default longest wait for the outbox's lock to create or drop a partition. */
   public static final Duration DEFAULT_PARTITION_LOCK_TIMEOUT = Duration.ofMillis(100);
 
-  private final DataSource dataSource;
   private final PostgresTables tables;
-  private final PostgresSql sql;
-  private final int buckets;
-  private final boolean notifyOnAppend;
-  private final long notifyIntervalNanos;
-  private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
-  private final boolean listen;
-  private final Transactions tx;
-  private final StatusQueries status;
-  private final long partitionSize;
-  private final int partitionsAhead;
-  private final OutboxPartitions partitions;
-  private final String deleteRelayedFromDefault;
-  private final JanitorLock janitorLock;
-  private volatile boolean partitioned;
+  private final PostgresRelayStore relay;
+  private final PostgresJanitorStore janitor;
+  private final PostgresOperatorStore operator;
 
   private PostgresOutboxStore(Builder b) {
-    this.dataSource = b.dataSource;
     this.tables = new PostgresTables(b.schema, b.tablePrefix);
-    this.sql = PostgresSql.of(tables);
-    this.buckets = b.buckets;
-    this.notifyOnAppend = b.notifyOnAppend;
-    this.notifyIntervalNanos = b.notifyInterval.toNanos();
-    this.listen = b.listen;
-    this.tx = new Transactions(dataSource);
-    this.status = new StatusQueries(tables);
-    this.partitionSize = b.outboxPartitionSize;
-    this.partitionsAhead = b.partitionsAhead;
-    this.partitions = new OutboxPartitions(tables, tx, b.partitionsAhead, b.partitionLockTimeout);
-    this.deleteRelayedFromDefault = PostgresSql.deleteRelayedFrom(tables, partitions.defaultPartition());
-    this.janitorLock = new JanitorLock(tables, tx);
+    this.relay = new PostgresRelayStore(b.dataSource, tables, b.notifyOnAppend, b.notifyInterval, b.listen);
+    this.janitor = new PostgresJanitorStore(tables, new Transactions(b.dataSource), b.partitionsAhead,
+        b.partitionLockTimeout);
+    PostgresMigration migration = new PostgresMigration(
+        b.dataSource, tables, b.buckets, b.outboxPartitionSize, b.partitionsAhead);
+    this.operator = new PostgresOperatorStore(b.dataSource, tables, relay, migration);
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
   public static Builder builder(DataSource dataSource) {
     return new Builder(dataSource);
-  }
-
-  /**
-   * Creates or upgrades the tables; safe to run twice and from several instances at once. With an
-   * {@link Builder#outboxPartitionSize outboxPartitionSize}, also partitions the outbox.
-   */
-  public int migrate() {
-    return migration().run();
-  }
-
-  private PostgresMigration migration() {
-    return new PostgresMigration(dataSource, tables, buckets, partitionSize, partitionsAhead);
-  }
-
-  /**
-   * What {@link #migrate()} runs, as SQL for Flyway, Liquibase or a DBA, with this store's schema,
-   * table prefix and bucket count filled in. Reads no database.
-   */
-  public List<MigrationScript> migrationScripts() {
-    return migration().scripts();
   }
 
   /** The schema of this store's tables. */
@@ -169,219 +123,47 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
     return tables.prefix();
   }
 
-  /** The qualified name of the outbox table, for writers that insert with plain SQL. */
-  public String outboxTable() {
-    return tables.outbox();
-  }
-
-  /**
-   * The outbox as the meters' {@code outbox} tag names it: database, schema and table, such as
-   * {@code shop.public.txbox_outbox}. Asks the database for its name.
-   */
-  public String outboxName() {
-    String database = tx.inTransaction("reading the database's name", c -> {
-      try (PreparedStatement p = c.prepareStatement("SELECT current_database()"); ResultSet rs = p.executeQuery()) {
-        rs.next();
-        return rs.getString(1);
-      }
-    });
-    return database + "." + tables.schema() + "." + tables.prefix() + "outbox";
-  }
+  // The relay's part.
 
   @Override
   public void append(Connection transaction, List<Message> messages) throws SQLException {
-    try (PreparedStatement insert = transaction.prepareStatement(sql.append())) {
-      for (Message m : messages) {
-        PostgresRows.bindAppend(insert, transaction, m);
-        if (messages.size() > 1) {
-          insert.addBatch();
-        }
-      }
-      if (messages.size() > 1) {
-        insert.executeBatch();
-      } else {
-        insert.executeUpdate();
-      }
-    } catch (SQLException e) {
-      throw tables.explainMissing(e);
-    }
-    if (notifyOnAppend && notifyDue()) {
-      try (PreparedStatement notify = transaction.prepareStatement(sql.wakeRelays())) {
-        notify.setString(1, tables.channel());
-        notify.execute();
-      }
-    }
-  }
-
-  /**
-   * Whether this append should send a NOTIFY. Every notifying transaction takes PostgreSQL's
-   * global notification lock through its commit, so notifying commits run one at a time; sending
-   * at most one per interval keeps that cost off busy writers, while an idle relay is still woken
-   * by the first commit and a busy one re-polls within milliseconds anyway.
-   */
-  private boolean notifyDue() {
-    long now = System.nanoTime();
-    long last = lastNotify.get();
-    return now - last >= notifyIntervalNanos && lastNotify.compareAndSet(last, now);
+    relay.append(transaction, messages);
   }
 
   @Override
   public int openSubscription(String subscription) {
-    return tx.inTransaction("opening subscription " + subscription, c -> {
-      int count = PostgresSettings.bucketCount(c, tables);
-      try (PreparedStatement p = c.prepareStatement(sql.createBuckets())) {
-        p.setString(1, subscription);
-        p.setInt(2, count);
-        p.executeUpdate();
-      }
-      return count;
-    });
+    return relay.openSubscription(subscription);
   }
 
   @Override
   public Membership heartbeat(String subscription, String instance, Duration lease) {
-    return tx.inTransaction("heartbeat of " + instance, c -> {
-      try (PreparedStatement touch = c.prepareStatement(sql.touchInstance());
-          PreparedStatement forget = c.prepareStatement(sql.forgetDeadInstances())) {
-        touch.setString(1, subscription);
-        touch.setString(2, instance);
-        touch.setLong(3, lease.toMillis());
-        touch.executeUpdate();
-        forget.setString(1, subscription);
-        forget.executeUpdate();
-      }
-      List<String> live = new ArrayList<>();
-      try (PreparedStatement p = c.prepareStatement(sql.liveInstances())) {
-        p.setString(1, subscription);
-        try (ResultSet rs = p.executeQuery()) {
-          while (rs.next()) {
-            live.add(rs.getString(1));
-          }
-        }
-      }
-      Set<Integer> owned = new HashSet<>();
-      try (PreparedStatement p = c.prepareStatement(sql.renewLeases())) {
-        p.setLong(1, lease.toMillis());
-        p.setString(2, subscription);
-        p.setString(3, instance);
-        try (ResultSet rs = p.executeQuery()) {
-          while (rs.next()) {
-            owned.add(rs.getInt(1));
-          }
-        }
-      }
-      return new Membership(live, owned);
-    });
+    return relay.heartbeat(subscription, instance, lease);
   }
 
   @Override
   public List<BucketState> claimBuckets(String subscription, String instance, int max, Duration lease) {
-    return tx.inTransaction("claiming buckets for " + instance, c -> {
-      try (PreparedStatement p = c.prepareStatement(sql.claimBuckets())) {
-        p.setString(1, instance);
-        p.setLong(2, lease.toMillis());
-        p.setString(3, subscription);
-        p.setString(4, subscription);
-        p.setInt(5, max);
-        List<BucketState> claimed = new ArrayList<>();
-        try (ResultSet rs = p.executeQuery()) {
-          while (rs.next()) {
-            claimed.add(PostgresRows.bucketState(rs));
-          }
-        }
-        return claimed;
-      }
-    });
+    return relay.claimBuckets(subscription, instance, max, lease);
   }
 
   @Override
   public void releaseBuckets(String subscription, String instance, Collection<Integer> released) {
-    tx.inTransaction("releasing buckets of " + instance, c -> {
-      try (PreparedStatement p = c.prepareStatement(sql.releaseBuckets())) {
-        p.setString(1, subscription);
-        p.setString(2, instance);
-        p.setArray(3, c.createArrayOf("int4", released.toArray(Integer[]::new)));
-        return p.executeUpdate();
-      }
-    });
+    relay.releaseBuckets(subscription, instance, released);
   }
 
   @Override
   public void leave(String subscription, String instance) {
-    tx.inTransaction("leaving subscription " + subscription, c -> {
-      try (PreparedStatement release = c.prepareStatement(sql.releaseAll());
-          PreparedStatement remove = c.prepareStatement(sql.removeInstance())) {
-        release.setString(1, subscription);
-        release.setString(2, instance);
-        release.executeUpdate();
-        remove.setString(1, subscription);
-        remove.setString(2, instance);
-        return remove.executeUpdate();
-      }
-    });
+    relay.leave(subscription, instance);
   }
 
   @Override
   public List<StoredMessage> read(String subscription, List<BucketRead> reads) {
-    return tx.inTransaction("reading the outbox", c -> {
-      try (PreparedStatement p = c.prepareStatement(sql.read())) {
-        // Server-prepared from the first execution, so payloads and times arrive in binary
-        // rather than as hex and text that the driver must parse.
-        p.unwrap(PGStatement.class).setPrepareThreshold(-1);
-        PostgresRows.bindReads(p, c, reads);
-        List<StoredMessage> rows = new ArrayList<>();
-        try (ResultSet rs = p.executeQuery()) {
-          while (rs.next()) {
-            rows.add(PostgresRows.storedMessage(rs));
-          }
-        }
-        return rows;
-      }
-    });
+    return relay.read(subscription, reads);
   }
 
   @Override
   public Set<Integer> saveProgress(
       String subscription, String instance, List<BucketProgress> progress, List<DeadLetter> deadLetters) {
-    if (progress.isEmpty()) {
-      return Set.of();
-    }
-    return tx.inTransaction("saving checkpoints", c -> {
-      Set<Integer> saved = new HashSet<>();
-      try (PreparedStatement p = c.prepareStatement(sql.saveProgress())) {
-        PostgresRows.bindProgress(p, c, progress);
-        p.setString(7, subscription);
-        p.setString(8, instance);
-        try (ResultSet rs = p.executeQuery()) {
-          while (rs.next()) {
-            saved.add(rs.getInt(1));
-          }
-        }
-      }
-      insertDeadLetters(c, deadLetters.stream().filter(d -> saved.contains(d.bucket())).toList());
-      Set<Integer> lost = new TreeSet<>();
-      progress.forEach(p -> lost.add(p.bucket()));
-      lost.removeAll(saved);
-      return lost;
-    });
-  }
-
-  private void insertDeadLetters(Connection c, List<DeadLetter> letters) throws SQLException {
-    if (letters.isEmpty()) {
-      return;
-    }
-    try (PreparedStatement p = c.prepareStatement(sql.deadLetter())) {
-      for (DeadLetter d : letters) {
-        p.setString(1, d.subscription());
-        p.setString(2, d.error());
-        p.setInt(3, d.attempts());
-        p.setInt(4, d.bucket());
-        p.setString(5, Long.toUnsignedString(d.position().txId()));
-        p.setLong(6, d.position().position());
-        p.addBatch();
-      }
-      p.executeBatch();
-    }
+    return relay.saveProgress(subscription, instance, progress, deadLetters);
   }
 
   /**
@@ -390,73 +172,17 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
    * and position is kept as it is.
    */
   public void saveDeadLetterCopies(List<DeadLetter> letters) {
-    if (letters.isEmpty()) {
-      return;
-    }
-    tx.inTransaction("saving dead letters", c -> {
-      try (PreparedStatement p = c.prepareStatement(sql.deadLetterCopy())) {
-        for (DeadLetter d : letters) {
-          PostgresRows.bindDeadLetterCopy(p, c, d);
-          p.addBatch();
-        }
-        return p.executeBatch().length;
-      }
-    });
+    relay.saveDeadLetterCopies(letters);
   }
 
   @Override
   public AutoCloseable listen(Runnable onAppend) {
-    if (!listen) {
-      return () -> {};
-    }
-    return new PostgresListener(dataSource, tables.channel(), onAppend);
+    return relay.listen(onAppend);
   }
 
   @Override
   public Optional<OpenTransaction> oldestOpenTransaction() {
-    return tx.inTransaction("looking up the oldest open transaction", c -> {
-      try (PreparedStatement p = c.prepareStatement(sql.oldestOpenTransaction());
-          ResultSet rs = p.executeQuery()) {
-        if (!rs.next()) {
-          return Optional.empty();
-        }
-        return Optional.of(new OpenTransaction(rs.getInt(1), Duration.ofMillis(rs.getLong(2)), rs.getString(3),
-            rs.getString(4), rs.getString(5), rs.getString(6), rs.getString(7)));
-      }
-    });
-  }
-
-  /** The dead letters of this outbox, for operators: list, show, retry and discard, audited. */
-  public PostgresDeadLetters deadLetters() {
-    return new PostgresDeadLetters(dataSource, tables);
-  }
-
-  /** Replays of events still in this outbox's log, by scope and at a bounded rate, audited. */
-  public PostgresReplay replay() {
-    return new PostgresReplay(dataSource, tables);
-  }
-
-  /**
-   * Every subscription's backlog and relays, the stalled buckets, the dead letters of the outbox
-   * and the inbox, and the oldest open transaction: what {@code txbox status} prints. Counting
-   * stops at {@code limitPerBucket} events per bucket, as {@link #backlog} does.
-   */
-  public StoreStatus status(int limitPerBucket) {
-    return status.read(tx, subscription -> backlog(subscription, limitPerBucket), this::oldestOpenTransaction);
-  }
-
-  /** Most minutes {@link #writtenPerMinute} looks back. */
-  public static final int MAX_MINUTES = 24 * 60;
-
-  /**
-   * Events written per minute over the last {@code minutes} (1 to {@value #MAX_MINUTES}), oldest
-   * first, counted from the log: events the janitor already removed are not counted.
-   */
-  public List<StoreStatus.Minute> writtenPerMinute(int minutes) {
-    if (minutes < 1 || minutes > MAX_MINUTES) {
-      throw new IllegalArgumentException("minutes must be between 1 and " + MAX_MINUTES + ", was " + minutes);
-    }
-    return status.writtenPerMinute(tx, minutes);
+    return relay.oldestOpenTransaction();
   }
 
   /**
@@ -468,24 +194,10 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
    */
   @Override
   public Optional<Backlog> backlog(String subscription, int limitPerBucket) {
-    if (limitPerBucket < 1) {
-      throw new IllegalArgumentException("limitPerBucket must be at least 1, was " + limitPerBucket);
-    }
-    return tx.inTransaction("counting the backlog of subscription " + subscription, c -> {
-      try (PreparedStatement p = c.prepareStatement(sql.backlog())) {
-        p.setInt(1, limitPerBucket);
-        p.setString(2, subscription);
-        p.setString(3, subscription);
-        p.setInt(4, limitPerBucket);
-        try (ResultSet rs = p.executeQuery()) {
-          rs.next();
-          Timestamp oldest = rs.getTimestamp(2);
-          return Optional.of(new Backlog(
-              rs.getLong(1), rs.getBoolean(3), Optional.ofNullable(oldest).map(Timestamp::toInstant)));
-        }
-      }
-    });
+    return relay.backlog(subscription, limitPerBucket);
   }
+
+  // The janitor's part.
 
   /**
    * {@inheritDoc}
@@ -495,51 +207,63 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore {
    */
   @Override
   public OptionalInt deleteRelayed(Duration retention, int limit) {
-    if (isPartitioned()) {
-      return partitions.clean(retention, limit, deleteRelayedFromDefault);
-    }
-    return underJanitorLock("deleting relayed outbox events", sql.deleteRelayed(), p -> {
-      p.setLong(1, retention.toMillis());
-      p.setInt(2, limit);
-      p.setInt(3, limit);
-    });
-  }
-
-  /** Whether the outbox is partitioned; once it is, it stays so. */
-  private boolean isPartitioned() {
-    if (!partitioned) {
-      partitioned = tx.inTransaction("reading the outbox's layout", c -> OutboxPartitions.isPartitioned(c, tables));
-    }
-    return partitioned;
-  }
-
-  /** The outbox's partitions, oldest first and the default partition last; empty for a plain table. */
-  public List<String> outboxPartitions() {
-    return isPartitioned() ? partitions.names() : List.of();
+    return janitor.deleteRelayed(retention, limit);
   }
 
   @Override
   public OptionalInt deleteInboxRecords(Duration retention, int limit) {
-    return underJanitorLock("deleting old inbox records", sql.deleteInboxRecords(), p -> {
-      p.setLong(1, retention.toMillis());
-      p.setInt(2, limit);
-    });
+    return janitor.deleteInboxRecords(retention, limit);
   }
 
-  /** Parameters of a statement. */
-  @FunctionalInterface
-  private interface Binder {
-    void bind(PreparedStatement statement) throws SQLException;
+  /** The outbox's partitions, oldest first and the default partition last; empty for a plain table. */
+  public List<String> outboxPartitions() {
+    return janitor.outboxPartitions();
   }
 
-  /** Runs one delete in its own transaction, or nothing when another janitor holds the lock. */
-  private OptionalInt underJanitorLock(String what, String delete, Binder binder) {
-    return janitorLock.run(what, c -> {
-      try (PreparedStatement p = c.prepareStatement(delete)) {
-        binder.bind(p);
-        return p.executeUpdate();
-      }
-    });
+  // The operator's part.
+
+  @Override
+  public String outboxName() {
+    return operator.outboxName();
+  }
+
+  @Override
+  public String outboxTable() {
+    return operator.outboxTable();
+  }
+
+  /**
+   * {@inheritDoc} With an {@link Builder#outboxPartitionSize outboxPartitionSize}, also
+   * partitions the outbox.
+   */
+  @Override
+  public int migrate() {
+    return operator.migrate();
+  }
+
+  @Override
+  public List<MigrationScript> migrationScripts() {
+    return operator.migrationScripts();
+  }
+
+  @Override
+  public StoreStatus status(int limitPerBucket) {
+    return operator.status(limitPerBucket);
+  }
+
+  @Override
+  public List<StoreStatus.Minute> writtenPerMinute(int minutes) {
+    return operator.writtenPerMinute(minutes);
+  }
+
+  @Override
+  public DeadLetters deadLetters() {
+    return operator.deadLetters();
+  }
+
+  @Override
+  public Replay replay() {
+    return operator.replay();
   }
 
   /** Builds a {@link PostgresOutboxStore}; {@link #build()} checks every setting. */

@@ -7,7 +7,7 @@ import java.util.UUID;
 
 /**
  * Which events an operator's command acts on: the outbox's dead letters to list, retry or discard
- * ({@link PostgresDeadLetters}), or the log's events to publish again ({@link PostgresReplay}).
+ * ({@link DeadLetters}), or the log's events to publish again ({@link Replay}).
  * Null fields match anything; {@link #ALL} matches everything.
  *
  * <pre>{@code

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class PostgresDeadLettersTest {
   private TestDatabase db;
   private PostgresOutboxStore store;
-  private PostgresDeadLetters deadLetters;
+  private DeadLetters deadLetters;
   private final List<Message> sent = new ArrayList<>();
 
   @BeforeEach
@@ -68,15 +68,15 @@ class PostgresDeadLettersTest {
     assertThat(deadLetters.count(Scope.ALL)).isEqualTo(3);
     long position = deadLetters.list(Scope.ALL.withKey("j"), 10).get(0).position();
     assertThat(deadLetters.list(Scope.ALL.withPositions(position, position), 10))
-        .extracting(PostgresDeadLetters.Entry::id).containsExactly(sent.get(2).id());
+        .extracting(DeadLetters.Entry::id).containsExactly(sent.get(2).id());
     assertThat(deadLetters.count(Scope.ALL.withId(sent.get(1).id()))).isOne();
     assertThat(deadLetters.count(Scope.ALL.withType("A"))).isEqualTo(2);
     assertThat(deadLetters.count(Scope.ALL.withKey("k").withErrorContaining("RecordTooLarge"))).isEqualTo(2);
     assertThat(deadLetters.count(Scope.ALL.withSubscription("other"))).isZero();
     assertThat(deadLetters.list(Scope.ALL.withKey("k"), 10))
-        .extracting(PostgresDeadLetters.Entry::id).containsExactlyInAnyOrder(sent.get(0).id(), sent.get(1).id());
+        .extracting(DeadLetters.Entry::id).containsExactlyInAnyOrder(sent.get(0).id(), sent.get(1).id());
 
-    PostgresDeadLetters.Details shown = deadLetters.show("default", sent.get(1).id()).orElseThrow();
+    DeadLetters.Details shown = deadLetters.show("default", sent.get(1).id()).orElseThrow();
     assertThat(new String(shown.payload(), StandardCharsets.UTF_8)).isEqualTo("k2");
     assertThat(shown.entry().attempts()).isEqualTo(10);
   }
@@ -87,7 +87,7 @@ class PostgresDeadLettersTest {
     assertThat(store.replay().preview(Scope.ALL.withId(sent.get(1).id())).count()).isOne();
     assertThatThrownBy(() -> store.replay().preview(Scope.ALL.withErrorContaining("RecordTooLarge")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("errorContaining selects dead letters");
-    assertThatThrownBy(() -> PostgresReplay.Request.of(Scope.ALL.withErrorContaining("x"), "alice"))
+    assertThatThrownBy(() -> Replay.Request.of(Scope.ALL.withErrorContaining("x"), "alice"))
         .hasMessageContaining("retry the dead letters instead");
   }
 
@@ -99,9 +99,9 @@ class PostgresDeadLettersTest {
     assertThat(deadLetters.count(Scope.ALL)).as("j1 is left").isEqualTo(1);
     assertThat(count("SELECT count(*) FROM " + db.schema() + ".txbox_outbox WHERE id = '" + sent.get(0).id() + "'"))
         .as("k1 twice in the log: the original and the retry").isEqualTo(2);
-    assertThat(deadLetters.audit(10)).extracting(PostgresDeadLetters.AuditEntry::operator,
-        PostgresDeadLetters.AuditEntry::action, PostgresDeadLetters.AuditEntry::scope,
-        PostgresDeadLetters.AuditEntry::count)
+    assertThat(deadLetters.audit(10)).extracting(DeadLetters.AuditEntry::operator,
+        DeadLetters.AuditEntry::action, DeadLetters.AuditEntry::scope,
+        DeadLetters.AuditEntry::count)
         .containsExactly(
             org.assertj.core.groups.Tuple.tuple("bob", "retry", "key k", 1L),
             org.assertj.core.groups.Tuple.tuple("alice", "discard", "type B", 1L));

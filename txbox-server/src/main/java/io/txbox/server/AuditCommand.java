@@ -1,7 +1,7 @@
 package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.txbox.jdbc.PostgresDeadLetters;
+import io.txbox.jdbc.DeadLetters;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -32,7 +32,7 @@ final class AuditCommand implements Callable<Integer> {
     try (HikariDataSource ds = database.pool()) {
       database.checkDatabase(ds);
       PrintWriter out = spec.commandLine().getOut();
-      for (PostgresDeadLetters.AuditEntry e : database.store(ds).build().deadLetters().audit(limit)) {
+      for (DeadLetters.AuditEntry e : database.store(ds).build().deadLetters().audit(limit)) {
         out.printf("%s %s %s %s%s: %d message(s), %s%n", e.at(), TerminalText.of(e.operator()), e.action(), e.target(),
             e.dryRun() ? " (dry run)" : "", e.count(), TerminalText.of(e.scope()));
       }

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.txbox.Inbox;
 import io.txbox.jdbc.PostgresInboxStore;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.server.console.Console;
 import io.txbox.server.console.ConsoleUsers;
 import io.txbox.spi.Publisher;
@@ -85,7 +85,7 @@ final class ConsoleCommand implements Callable<Integer> {
     Optional<OpsEndpoint> endpoint;
     try {
       database.checkDatabase(ds);
-      PostgresOutboxStore store = database.store(ds).build();
+      OperatorStore store = database.store(ds).build();
       Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema)
           .tablePrefix(database.tablePrefix).build());
       console = Console.start(settings, store, inbox, publisher);
@@ -118,7 +118,7 @@ final class ConsoleCommand implements Callable<Integer> {
    * The console's metrics and health probes, on a port of their own (the console's pages may sit
    * behind a sign-in): live while it serves, ready while it can read the database.
    */
-  private Optional<OpsEndpoint> serveOps(PostgresOutboxStore store) {
+  private Optional<OpsEndpoint> serveOps(OperatorStore store) {
     PrometheusMeterRegistry registry = HttpOptions.registry();
     HttpOptions.bindProcessMeters(registry, store.outboxName());
     return http.start("127.0.0.1", registry, () -> OpsEndpoint.Verdict.of(true, "console", "serving"),

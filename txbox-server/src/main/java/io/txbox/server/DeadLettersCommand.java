@@ -3,9 +3,9 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Inbox;
 import io.txbox.ParkedMessage;
-import io.txbox.jdbc.PostgresDeadLetters;
+import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.PostgresInboxStore;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Scope;
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -117,7 +117,7 @@ final class DeadLettersCommand {
       who = operator.who();
       try (HikariDataSource ds = database.pool()) {
         database.checkDatabase(ds);
-        PostgresOutboxStore store = database.store(ds).build();
+        OperatorStore store = database.store(ds).build();
         PrintWriter out = spec.commandLine().getOut();
         int code = scope.consumer == null ? outbox(store.deadLetters(), out) : inbox(ds, store, out);
         out.flush();
@@ -125,9 +125,9 @@ final class DeadLettersCommand {
       }
     }
 
-    abstract int outbox(PostgresDeadLetters deadLetters, PrintWriter out);
+    abstract int outbox(DeadLetters deadLetters, PrintWriter out);
 
-    abstract int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception;
+    abstract int inbox(HikariDataSource ds, OperatorStore store, PrintWriter out) throws Exception;
 
     Inbox inbox(HikariDataSource ds) {
       return Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema).tablePrefix(database.tablePrefix)
@@ -140,7 +140,7 @@ final class DeadLettersCommand {
     }
 
     /** One line per dead letter; what events and brokers wrote is shown with its controls escaped. */
-    static void print(PrintWriter out, PostgresDeadLetters.Entry e) {
+    static void print(PrintWriter out, DeadLetters.Entry e) {
       out.printf("%s %s #%d %s %s v%d key=%s to %s, %d attempts, %d bytes: %s%n", e.deadLetteredAt(),
           TerminalText.of(e.subscription()), e.position(), e.id(), TerminalText.of(e.type()), e.version(),
           TerminalText.of(e.key()), TerminalText.of(e.destination()), e.attempts(), e.payloadBytes(),
@@ -157,7 +157,7 @@ final class DeadLettersCommand {
      * Without {@code --execute}, whatever the count: prints the count and a sample, records the dry
      * run, and says so.
      */
-    boolean dryRun(PostgresDeadLetters deadLetters, PrintWriter out, Scope s, String action, boolean execute) {
+    boolean dryRun(DeadLetters deadLetters, PrintWriter out, Scope s, String action, boolean execute) {
       if (execute) {
         return false;
       }
@@ -176,7 +176,7 @@ final class DeadLettersCommand {
     int limit;
 
     @Override
-    int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+    int outbox(DeadLetters deadLetters, PrintWriter out) {
       checkLimit();
       Scope s = scope.scope();
       out.printf("%d dead letter(s) of the outbox (%s)%n", deadLetters.count(s), TerminalText.of(s.describe()));
@@ -185,7 +185,7 @@ final class DeadLettersCommand {
     }
 
     @Override
-    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+    int inbox(HikariDataSource ds, OperatorStore store, PrintWriter out) throws Exception {
       checkLimit();
       List<ParkedMessage> parked = parkedKey(inbox(ds));
       out.printf("%d dead or parked message(s) of consumer %s%n", parked.size(), TerminalText.of(scope.consumer));
@@ -203,7 +203,7 @@ final class DeadLettersCommand {
   @Command(name = "show", mixinStandardHelpOptions = true, description = "Shows one outbox dead letter with its payload.")
   static final class ShowCommand extends Action {
     @Override
-    int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+    int outbox(DeadLetters deadLetters, PrintWriter out) {
       UUID id = requireId();
       String subscription = scope.subscription == null ? "default" : scope.subscription;
       var shown = deadLetters.show(subscription, id);
@@ -219,7 +219,7 @@ final class DeadLettersCommand {
     }
 
     @Override
-    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+    int inbox(HikariDataSource ds, OperatorStore store, PrintWriter out) throws Exception {
       UUID id = requireId();
       for (ParkedMessage p : inbox(ds).parked(scope.consumer, Inbox.MAX_PARKED_LISTED)) {
         if (p.message().id().equals(id)) {
@@ -248,7 +248,7 @@ final class DeadLettersCommand {
     boolean execute;
 
     @Override
-    int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+    int outbox(DeadLetters deadLetters, PrintWriter out) {
       Scope s = scope.scope();
       if (dryRun(deadLetters, out, s, "retry", execute)) {
         return 0;
@@ -263,7 +263,7 @@ final class DeadLettersCommand {
      * its subscriber takes the request within a second and processes each key in order.
      */
     @Override
-    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+    int inbox(HikariDataSource ds, OperatorStore store, PrintWriter out) throws Exception {
       Inbox inbox = inbox(ds);
       List<ParkedMessage> parked = parkedKey(inbox);
       List<String> keys = parked.stream().map(ParkedMessage::queueKey).distinct().toList();
@@ -300,7 +300,7 @@ final class DeadLettersCommand {
     @Option(names = "--execute", description = "Discards; without it, a dry run that changes nothing.")
     boolean execute;
     @Override
-    int outbox(PostgresDeadLetters deadLetters, PrintWriter out) {
+    int outbox(DeadLetters deadLetters, PrintWriter out) {
       Scope s = scope.scope();
       if (dryRun(deadLetters, out, s, "discard", execute)) {
         return 0;
@@ -311,7 +311,7 @@ final class DeadLettersCommand {
     }
 
     @Override
-    int inbox(HikariDataSource ds, PostgresOutboxStore store, PrintWriter out) throws Exception {
+    int inbox(HikariDataSource ds, OperatorStore store, PrintWriter out) throws Exception {
       if (scope.key == null) {
         throw new IllegalArgumentException("invalid --key: discard of a consumer's messages needs the parked key");
       }

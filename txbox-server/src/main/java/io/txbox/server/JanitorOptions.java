@@ -2,6 +2,7 @@ package io.txbox.server;
 
 import io.txbox.Janitor;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.JanitorStore;
 import java.time.Duration;
 import java.util.Optional;
 import picocli.CommandLine.Option;
@@ -52,7 +53,7 @@ final class JanitorOptions {
   }
 
   /** The janitor, checked but not started; empty with {@code --no-janitor}. */
-  Optional<Janitor> janitor(PostgresOutboxStore store) {
+  Optional<Janitor> janitor(JanitorStore store) {
     if (!enabled) {
       return Optional.empty();
     }

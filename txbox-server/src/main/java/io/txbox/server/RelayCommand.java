@@ -8,6 +8,7 @@ import io.txbox.Relay;
 import io.txbox.RetryPolicy;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.RelayMeters;
@@ -180,7 +181,7 @@ final class RelayCommand implements Callable<Integer> {
   private static final Duration READY_REFRESH = Duration.ofSeconds(5);
 
   /** Ready: the relay runs and {@code txbox status} finds nothing wrong. */
-  private OpsEndpoint.Verdict ready(HikariDataSource ds, PostgresOutboxStore store, Relay relay) {
+  private OpsEndpoint.Verdict ready(HikariDataSource ds, OperatorStore store, Relay relay) {
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("relay", relay.isRunning() ? "running" : "stopped");
     details.put("subscription", subscription);
@@ -190,7 +191,7 @@ final class RelayCommand implements Callable<Integer> {
   }
 
   /** Ready: the logical relay streams the slot or stands by for it, and {@code txbox status} finds nothing wrong. */
-  private OpsEndpoint.Verdict ready(HikariDataSource ds, PostgresOutboxStore store, LogicalRelay relay) {
+  private OpsEndpoint.Verdict ready(HikariDataSource ds, OperatorStore store, LogicalRelay relay) {
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("relay", !relay.isRunning() ? "stopped" : relay.isStreaming() ? "streaming" : "standby");
     details.put("slot", relay.slot());
@@ -201,7 +202,7 @@ final class RelayCommand implements Callable<Integer> {
   }
 
   private OpsEndpoint.Verdict verdict(boolean running, Map<String, Object> details, HikariDataSource ds,
-      PostgresOutboxStore store) {
+      OperatorStore store) {
     StatusReport report = StatusReport.read(ds, store, STATUS_LIMIT_PER_BUCKET, maxPendingAge);
     details.put("problems", report.problems().stream().map(Secrets::mask).toList());
     return new OpsEndpoint.Verdict(running && report.healthy(), details);

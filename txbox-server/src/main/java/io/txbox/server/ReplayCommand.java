@@ -1,11 +1,11 @@
 package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.jdbc.PostgresReplay;
-import io.txbox.jdbc.PostgresReplay.Preview;
-import io.txbox.jdbc.PostgresReplay.Request;
-import io.txbox.jdbc.PostgresReplay.Result;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.Replay;
+import io.txbox.jdbc.Replay.Preview;
+import io.txbox.jdbc.Replay.Request;
+import io.txbox.jdbc.Replay.Result;
 import io.txbox.jdbc.Scope;
 import io.txbox.spi.Publisher;
 import java.io.PrintWriter;
@@ -61,18 +61,18 @@ final class ReplayCommand implements Callable<Integer> {
       + " (a sandbox such as orders.sandbox).")
   String toDestination;
 
-  @Option(names = "--events-per-second", defaultValue = "" + PostgresReplay.DEFAULT_EVENTS_PER_SECOND,
-      description = "Most events published per second, 1 to " + PostgresReplay.MAX_EVENTS_PER_SECOND
+  @Option(names = "--events-per-second", defaultValue = "" + Replay.DEFAULT_EVENTS_PER_SECOND,
+      description = "Most events published per second, 1 to " + Replay.MAX_EVENTS_PER_SECOND
           + ". Default: ${DEFAULT-VALUE}.")
   int eventsPerSecond;
 
-  @Option(names = "--batch-size", defaultValue = "" + PostgresReplay.DEFAULT_BATCH_SIZE,
-      description = "Events read and published at once, 1 to " + PostgresReplay.MAX_BATCH_SIZE
+  @Option(names = "--batch-size", defaultValue = "" + Replay.DEFAULT_BATCH_SIZE,
+      description = "Events read and published at once, 1 to " + Replay.MAX_BATCH_SIZE
           + ". Default: ${DEFAULT-VALUE}.")
   int batchSize;
 
-  @Option(names = "--max-attempts", defaultValue = "" + PostgresReplay.DEFAULT_MAX_ATTEMPTS,
-      description = "Attempts per batch before the replay stops, 1 to " + PostgresReplay.MAX_ATTEMPTS
+  @Option(names = "--max-attempts", defaultValue = "" + Replay.DEFAULT_MAX_ATTEMPTS,
+      description = "Attempts per batch before the replay stops, 1 to " + Replay.MAX_ATTEMPTS
           + ". Default: ${DEFAULT-VALUE}.")
   int maxAttempts;
 
@@ -91,8 +91,8 @@ final class ReplayCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     try (HikariDataSource ds = database.pool()) {
       database.checkDatabase(ds);
-      PostgresOutboxStore store = database.store(ds).build();
-      PostgresReplay replay = store.replay();
+      OperatorStore store = database.store(ds).build();
+      Replay replay = store.replay();
       Preview preview = replay.preview(request.scope());
       print(out, request, preview);
       if (!execute) {
@@ -106,7 +106,7 @@ final class ReplayCommand implements Callable<Integer> {
     }
   }
 
-  private int run(PostgresReplay replay, Request request, long total, PrintWriter out) throws InterruptedException {
+  private int run(Replay replay, Request request, long total, PrintWriter out) throws InterruptedException {
     ProgressBar bar = new ProgressBar(spec.commandLine().getErr(), total);
     try (Publisher publisher = brokers.publisher()) {
       Result result = replay.replay(request, publisher, bar::show);

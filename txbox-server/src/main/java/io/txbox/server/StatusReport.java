@@ -2,6 +2,7 @@ package io.txbox.server;
 
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.SlotStatus;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.StoreStatus;
 import java.time.Duration;
@@ -24,9 +25,11 @@ import javax.sql.DataSource;
 record StatusReport(StoreStatus status, List<SlotStatus> slots, List<String> problems) {
 
   /** Reads the status of {@code store}'s tables; counting stops at {@code limitPerBucket} events per bucket. */
-  static StatusReport read(DataSource ds, PostgresOutboxStore store, int limitPerBucket, Duration maxPendingAge) {
+  static StatusReport read(DataSource ds, OperatorStore store, int limitPerBucket, Duration maxPendingAge) {
     StoreStatus status = store.status(limitPerBucket);
-    List<SlotStatus> slots = LogicalReplication.slotsOf(ds, store);
+    // Replication slots are PostgreSQL's; another database's outbox has none.
+    List<SlotStatus> slots = store instanceof PostgresOutboxStore postgres
+        ? LogicalReplication.slotsOf(ds, postgres) : List.of();
     List<String> problems = new ArrayList<>(status.problems(maxPendingAge));
     problems.addAll(slotProblems(slots));
     return new StatusReport(status, slots, List.copyOf(problems));

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.txbox.Inbox;
 import io.txbox.Message;
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresDeadLetters;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.Scope;

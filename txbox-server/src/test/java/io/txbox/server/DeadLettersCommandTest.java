@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.Inbox;
 import io.txbox.Message;
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresDeadLetters;
+import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.Scope;
@@ -144,7 +144,7 @@ class DeadLettersCommandTest {
 
     assertThat(run("dead-letters", "discard", "--consumer", "billing", "--key", "order-7", "--execute")).isZero();
     assertThat(inbox.parked("billing", 10)).isEmpty();
-    assertThat(store.deadLetters().audit(10)).extracting(PostgresDeadLetters.AuditEntry::dryRun).containsExactly(false, true);
+    assertThat(store.deadLetters().audit(10)).extracting(DeadLetters.AuditEntry::dryRun).containsExactly(false, true);
   }
 
   @Test
@@ -166,8 +166,8 @@ class DeadLettersCommandTest {
 
     assertThat(run("dead-letters", "retry", "--consumer", "billing", "--key", "order-7")).isEqualTo(1);
     assertThat(out.toString()).contains("nothing to retry: no parked key (consumer billing, key order-7)");
-    assertThat(store.deadLetters().audit(10)).extracting(PostgresDeadLetters.AuditEntry::action,
-        PostgresDeadLetters.AuditEntry::target, PostgresDeadLetters.AuditEntry::dryRun).containsExactly(
+    assertThat(store.deadLetters().audit(10)).extracting(DeadLetters.AuditEntry::action,
+        DeadLetters.AuditEntry::target, DeadLetters.AuditEntry::dryRun).containsExactly(
         org.assertj.core.groups.Tuple.tuple("retry", "inbox", false), org.assertj.core.groups.Tuple.tuple("retry",
         "inbox", true));
   }

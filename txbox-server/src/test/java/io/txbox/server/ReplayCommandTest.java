@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.txbox.Message;
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresDeadLetters.AuditEntry;
+import io.txbox.jdbc.DeadLetters.AuditEntry;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.testkit.KafkaBroker;

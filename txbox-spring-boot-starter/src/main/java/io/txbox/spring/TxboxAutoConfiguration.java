@@ -12,6 +12,7 @@ import io.txbox.jdbc.PostgresOutboxStore;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.txbox.spi.EventWriter;
+import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
@@ -328,7 +329,7 @@ public class TxboxAutoConfiguration {
   /** The janitor, deleting relayed events and old inbox records while the context runs. */
   @Bean
   @ConditionalOnProperty(name = "txbox.janitor.enabled", matchIfMissing = true)
-  public ContextBound<Janitor> txboxJanitor(PostgresOutboxStore store, TxboxProperties properties) {
+  public ContextBound<Janitor> txboxJanitor(JanitorStore store, TxboxProperties properties) {
     TxboxProperties.Janitor j = properties.janitor();
     Janitor janitor = Settings.build("txbox.janitor", () -> Janitor.builder(store)
         .outboxRetention(j.outboxRetention())

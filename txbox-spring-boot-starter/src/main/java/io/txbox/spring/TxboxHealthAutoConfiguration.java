@@ -1,7 +1,7 @@
 package io.txbox.spring;
 
 import io.txbox.Janitor;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.spring.internal.Boot3HealthIndicator;
 import io.txbox.spring.internal.Boot4HealthIndicator;
 import io.txbox.spring.internal.ContextBound;
@@ -31,7 +31,7 @@ import org.springframework.context.annotation.Configuration;
  * }</pre>
  */
 @AutoConfiguration(after = TxboxAutoConfiguration.class)
-@ConditionalOnBean(PostgresOutboxStore.class)
+@ConditionalOnBean(OperatorStore.class)
 public class TxboxHealthAutoConfiguration {
 
   /** Spring Boot 3: the actuator's own health types. */

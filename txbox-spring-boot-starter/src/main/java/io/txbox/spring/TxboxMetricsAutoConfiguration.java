@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.config.MeterFilter;
 import io.txbox.Janitor;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.InboxMeters;
@@ -44,7 +45,7 @@ import org.springframework.context.annotation.Configuration;
         "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, RelayMeters.class})
-@ConditionalOnBean({MeterRegistry.class, PostgresOutboxStore.class})
+@ConditionalOnBean({MeterRegistry.class, OperatorStore.class})
 public class TxboxMetricsAutoConfiguration {
 
   /**
@@ -54,7 +55,7 @@ public class TxboxMetricsAutoConfiguration {
    * and table alone, and a warning says so.
    */
   @Bean
-  public MeterFilter txboxOutboxTag(PostgresOutboxStore store) {
+  public MeterFilter txboxOutboxTag(OperatorStore store) {
     return OutboxTag.filter(() -> {
       try {
         return store.outboxName();
@@ -75,7 +76,11 @@ public class TxboxMetricsAutoConfiguration {
     return RelayMeters.create(registry).register(subscription);
   }
 
-  /** The backlog gauges of the relay's subscription; the slot's gauges replace them for a logical relay. */
+  /**
+   * The backlog gauges of the relay's subscription; the slot's gauges replace them for a logical
+   * relay. Takes the table store by its class: beside it, the WAL-message store is an
+   * {@code OutboxStore} too.
+   */
   @Bean
   @Conditional(RelaySource.Table.class)
   public BacklogMeters txboxBacklogMeters(PostgresOutboxStore store, TxboxProperties properties) {

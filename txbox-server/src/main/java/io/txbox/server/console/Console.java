@@ -3,7 +3,7 @@ package io.txbox.server.console;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.txbox.Inbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.server.TerminalText;
 import io.txbox.server.console.ConsoleUsers.Role;
 import io.txbox.server.console.Sessions.Session;
@@ -134,7 +134,7 @@ public final class Console implements AutoCloseable {
    *
    * @param publisher where replays go, or null when no broker was given (replays can then only be previewed)
    */
-  public static Console start(Settings settings, PostgresOutboxStore store, Inbox inbox, Supplier<Publisher> publisher)
+  public static Console start(Settings settings, OperatorStore store, Inbox inbox, Supplier<Publisher> publisher)
       throws IOException {
     return new Console(settings, new Pages(store, inbox, publisher));
   }

@@ -4,8 +4,8 @@ import static io.txbox.server.console.Html.esc;
 
 import io.txbox.Inbox;
 import io.txbox.ParkedMessage;
-import io.txbox.jdbc.PostgresDeadLetters;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.DeadLetters;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Scope;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.server.PayloadText;
@@ -24,14 +24,14 @@ final class DeadLetterPages {
   /** Most dead letters or parked messages a page lists. */
   static final int LISTED = 200;
 
-  private final PostgresDeadLetters deadLetters;
+  private final DeadLetters deadLetters;
   private final Inbox inbox;
 
   static final int ERROR_CELL_LENGTH = 300;
   /** Most characters of a payload, an error or the headers that the page of one dead letter shows. */
   static final int SHOWN_TEXT = 64 * 1024;
 
-  DeadLetterPages(PostgresOutboxStore store, Inbox inbox) {
+  DeadLetterPages(OperatorStore store, Inbox inbox) {
     this.deadLetters = store.deadLetters();
     this.inbox = inbox;
   }

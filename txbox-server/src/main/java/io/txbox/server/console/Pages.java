@@ -3,8 +3,8 @@ package io.txbox.server.console;
 import static io.txbox.server.console.Html.esc;
 
 import io.txbox.Inbox;
-import io.txbox.jdbc.PostgresDeadLetters;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.DeadLetters;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.Publisher;
@@ -27,11 +27,11 @@ final class Pages implements AutoCloseable {
   static final int CHART_MINUTES = 60;
   static final int AUDIT_SHOWN = 200;
 
-  private final PostgresOutboxStore store;
+  private final OperatorStore store;
   private final DeadLetterPages deadLetters;
   private final ReplayPage replay;
 
-  Pages(PostgresOutboxStore store, Inbox inbox, Supplier<Publisher> publisher) {
+  Pages(OperatorStore store, Inbox inbox, Supplier<Publisher> publisher) {
     this.store = store;
     this.deadLetters = new DeadLetterPages(store, inbox);
     this.replay = new ReplayPage(store, publisher);
@@ -140,7 +140,7 @@ final class Pages implements AutoCloseable {
   }
 
   private String audit(Request r) {
-    List<PostgresDeadLetters.AuditEntry> entries = store.deadLetters().audit(AUDIT_SHOWN);
+    List<DeadLetters.AuditEntry> entries = store.deadLetters().audit(AUDIT_SHOWN);
     return Html.page("Audit", r, Html.table(List.of("at", "operator", "action", "target", "scope", "count", "dry run"),
         entries.stream().map(e -> List.of(esc(e.at()), esc(e.operator()), esc(e.action()), esc(e.target()),
             esc(e.scope()), esc(e.count()), e.dryRun() ? "dry run" : "")).toList(), "nothing recorded yet"));

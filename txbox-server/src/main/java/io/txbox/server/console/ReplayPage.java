@@ -2,10 +2,10 @@ package io.txbox.server.console;
 
 import static io.txbox.server.console.Html.esc;
 
-import io.txbox.jdbc.PostgresDeadLetters;
-import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.jdbc.PostgresReplay;
-import io.txbox.jdbc.PostgresReplay.Preview;
+import io.txbox.jdbc.DeadLetters;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.Replay;
+import io.txbox.jdbc.Replay.Preview;
 import io.txbox.jdbc.Scope;
 import io.txbox.server.console.ConsoleUsers.Role;
 import io.txbox.spi.Publisher;
@@ -24,8 +24,8 @@ final class ReplayPage implements AutoCloseable {
   private static final List<String> SCOPE_FIELDS = List.of("subscription", "destination", "type", "key", "since",
       "until", "to-destination", "events-per-second");
 
-  private final PostgresReplay replay;
-  private final PostgresDeadLetters deadLetters;
+  private final Replay replay;
+  private final DeadLetters deadLetters;
   private final Supplier<Publisher> publisher;
   private final ExecutorService runner = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "txbox-console-replay");
@@ -35,7 +35,7 @@ final class ReplayPage implements AutoCloseable {
   private volatile String progress = "no replay has run since the console started";
   private volatile boolean running;
 
-  ReplayPage(PostgresOutboxStore store, Supplier<Publisher> publisher) {
+  ReplayPage(OperatorStore store, Supplier<Publisher> publisher) {
     this.replay = store.replay();
     this.deadLetters = store.deadLetters();
     this.publisher = publisher;
@@ -47,7 +47,7 @@ final class ReplayPage implements AutoCloseable {
     SCOPE_FIELDS.forEach(f -> html.append(Html.field(f, f, r.param(f))));
     html.append(Html.hidden("preview", "yes")).append("<button type=\"submit\" id=\"preview\">Preview</button></form>");
     if (r.param("preview") != null) {
-      PostgresReplay.Request request = request(r);
+      Replay.Request request = request(r);
       Preview preview = replay.preview(request.scope());
       deadLetters.record(r.operator(), "replay", "outbox", request.describe(), preview.count(), true); // as the CLI's dry run
       html.append("<h2>").append(preview.count()).append(" event(s): ").append(esc(request.describe())).append("</h2>");
@@ -81,17 +81,17 @@ final class ReplayPage implements AutoCloseable {
     if (running) {
       return Response.error(409, "a replay is running: wait for it to finish");
     }
-    PostgresReplay.Request request = request(r);
+    Replay.Request request = request(r);
     running = true;
     progress = "started: " + request.describe();
     runner.execute(() -> replayInBackground(request));
     return Response.redirect("/replay");
   }
 
-  private void replayInBackground(PostgresReplay.Request request) {
+  private void replayInBackground(Replay.Request request) {
     try (Publisher p = publisher.get()) {
       long total = replay.preview(request.scope()).count();
-      PostgresReplay.Result result = replay.replay(request, p,
+      Replay.Result result = replay.replay(request, p,
           published -> progress = "running: " + published + " of " + total + " published (" + request.describe() + ")");
       progress = "done: " + result.published() + " published, " + result.failed() + " refused by the broker ("
           + request.describe() + ")" + (result.failures().isEmpty() ? "" : "; first refusal: " + result.failures().get(0));
@@ -105,12 +105,12 @@ final class ReplayPage implements AutoCloseable {
     }
   }
 
-  private static PostgresReplay.Request request(Request r) {
+  private static Replay.Request request(Request r) {
     Scope scope = Scope.ALL.withSubscription(r.param("subscription")).withDestination(r.param("destination"))
         .withType(r.param("type")).withKey(r.param("key")).withPeriod(instant(r, "since"), instant(r, "until"));
     String rate = r.param("events-per-second");
-    int eventsPerSecond = rate == null ? PostgresReplay.DEFAULT_EVENTS_PER_SECOND : parse(rate);
-    return PostgresReplay.Request.of(scope, r.operator()).withToDestination(r.param("to-destination"))
+    int eventsPerSecond = rate == null ? Replay.DEFAULT_EVENTS_PER_SECOND : parse(rate);
+    return Replay.Request.of(scope, r.operator()).withToDestination(r.param("to-destination"))
         .withEventsPerSecond(eventsPerSecond);
   }
 

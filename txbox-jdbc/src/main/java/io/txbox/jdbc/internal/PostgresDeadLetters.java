@@ -1,13 +1,11 @@
-package io.txbox.jdbc;
+package io.txbox.jdbc.internal;
 
-import io.txbox.jdbc.internal.OptionalFilters;
-import io.txbox.jdbc.internal.PostgresTables;
-import io.txbox.jdbc.internal.Transactions;
+import io.txbox.jdbc.DeadLetters;
+import io.txbox.jdbc.Scope;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,43 +13,17 @@ import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 
-/**
- * The outbox's dead letters for operators: list, show, retry and discard them by scope, each
- * change recorded in the audit table with who did it. {@code txbox dead-letters} is built on it.
- *
- * <pre>{@code
- * PostgresDeadLetters deadLetters = store.deadLetters();
- * Scope scope = Scope.ALL.withType("OrderPlaced").withErrorContaining("RecordTooLarge");
- * long n = deadLetters.count(scope);
- * deadLetters.retry(scope, "alice");   // back into the log, same ids, in their order
- * }</pre>
- *
- * <p>A retried event re-enters the log as a new row with its id (consumers deduplicate on it), in
- * the order the dead letters had, after whatever its key sent meanwhile; from then on its key's
- * order holds. A row that was dead-lettered because it broke the message rules cannot re-enter:
- * the table's CHECK constraints refuse it, and the retry fails naming the rule.
- */
-public final class PostgresDeadLetters {
+/** The outbox's dead letters on PostgreSQL, as {@link io.txbox.jdbc.PostgresOutboxStore#deadLetters()} gives them. */
+public final class PostgresDeadLetters implements DeadLetters {
   private final Transactions tx;
   private final PostgresTables tables;
 
-  PostgresDeadLetters(DataSource dataSource, PostgresTables tables) {
+  public PostgresDeadLetters(DataSource dataSource, PostgresTables tables) {
     this.tx = new Transactions(dataSource);
     this.tables = tables;
   }
 
-  /** One dead letter, without its payload. */
-  public record Entry(String subscription, long position, UUID id, String key, String type, int version,
-      String destination, String error, int attempts, Instant deadLetteredAt, int payloadBytes) {}
-
-  /** One dead letter with its payload and headers. */
-  public record Details(Entry entry, byte[] payload, String contentType, String headersJson, Instant createdAt) {}
-
-  /** An operator's action, as the audit table keeps it. */
-  public record AuditEntry(long id, Instant at, String operator, String action, String target, String scope,
-      long count, boolean dryRun) {}
-
-  /** How many dead letters {@code scope} selects. */
+  @Override
   public long count(Scope scope) {
     return tx.inTransaction("counting dead letters", c -> {
       try (PreparedStatement p = c.prepareStatement("SELECT count(*) FROM " + tables.deadLetter() + where())) {
@@ -64,7 +36,7 @@ public final class PostgresDeadLetters {
     });
   }
 
-  /** Up to {@code limit} dead letters of {@code scope}, oldest first. */
+  @Override
   public List<Entry> list(Scope scope, int limit) {
     return tx.inTransaction("listing dead letters", c -> {
       try (PreparedStatement p = c.prepareStatement("SELECT " + ENTRY + " FROM " + tables.deadLetter() + where()
@@ -82,7 +54,7 @@ public final class PostgresDeadLetters {
     });
   }
 
-  /** The dead letter of event {@code id} in {@code subscription}, with its payload. */
+  @Override
   public Optional<Details> show(String subscription, UUID id) {
     return tx.inTransaction("reading a dead letter", c -> {
       try (PreparedStatement p = c.prepareStatement("SELECT " + ENTRY + ", payload, content_type, headers::text,"
@@ -100,12 +72,7 @@ public final class PostgresDeadLetters {
     });
   }
 
-  /**
-   * Puts the events of {@code scope} back into the log, in their order, with their ids, and
-   * removes their dead letters; recorded in the audit table as done by {@code operator}.
-   *
-   * @return how many events re-entered the log
-   */
+  @Override
   public int retry(Scope scope, String operator) {
     return tx.inTransaction("retrying dead letters", c -> {
       int count;
@@ -121,11 +88,7 @@ public final class PostgresDeadLetters {
     });
   }
 
-  /**
-   * Deletes the dead letters of {@code scope}; recorded in the audit table.
-   *
-   * @return how many were deleted
-   */
+  @Override
   public int discard(Scope scope, String operator) {
     return tx.inTransaction("discarding dead letters", c -> {
       int count;
@@ -138,7 +101,7 @@ public final class PostgresDeadLetters {
     });
   }
 
-  /** Records an operator's action that happened elsewhere, or a dry run, in the audit table. */
+  @Override
   public void record(String operator, String action, String target, String scope, long count, boolean dryRun) {
     tx.inTransaction("recording an audit entry", c -> {
       audit(c, operator, action, target, scope, count, dryRun);
@@ -146,7 +109,7 @@ public final class PostgresDeadLetters {
     });
   }
 
-  /** The newest {@code limit} audit entries, newest first. */
+  @Override
   public List<AuditEntry> audit(int limit) {
     return tx.inTransaction("reading the audit table", c -> {
       try (PreparedStatement p = c.prepareStatement("SELECT id, at, operator, action, target, scope, count, dry_run"

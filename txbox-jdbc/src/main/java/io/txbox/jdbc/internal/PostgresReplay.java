@@ -1,10 +1,8 @@
-package io.txbox.jdbc;
+package io.txbox.jdbc.internal;
 
 import io.txbox.Message;
-import io.txbox.jdbc.internal.OptionalFilters;
-import io.txbox.jdbc.internal.PostgresRows;
-import io.txbox.jdbc.internal.PostgresTables;
-import io.txbox.jdbc.internal.Transactions;
+import io.txbox.jdbc.Replay;
+import io.txbox.jdbc.Scope;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
@@ -12,7 +10,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,37 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 
-/**
- * Publishes events that are still in the log again, by scope, at a bounded rate, to their own
- * destination or to another one (a sandbox). {@code txbox replay} is built on it.
- *
- * <pre>{@code
- * PostgresReplay replay = store.replay();
- * Scope scope = Scope.ALL.withSubscription("default").withType("OrderPlaced");
- * Preview preview = replay.preview(scope);              // count, first, last, counts by type
- * Result result = replay.replay(Request.of(scope, "alice").withToDestination("orders.sandbox"),
- *     publisher, published -> {});
- * }</pre>
- *
- * <p>A replay reads the log and publishes; it writes nothing but its audit entry, so live
- * subscriptions go on undisturbed (their checkpoints, leases and retries are not touched). Events
- * keep their ids: consumers that deduplicate ignore what they already processed, which is why a
- * replay meant to be processed again goes to a sandbox destination and consumer. Each key's events
- * are published in the order the relay publishes them (transaction, then position).
- */
-public final class PostgresReplay {
-  /** Default and greatest {@link Request#eventsPerSecond()}. */
-  public static final int DEFAULT_EVENTS_PER_SECOND = 500;
-  public static final int MAX_EVENTS_PER_SECOND = 100_000;
-  /** Default and greatest {@link Request#batchSize()}. */
-  public static final int DEFAULT_BATCH_SIZE = 100;
-  public static final int MAX_BATCH_SIZE = 5_000;
-  /** Default and greatest {@link Request#maxAttempts()}. */
-  public static final int DEFAULT_MAX_ATTEMPTS = 5;
-  public static final int MAX_ATTEMPTS = 100;
-  /** How many failures a {@link Result} describes. */
-  public static final int FAILURES_KEPT = 10;
-
+/** Replays on PostgreSQL, as {@link io.txbox.jdbc.PostgresOutboxStore#replay()} gives them. */
+public final class PostgresReplay implements Replay {
   private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
   private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
 
@@ -62,117 +30,15 @@ public final class PostgresReplay {
   private final PostgresTables tables;
   private final PostgresDeadLetters audit;
 
-  PostgresReplay(DataSource dataSource, PostgresTables tables) {
+  public PostgresReplay(DataSource dataSource, PostgresTables tables) {
     this.tx = new Transactions(dataSource);
     this.tables = tables;
     this.audit = new PostgresDeadLetters(dataSource, tables);
   }
 
-  /**
-   * A replay to run.
-   *
-   * @param scope which events
-   * @param toDestination where they go instead of their own destination, or null for their own
-   * @param eventsPerSecond the most events published per second, 1 to {@value #MAX_EVENTS_PER_SECOND}
-   * @param batchSize events read and published at once, 1 to {@value #MAX_BATCH_SIZE}
-   * @param maxAttempts attempts per batch before the replay stops, 1 to {@value #MAX_ATTEMPTS}
-   * @param operator who runs it, for the audit table
-   */
-  public record Request(Scope scope, String toDestination, int eventsPerSecond, int batchSize, int maxAttempts,
-      String operator) {
-    /** Checks every field, naming the one that is wrong. */
-    public Request {
-      if (scope == null) {
-        throw new IllegalArgumentException("scope must not be null (use Scope.ALL)");
-      }
-      requireLogScope(scope);
-      if (toDestination != null && (toDestination.isBlank() || toDestination.length() > Message.MAX_NAME_LENGTH)) {
-        throw new IllegalArgumentException("toDestination must be 1 to " + Message.MAX_NAME_LENGTH
-            + " characters, was '" + toDestination + "'");
-      }
-      check("eventsPerSecond", eventsPerSecond, MAX_EVENTS_PER_SECOND);
-      check("batchSize", batchSize, MAX_BATCH_SIZE);
-      check("maxAttempts", maxAttempts, MAX_ATTEMPTS);
-      if (operator == null || operator.isBlank()) {
-        throw new IllegalArgumentException("operator must not be blank: the audit table records who replayed");
-      }
-    }
-
-    /** A replay of {@code scope} by {@code operator} to the events' own destinations, with the defaults. */
-    public static Request of(Scope scope, String operator) {
-      return new Request(scope, null, DEFAULT_EVENTS_PER_SECOND, DEFAULT_BATCH_SIZE, DEFAULT_MAX_ATTEMPTS, operator);
-    }
-
-    public Request withToDestination(String value) {
-      return new Request(scope, value, eventsPerSecond, batchSize, maxAttempts, operator);
-    }
-
-    public Request withEventsPerSecond(int value) {
-      return new Request(scope, toDestination, value, batchSize, maxAttempts, operator);
-    }
-
-    public Request withBatchSize(int value) {
-      return new Request(scope, toDestination, eventsPerSecond, value, maxAttempts, operator);
-    }
-
-    public Request withMaxAttempts(int value) {
-      return new Request(scope, toDestination, eventsPerSecond, batchSize, value, operator);
-    }
-
-    /** The scope and the destination, for people and the audit table. */
-    public String describe() {
-      return scope.describe() + (toDestination == null ? "" : ", to destination " + toDestination);
-    }
-
-    private static void check(String field, int value, int max) {
-      if (value < 1 || value > max) {
-        throw new IllegalArgumentException(field + " must be between 1 and " + max + ", was " + value);
-      }
-    }
-  }
-
-  /** One event of a preview, without its payload. */
-  public record Event(long position, UUID id, String key, String type, String destination, Instant createdAt) {}
-
-  /**
-   * What a replay of a scope would publish.
-   *
-   * @param count how many events
-   * @param first the earliest created, if any
-   * @param last the latest created, if any
-   * @param countsByType how many of each type, most first
-   */
-  public record Preview(long count, Optional<Event> first, Optional<Event> last, Map<String, Long> countsByType) {}
-
-  /**
-   * What a replay did.
-   *
-   * @param published events the broker acknowledged
-   * @param failed events the broker refused for good (skipped)
-   * @param failures the first {@value #FAILURES_KEPT} refusals, each naming its event
-   */
-  public record Result(long published, long failed, List<String> failures) {}
-
-  /** Thrown when the broker kept failing a batch through every attempt; the replay stopped there. */
-  public static final class StoppedException extends RuntimeException {
-    private final long published;
-
-    StoppedException(long published, int attempts, Exception cause) {
-      super("replay stopped after " + published + " published event(s): the broker failed the same batch "
-          + attempts + " time(s), last with: " + cause.getMessage() + ". Run the replay again once the broker is"
-          + " back; events it publishes twice are ignored by consumers that deduplicate", cause);
-      this.published = published;
-    }
-
-    /** Events the broker acknowledged before the replay stopped. */
-    public long published() {
-      return published;
-    }
-  }
-
-  /** What a replay of {@code scope} would publish; changes nothing. */
+  @Override
   public Preview preview(Scope scope) {
-    requireLogScope(scope);
+    Replay.requireLogScope(scope);
     return tx.inTransaction("previewing a replay", c -> {
       checkSubscription(c, scope);
       Map<String, Long> byType = new LinkedHashMap<>();
@@ -191,12 +57,7 @@ public final class PostgresReplay {
     });
   }
 
-  /**
-   * Publishes the events of the request's scope at its rate, reporting the running count of
-   * published events to {@code progress} after each batch; recorded in the audit table.
-   *
-   * @throws StoppedException when the broker failed a batch {@code maxAttempts} times
-   */
+  @Override
   public Result replay(Request request, Publisher publisher, LongConsumer progress) throws InterruptedException {
     tx.inTransaction("checking the replay's subscription", c -> {
       checkSubscription(c, request.scope());
@@ -366,13 +227,6 @@ public final class PostgresReplay {
     }
   }
 
-  /** A replay reads the log, whose events have no error: a scope by error is a dead-letter scope given by mistake. */
-  private static void requireLogScope(Scope scope) {
-    if (scope.errorContaining() != null) {
-      throw new IllegalArgumentException("errorContaining selects dead letters, and a replay reads the log, whose"
-          + " events have no error: drop it, or retry the dead letters instead");
-    }
-  }
 
   /** A scope's subscription must exist: a typo would otherwise replay nothing and look fine. */
   private void checkSubscription(java.sql.Connection c, Scope scope) throws SQLException {
