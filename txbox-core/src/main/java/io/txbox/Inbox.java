@@ -3,8 +3,7 @@ package io.txbox;
 import io.txbox.internal.LocalTransaction;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.InboxStore.Admission;
-import io.txbox.spi.Retries;
-import io.txbox.spi.Rollback;
+import io.txbox.spi.support.Rollback;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -51,16 +50,6 @@ public final class Inbox {
   /** Most retry requests {@link #runRetryRequests} takes in one call. */
   public static final int RETRY_REQUESTS_PER_RUN = 100;
   private static final Logger log = LoggerFactory.getLogger(Inbox.class);
-
-  /** What {@link #receive} did with a message. */
-  public enum Receipt {
-    /** The handler ran and its transaction committed. */
-    PROCESSED,
-    /** The consumer had processed this message before; the handler did not run. */
-    DUPLICATE,
-    /** An earlier message of its key is dead: stored behind it; the handler did not run. */
-    PARKED
-  }
 
   private final DataSource dataSource;
   private final InboxStore store;
@@ -188,7 +177,7 @@ public final class Inbox {
     requireConsumer(consumer);
     Objects.requireNonNull(message, "message must not be null");
     Objects.requireNonNull(error, "error must not be null");
-    return inTransaction(tx -> store.deadLetter(tx, consumer, message, Math.max(1, attempts), Retries.describe(error)));
+    return inTransaction(tx -> store.deadLetter(tx, consumer, message, Math.max(1, attempts), InboxStore.describe(error)));
   }
 
   /** Up to {@code limit} (at most {@value #MAX_PARKED_LISTED}) parked messages of {@code consumer}, by key, in order. */
@@ -292,7 +281,7 @@ public final class Inbox {
         Rollback.after(tx, e);
         UUID id = e.messageId();
         inTransaction(t -> {
-          store.failedParked(t, consumer, id, Retries.describe(e.getCause()));
+          store.failedParked(t, consumer, id, InboxStore.describe(e.getCause()));
           return null;
         });
         throw e;
@@ -338,68 +327,6 @@ public final class Inbox {
     if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
       throw new IllegalArgumentException(
           "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumer + "'");
-    }
-  }
-
-  /**
-   * A handler failed; its transaction was rolled back and nothing was recorded, so the message is
-   * processed again when the broker redelivers it. The cause is the handler's own exception.
-   *
-   * <pre>{@code
-   * try {
-   *   inbox.receive("inventory", message, handler);
-   * } catch (Inbox.HandlerException e) {
-   *   // do not acknowledge: the broker delivers the message again
-   * }
-   * }</pre>
-   */
-  public static final class HandlerException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    private final UUID messageId;
-
-    /** The handler of {@code consumer} failed on {@code message} with {@code cause}. */
-    public HandlerException(String consumer, Message message, Throwable cause) {
-      super("consumer " + consumer + " failed on message " + message.id() + " (" + message.type() + "): "
-          + cause.getMessage(), cause);
-      this.messageId = message.id();
-    }
-
-    /**
-     * The handler's failure on {@code message} as a {@code HandlerException}; an {@link Error} of
-     * the JVM itself (out of memory, but not a stack overflow, which a message can cause) is
-     * thrown as it is, since it says nothing about the message.
-     */
-    public static HandlerException of(String consumer, Message message, Throwable failure) {
-      if (failure instanceof VirtualMachineError && !(failure instanceof StackOverflowError)) {
-        throw (VirtualMachineError) failure;
-      }
-      return new HandlerException(consumer, message, failure);
-    }
-
-    /** The message the handler failed on. */
-    public UUID messageId() {
-      return messageId;
-    }
-  }
-
-  /**
-   * A batch handler failed on a batch of messages; which one it failed on is not known. The batch
-   * was rolled back: take its messages again one at a time.
-   */
-  public static final class BatchHandlerException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    /** The batch handler of {@code consumer} failed on a batch of {@code size} messages with {@code cause}. */
-    public BatchHandlerException(String consumer, int size, Throwable cause) {
-      super("consumer " + consumer + " failed on a batch of " + size + " messages: " + cause.getMessage(), cause);
-    }
-
-    /** As {@link HandlerException#of}: an {@link Error} of the JVM itself is thrown as it is. */
-    static BatchHandlerException of(String consumer, int size, Throwable failure) {
-      if (failure instanceof VirtualMachineError && !(failure instanceof StackOverflowError)) {
-        throw (VirtualMachineError) failure;
-      }
-      return new BatchHandlerException(consumer, size, failure);
     }
   }
 }

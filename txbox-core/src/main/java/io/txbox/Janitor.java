@@ -1,7 +1,7 @@
 package io.txbox;
 
 import io.txbox.spi.JanitorStore;
-import io.txbox.spi.LoopGuard;
+import io.txbox.spi.support.LoopGuard;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.OptionalInt;

@@ -1,6 +1,6 @@
 package io.txbox.internal;
 
-import io.txbox.spi.Rollback;
+import io.txbox.spi.support.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;

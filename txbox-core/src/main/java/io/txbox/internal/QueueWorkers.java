@@ -5,10 +5,10 @@ import io.txbox.InboxHandler;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.spi.InboxQueueStore;
-import io.txbox.spi.LoopGuard;
+import io.txbox.spi.InboxStore;
+import io.txbox.spi.support.LoopGuard;
 import io.txbox.spi.QueuedMessage;
-import io.txbox.spi.Retries;
-import io.txbox.spi.Rollback;
+import io.txbox.spi.support.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -158,7 +158,7 @@ public final class QueueWorkers {
 
   private Outcome recordFailure(Connection tx, QueuedMessage m, Exception e) throws SQLException {
     int failed = m.failedAttempts() + 1;
-    String error = Retries.describe(e);
+    String error = InboxStore.describe(e);
     if (settings.whenExhausted() == WhenExhausted.DEAD_LETTER && settings.retryPolicy().givesUp(e, failed)) {
       store.deadLetter(tx, settings.consumer(), m, error);
       log.error("inbox queue {}: message {} ({}) dead after {} attempts; key {} is parked, its later messages"

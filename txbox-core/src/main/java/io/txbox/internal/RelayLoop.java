@@ -2,13 +2,12 @@ package io.txbox.internal;
 
 import io.txbox.Message;
 import io.txbox.internal.OwnedBuckets.Lease;
-import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
-import io.txbox.spi.RetryBudget;
+import io.txbox.spi.support.RetryBudget;
 import io.txbox.spi.StoredMessage;
 import java.time.Clock;
 import java.time.Duration;

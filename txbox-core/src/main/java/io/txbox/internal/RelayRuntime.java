@@ -1,7 +1,7 @@
 package io.txbox.internal;
 
 import io.txbox.TxboxException;
-import io.txbox.spi.LoopGuard;
+import io.txbox.spi.support.LoopGuard;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;

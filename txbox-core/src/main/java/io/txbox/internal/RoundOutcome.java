@@ -7,7 +7,7 @@ import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Checkpoint;
 import io.txbox.spi.PublishResult;
-import io.txbox.spi.RetryBudget;
+import io.txbox.spi.support.RetryBudget;
 import io.txbox.spi.StoredMessage;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -3,6 +3,7 @@ package io.txbox.spi;
 import io.txbox.Inbox;
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
+import io.txbox.Receipt;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -28,6 +29,18 @@ import java.util.UUID;
  */
 public interface InboxStore {
 
+  /** Longest error text kept with a dead message. */
+  int MAX_ERROR_LENGTH = 2000;
+
+  /**
+   * An error as a store keeps it with a dead message: its type and message, at most
+   * {@value #MAX_ERROR_LENGTH} characters.
+   */
+  static String describe(Throwable error) {
+    String text = error.toString();
+    return text.length() <= MAX_ERROR_LENGTH ? text : text.substring(0, MAX_ERROR_LENGTH);
+  }
+
   /** What {@link #admit} did with a message. */
   enum Admission {
     /** Recorded: the handler runs in this transaction. */
@@ -38,11 +51,11 @@ public interface InboxStore {
     PARKED;
 
     /** What the caller is told once the transaction committed. */
-    public Inbox.Receipt receipt() {
+    public Receipt receipt() {
       return switch (this) {
-        case NEW -> Inbox.Receipt.PROCESSED;
-        case DUPLICATE -> Inbox.Receipt.DUPLICATE;
-        case PARKED -> Inbox.Receipt.PARKED;
+        case NEW -> Receipt.PROCESSED;
+        case DUPLICATE -> Receipt.DUPLICATE;
+        case PARKED -> Receipt.PARKED;
       };
     }
   }

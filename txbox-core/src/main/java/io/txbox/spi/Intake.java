@@ -1,10 +1,14 @@
 package io.txbox.spi;
 
+import io.txbox.HandlerException;
 import io.txbox.Inbox;
 import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
+import io.txbox.Receipt;
+import io.txbox.spi.support.Retries;
+import io.txbox.spi.support.RetryRequests;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -18,7 +22,7 @@ import java.util.Objects;
  *
  * <pre>{@code
  * Intake intake = Intake.inbox(inbox, "inventory", handler);
- * Inbox.Receipt receipt = intake.take(message);
+ * Receipt receipt = intake.take(message);
  * broker.acknowledge(delivery);   // after take returned, whatever the receipt
  * }</pre>
  *
@@ -31,16 +35,16 @@ public interface Intake {
   String consumer();
 
   /**
-   * Takes {@code message} in a transaction of its own: {@link Inbox.Receipt#PROCESSED} when it
-   * was new (queued, for a queue), {@link Inbox.Receipt#DUPLICATE} when the consumer had it
-   * already, {@link Inbox.Receipt#PARKED} when it was stored behind a dead message of its key.
+   * Takes {@code message} in a transaction of its own: {@link Receipt#PROCESSED} when it
+   * was new (queued, for a queue), {@link Receipt#DUPLICATE} when the consumer had it
+   * already, {@link Receipt#PARKED} when it was stored behind a dead message of its key.
    * The caller acknowledges it in every case.
    *
    * @throws UnreadableMessageException when no retry can take it (skip or reject it)
-   * @throws Inbox.HandlerException when the handler failed; this counts toward giving up on it
+   * @throws HandlerException when the handler failed; this counts toward giving up on it
    * @throws Exception when something else failed (the database), which is retried without limit
    */
-  Inbox.Receipt take(Message message) throws Exception;
+  Receipt take(Message message) throws Exception;
 
   /**
    * Whether {@link #takeAll} takes several messages in one transaction; when false, subscribers
@@ -57,8 +61,8 @@ public interface Intake {
    *
    * @return one receipt per message, in order
    */
-  default List<Inbox.Receipt> takeAll(List<Message> messages) throws Exception {
-    List<Inbox.Receipt> receipts = new ArrayList<>(messages.size());
+  default List<Receipt> takeAll(List<Message> messages) throws Exception {
+    List<Receipt> receipts = new ArrayList<>(messages.size());
     for (Message m : messages) {
       receipts.add(take(m));
     }
@@ -106,7 +110,7 @@ public interface Intake {
   /** How an inbox intake takes a batch. */
   @FunctionalInterface
   interface BatchReceiver {
-    List<Inbox.Receipt> receiveAll(List<Message> messages) throws Exception;
+    List<Receipt> receiveAll(List<Message> messages) throws Exception;
   }
 
   private static Intake inbox(Inbox inbox, String consumer, InboxHandler handler, BatchReceiver batches) {
@@ -118,7 +122,7 @@ public interface Intake {
       }
 
       @Override
-      public Inbox.Receipt take(Message message) throws Exception {
+      public Receipt take(Message message) throws Exception {
         return inbox.receive(consumer, message, handler);
       }
 
@@ -128,7 +132,7 @@ public interface Intake {
       }
 
       @Override
-      public List<Inbox.Receipt> takeAll(List<Message> messages) throws Exception {
+      public List<Receipt> takeAll(List<Message> messages) throws Exception {
         return batches.receiveAll(messages);
       }
 
@@ -155,12 +159,12 @@ public interface Intake {
       }
 
       @Override
-      public Inbox.Receipt take(Message message) throws Exception {
+      public Receipt take(Message message) throws Exception {
         try {
           return switch (queue.enqueue(message)) {
-            case QUEUED -> Inbox.Receipt.PROCESSED;
-            case DUPLICATE -> Inbox.Receipt.DUPLICATE;
-            case PARKED -> Inbox.Receipt.PARKED;
+            case QUEUED -> Receipt.PROCESSED;
+            case DUPLICATE -> Receipt.DUPLICATE;
+            case PARKED -> Receipt.PARKED;
           };
         } catch (IllegalArgumentException e) {
           throw new UnreadableMessageException(e); // a malformed txbox-sequence header

@@ -3,8 +3,10 @@ package io.txbox.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.txbox.BatchHandlerException;
+import io.txbox.HandlerException;
 import io.txbox.Inbox;
-import io.txbox.Inbox.Receipt;
+import io.txbox.Receipt;
 import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.Message;
@@ -107,7 +109,7 @@ class PostgresInboxTest {
       throw new IllegalStateException("crash inside the handler");
     };
     assertThatThrownBy(() -> inbox.receive("inventory", m, crashesAfterItsWrite))
-        .isInstanceOf(Inbox.HandlerException.class)
+        .isInstanceOf(HandlerException.class)
         .cause().isInstanceOf(IllegalStateException.class).hasMessage("crash inside the handler");
     assertThat(count("side_effect")).isZero();
     assertThat(count("txbox_inbox")).isZero();
@@ -122,7 +124,7 @@ class PostgresInboxTest {
     assertThatThrownBy(() -> inbox.receive("billing", m, (tx, message, key) -> {
       throw new java.io.IOException("payment API down");
     }))
-        .isInstanceOf(Inbox.HandlerException.class)
+        .isInstanceOf(HandlerException.class)
         .hasMessageContaining("consumer billing failed on message " + m.id())
         .hasMessageContaining("payment API down");
   }
@@ -166,7 +168,7 @@ class PostgresInboxTest {
     assertThatThrownBy(() -> inbox.receive("inventory", m, (tx, message, key) -> {
       keys.add(key);
       throw new IllegalStateException("first delivery fails");
-    })).isInstanceOf(Inbox.HandlerException.class);
+    })).isInstanceOf(HandlerException.class);
     inbox.receive("inventory", m, (tx, message, key) -> keys.add(key));
     inbox.receive("loyalty", m, (tx, message, key) -> keys.add(key));
     assertThat(keys).hasSize(3);
@@ -191,7 +193,7 @@ class PostgresInboxTest {
     Message m = message();
     assertThatThrownBy(() -> inbox.receive("c", m, killsItsConnection))
         .as("the handler's error, not the rollback's")
-        .isInstanceOf(Inbox.HandlerException.class)
+        .isInstanceOf(HandlerException.class)
         .hasCauseInstanceOf(SQLException.class)
         .hasMessageContaining("terminat")
         .satisfies(e -> assertThat(e.getSuppressed()).isNotEmpty());
@@ -258,7 +260,7 @@ class PostgresInboxTest {
       if (body(m).equals("k2")) {
         throw new IllegalArgumentException("still broken");
       }
-    })).isInstanceOf(Inbox.HandlerException.class).hasMessageContaining("still broken");
+    })).isInstanceOf(HandlerException.class).hasMessageContaining("still broken");
 
     List<ParkedMessage> parked = inbox.parked("billing", 100);
     assertThat(parked).extracting(p -> body(p.message())).containsExactly("k2", "k3");
@@ -419,8 +421,8 @@ class PostgresInboxTest {
       }
     };
     assertThatThrownBy(() -> inbox.receiveAll("inventory", List.of(first, failing, keyed("c")), failsOnSecond))
-        .isInstanceOf(Inbox.HandlerException.class)
-        .satisfies(e -> assertThat(((Inbox.HandlerException) e).messageId()).isEqualTo(failing.id()))
+        .isInstanceOf(HandlerException.class)
+        .satisfies(e -> assertThat(((HandlerException) e).messageId()).isEqualTo(failing.id()))
         .hasRootCauseMessage("no stock row");
     assertThat(count("side_effect")).as("the first message's side effect rolled back too").isZero();
     assertThat(count("txbox_inbox")).isZero();
@@ -462,7 +464,7 @@ class PostgresInboxTest {
       throw new IllegalStateException("one of them is wrong");
     };
     assertThatThrownBy(() -> inbox.receiveAll("inventory", List.of(keyed("d"), keyed("e")), refuses))
-        .isInstanceOf(Inbox.BatchHandlerException.class).hasMessageContaining("a batch of 2 messages")
+        .isInstanceOf(BatchHandlerException.class).hasMessageContaining("a batch of 2 messages")
         .hasRootCauseMessage("one of them is wrong");
     assertThat(count("side_effect")).as("a, b and c; d and e rolled back").isEqualTo(3);
   }

@@ -4,16 +4,15 @@ import io.txbox.Inbox;
 import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
-import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.spi.Intake;
-import io.txbox.spi.IntakeBatches;
-import io.txbox.spi.Retries;
-import io.txbox.spi.RetryRequests;
+import io.txbox.spi.support.IntakeBatches;
+import io.txbox.spi.support.Retries;
+import io.txbox.spi.support.RetryRequests;
 import io.txbox.spi.Subscriber;
-import io.txbox.spi.SubscriberCounters;
+import io.txbox.spi.support.SubscriberCounters;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -141,7 +140,7 @@ public final class KafkaSubscriber implements Subscriber {
       members.add(member);
       member.start();
     }
-    retryRequests = RetryRequests.start(intake);
+    retryRequests = RetryRequests.start(intake.consumer(), intake::runRetryRequests);
     return this;
   }
 

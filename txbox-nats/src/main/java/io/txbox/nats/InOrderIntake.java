@@ -2,9 +2,9 @@ package io.txbox.nats;
 
 import io.txbox.Message;
 import io.txbox.spi.Intake;
-import io.txbox.spi.IntakeBatches;
-import io.txbox.spi.Retries;
-import io.txbox.spi.SubscriberCounters;
+import io.txbox.spi.support.IntakeBatches;
+import io.txbox.spi.support.Retries;
+import io.txbox.spi.support.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
 import java.time.Duration;
 import java.util.List;

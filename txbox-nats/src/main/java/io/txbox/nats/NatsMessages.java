@@ -3,7 +3,7 @@ package io.txbox.nats;
 import io.nats.client.impl.Headers;
 import io.nats.client.impl.NatsJetStreamMetaData;
 import io.txbox.Message;
-import io.txbox.spi.FormFields;
+import io.txbox.spi.support.FormFields;
 import io.txbox.spi.PermanentPublishException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

@@ -14,12 +14,12 @@ import io.txbox.nats.internal.Durable;
 import io.txbox.nats.internal.NatsClientVersion;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.spi.Intake;
-import io.txbox.spi.IntakeBatches;
-import io.txbox.spi.LoopGuard;
-import io.txbox.spi.Retries;
-import io.txbox.spi.RetryRequests;
+import io.txbox.spi.support.IntakeBatches;
+import io.txbox.spi.support.LoopGuard;
+import io.txbox.spi.support.Retries;
+import io.txbox.spi.support.RetryRequests;
 import io.txbox.spi.Subscriber;
-import io.txbox.spi.SubscriberCounters;
+import io.txbox.spi.support.SubscriberCounters;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -189,7 +189,7 @@ public final class NatsSubscriber implements Subscriber {
     fetcher = new Thread(() -> bound.or(() -> durable.awaitFree(closing)).ifPresent(this::fetchLoop),
         "txbox-nats-subscriber-" + consumerName);
     fetcher.start();
-    retryRequests = RetryRequests.start(intake);
+    retryRequests = RetryRequests.start(intake.consumer(), intake::runRetryRequests);
     return this;
   }
 

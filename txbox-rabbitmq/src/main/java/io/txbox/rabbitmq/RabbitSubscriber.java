@@ -14,12 +14,12 @@ import io.txbox.WhenExhausted;
 import io.txbox.rabbitmq.internal.RabbitClientVersion;
 import io.txbox.rabbitmq.internal.RabbitConnections;
 import io.txbox.spi.Intake;
-import io.txbox.spi.IntakeBatches;
-import io.txbox.spi.LoopGuard;
-import io.txbox.spi.Retries;
-import io.txbox.spi.RetryRequests;
+import io.txbox.spi.support.IntakeBatches;
+import io.txbox.spi.support.LoopGuard;
+import io.txbox.spi.support.Retries;
+import io.txbox.spi.support.RetryRequests;
 import io.txbox.spi.Subscriber;
-import io.txbox.spi.SubscriberCounters;
+import io.txbox.spi.support.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
 import java.io.IOException;
 import java.time.Duration;
@@ -172,7 +172,7 @@ public final class RabbitSubscriber implements Subscriber {
     }
     supervisor = new Thread(this::superviseConnection, "txbox-rabbitmq-subscriber-" + consumerName);
     supervisor.start();
-    retryRequests = RetryRequests.start(intake);
+    retryRequests = RetryRequests.start(intake.consumer(), intake::runRetryRequests);
     return this;
   }
 

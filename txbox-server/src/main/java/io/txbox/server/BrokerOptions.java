@@ -5,7 +5,7 @@ import io.txbox.nats.NatsMessages;
 import io.txbox.nats.NatsPublisher;
 import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.spi.Publisher;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import io.txbox.sqs.SqsPublisher;
 import java.time.Duration;
 import java.util.LinkedHashMap;

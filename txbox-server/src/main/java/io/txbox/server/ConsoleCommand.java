@@ -8,7 +8,7 @@ import io.txbox.jdbc.OperatorStore;
 import io.txbox.server.console.Console;
 import io.txbox.server.console.ConsoleUsers;
 import io.txbox.spi.Publisher;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.InetSocketAddress;

@@ -3,7 +3,7 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,6 +1,6 @@
 package io.txbox.server;
 
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.io.PrintWriter;
 import java.util.Map;
 import picocli.CommandLine;

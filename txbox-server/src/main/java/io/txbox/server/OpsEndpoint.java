@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.BindException;

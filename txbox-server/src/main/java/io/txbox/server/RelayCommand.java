@@ -14,7 +14,7 @@ import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
 import io.txbox.spi.Publisher;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -6,7 +6,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.cdc.SlotStatus;
 import io.txbox.jdbc.StoreStatus;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;

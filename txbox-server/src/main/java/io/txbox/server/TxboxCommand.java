@@ -1,7 +1,7 @@
 package io.txbox.server;
 
 import io.txbox.TxboxException;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -1,7 +1,7 @@
 package io.txbox.sqs;
 
 import io.txbox.Message;
-import io.txbox.spi.FormFields;
+import io.txbox.spi.support.FormFields;
 import java.net.URLEncoder;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;

@@ -7,11 +7,11 @@ import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.spi.Intake;
-import io.txbox.spi.LoopGuard;
-import io.txbox.spi.Retries;
-import io.txbox.spi.RetryRequests;
+import io.txbox.spi.support.LoopGuard;
+import io.txbox.spi.support.Retries;
+import io.txbox.spi.support.RetryRequests;
 import io.txbox.spi.Subscriber;
-import io.txbox.spi.SubscriberCounters;
+import io.txbox.spi.support.SubscriberCounters;
 import io.txbox.spi.UnreadableMessageException;
 import io.txbox.sqs.internal.InHand;
 import io.txbox.sqs.internal.QueueUrls;
@@ -159,7 +159,7 @@ public final class SqsSubscriber implements Subscriber {
       receivers.add(receiver);
       receiver.start();
     }
-    retryRequests = RetryRequests.start(intake);
+    retryRequests = RetryRequests.start(intake.consumer(), intake::runRetryRequests);
     return this;
   }
 

@@ -2,7 +2,7 @@ package io.txbox.jdbc.internal;
 
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
-import io.txbox.spi.Rollback;
+import io.txbox.spi.support.Rollback;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

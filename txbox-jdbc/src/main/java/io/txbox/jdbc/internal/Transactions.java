@@ -1,7 +1,7 @@
 package io.txbox.jdbc.internal;
 
 import io.txbox.TxboxException;
-import io.txbox.spi.Rollback;
+import io.txbox.spi.support.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;

@@ -1,7 +1,7 @@
 package io.txbox.kafka.internal;
 
 import io.txbox.kafka.KafkaPublisher;
-import io.txbox.spi.ClientVersions;
+import io.txbox.spi.support.ClientVersions;
 import java.util.Optional;
 import org.apache.kafka.common.utils.AppInfoParser;
 

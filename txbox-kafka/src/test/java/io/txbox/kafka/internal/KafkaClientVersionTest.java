@@ -3,7 +3,7 @@ package io.txbox.kafka.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.txbox.kafka.KafkaPublisher;
-import io.txbox.spi.ClientVersions;
+import io.txbox.spi.support.ClientVersions;
 import org.apache.kafka.common.utils.AppInfoParser;
 import org.junit.jupiter.api.Test;
 

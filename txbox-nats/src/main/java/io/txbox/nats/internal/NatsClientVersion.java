@@ -2,7 +2,7 @@ package io.txbox.nats.internal;
 
 import io.nats.client.Nats;
 import io.txbox.nats.NatsPublisher;
-import io.txbox.spi.ClientVersions;
+import io.txbox.spi.support.ClientVersions;
 import java.util.Optional;
 
 /** Warns once when the jnats on the class path is older than the one txbox-nats is tested with. */

@@ -5,7 +5,7 @@ import io.nats.client.ConnectionListener;
 import io.nats.client.ErrorListener;
 import io.nats.client.Nats;
 import io.nats.client.Options;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.nats.client.Nats;
 import io.txbox.nats.NatsPublisher;
-import io.txbox.spi.ClientVersions;
+import io.txbox.spi.support.ClientVersions;
 import org.junit.jupiter.api.Test;
 
 class NatsClientVersionTest {

@@ -7,7 +7,7 @@ import io.txbox.spi.Checkpoint;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
-import io.txbox.spi.RetryBudget;
+import io.txbox.spi.support.RetryBudget;
 import java.nio.ByteBuffer;
 import java.sql.SQLException;
 import java.time.Clock;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.impl.ClientVersion;
 import io.txbox.rabbitmq.RabbitPublisher;
-import io.txbox.spi.ClientVersions;
+import io.txbox.spi.support.ClientVersions;
 import org.junit.jupiter.api.Test;
 
 class RabbitClientVersionTest {

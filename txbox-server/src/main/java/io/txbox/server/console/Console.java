@@ -8,7 +8,7 @@ import io.txbox.server.TerminalText;
 import io.txbox.server.console.ConsoleUsers.Role;
 import io.txbox.server.console.Sessions.Session;
 import io.txbox.spi.Publisher;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.BindException;

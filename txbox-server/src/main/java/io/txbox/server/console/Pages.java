@@ -8,7 +8,7 @@ import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.Publisher;
-import io.txbox.spi.Secrets;
+import io.txbox.spi.support.Secrets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;

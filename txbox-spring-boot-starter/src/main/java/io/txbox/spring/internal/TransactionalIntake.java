@@ -1,12 +1,13 @@
 package io.txbox.spring.internal;
 
+import io.txbox.HandlerException;
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
+import io.txbox.Receipt;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.Intake;
-import io.txbox.spi.Retries;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -47,7 +48,7 @@ public final class TransactionalIntake implements Intake {
   }
 
   @Override
-  public Inbox.Receipt take(Message message) throws Exception {
+  public Receipt take(Message message) throws Exception {
     try {
       return transactions.execute(status -> admitAndHandle(message));
     } catch (Failed e) {
@@ -62,7 +63,7 @@ public final class TransactionalIntake implements Intake {
 
   /** The messages in one Spring transaction, all or none, as {@link Inbox#receiveAll}. */
   @Override
-  public List<Inbox.Receipt> takeAll(List<Message> messages) throws Exception {
+  public List<Receipt> takeAll(List<Message> messages) throws Exception {
     try {
       return transactions.execute(status -> admitAndHandleAll(messages));
     } catch (Failed e) {
@@ -72,7 +73,7 @@ public final class TransactionalIntake implements Intake {
 
   @Override
   public boolean deadLetter(Message message, Throwable error, int attempts) throws Exception {
-    inTransaction(c -> store.deadLetter(c, consumer, message, attempts, Retries.describe(error)));
+    inTransaction(c -> store.deadLetter(c, consumer, message, attempts, InboxStore.describe(error)));
     return true;
   }
 
@@ -102,9 +103,9 @@ public final class TransactionalIntake implements Intake {
           }
           return next;
         });
-      } catch (Inbox.HandlerException e) {
+      } catch (HandlerException e) {
         inTransaction(c -> {
-          store.failedParked(c, consumer, e.messageId(), Retries.describe(e.getCause()));
+          store.failedParked(c, consumer, e.messageId(), InboxStore.describe(e.getCause()));
           return null;
         });
         log.warn("consumer {}: the operator's retry of parked key {} failed again on message {}; the key stays"
@@ -139,7 +140,7 @@ public final class TransactionalIntake implements Intake {
     }
   }
 
-  private Inbox.Receipt admitAndHandle(Message message) {
+  private Receipt admitAndHandle(Message message) {
     Connection transaction = DataSourceUtils.getConnection(dataSource);
     InboxStore.Admission admission;
     try {
@@ -153,7 +154,7 @@ public final class TransactionalIntake implements Intake {
     return admission.receipt();
   }
 
-  private List<Inbox.Receipt> admitAndHandleAll(List<Message> messages) {
+  private List<Receipt> admitAndHandleAll(List<Message> messages) {
     Connection transaction = DataSourceUtils.getConnection(dataSource);
     List<InboxStore.Admission> admissions;
     try {
@@ -161,7 +162,7 @@ public final class TransactionalIntake implements Intake {
     } catch (SQLException e) {
       throw new Failed(e);
     }
-    List<Inbox.Receipt> receipts = new ArrayList<>(messages.size());
+    List<Receipt> receipts = new ArrayList<>(messages.size());
     for (int i = 0; i < messages.size(); i++) {
       if (admissions.get(i) == InboxStore.Admission.NEW) {
         handle(transaction, messages.get(i));
@@ -176,7 +177,7 @@ public final class TransactionalIntake implements Intake {
       handler.handle(transaction, message, Inbox.idempotencyKey(consumer, message.id()));
     } catch (Exception | Error e) {
       // unchecked, so that the template rolls back; counts toward the retry policy giving up
-      throw Inbox.HandlerException.of(consumer, message, e);
+      throw HandlerException.of(consumer, message, e);
     }
   }
 

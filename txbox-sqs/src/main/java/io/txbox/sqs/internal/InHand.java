@@ -1,6 +1,6 @@
 package io.txbox.sqs.internal;
 
-import io.txbox.spi.LoopGuard;
+import io.txbox.spi.support.LoopGuard;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

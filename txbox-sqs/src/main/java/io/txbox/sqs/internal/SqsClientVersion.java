@@ -1,6 +1,6 @@
 package io.txbox.sqs.internal;
 
-import io.txbox.spi.ClientVersions;
+import io.txbox.spi.support.ClientVersions;
 import io.txbox.sqs.SqsPublisher;
 import java.util.Optional;
 import software.amazon.awssdk.core.util.VersionInfo;

@@ -2,7 +2,7 @@ package io.txbox.sqs.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.txbox.spi.ClientVersions;
+import io.txbox.spi.support.ClientVersions;
 import io.txbox.sqs.SqsPublisher;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.util.VersionInfo;

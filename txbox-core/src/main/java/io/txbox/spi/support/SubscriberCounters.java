@@ -1,6 +1,7 @@
-package io.txbox.spi;
+package io.txbox.spi.support;
 
-import io.txbox.Inbox;
+import io.txbox.Receipt;
+import io.txbox.spi.Subscriber;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -21,7 +22,7 @@ public final class SubscriberCounters {
   private final AtomicLong rejected = new AtomicLong();
 
   /** The intake took a message with {@code receipt}. */
-  public void countReceived(Inbox.Receipt receipt) {
+  public void countReceived(Receipt receipt) {
     (switch (receipt) {
       case PROCESSED -> processed;
       case DUPLICATE -> duplicates;

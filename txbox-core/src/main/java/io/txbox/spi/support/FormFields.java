@@ -1,4 +1,4 @@
-package io.txbox.spi;
+package io.txbox.spi.support;
 
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;

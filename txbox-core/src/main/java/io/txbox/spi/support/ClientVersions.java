@@ -1,4 +1,4 @@
-package io.txbox.spi;
+package io.txbox.spi.support;
 
 import java.io.IOException;
 import java.io.InputStream;

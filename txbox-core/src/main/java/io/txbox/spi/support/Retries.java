@@ -1,9 +1,10 @@
-package io.txbox.spi;
+package io.txbox.spi.support;
 
-import io.txbox.Inbox;
+import io.txbox.HandlerException;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
+import io.txbox.spi.Intake;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -17,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * error is permanent), hand it to the intake's dead letters and acknowledge it, unless the
  * subscriber blocks ({@link WhenExhausted#BLOCK}).
  *
- * <p>Only the handler's failures ({@link Inbox.HandlerException}) count toward giving up. Any
+ * <p>Only the handler's failures ({@link HandlerException}) count toward giving up. Any
  * other failure (the database is down, even an {@link Error}) is retried without limit: an outage
  * is no reason to dead-letter, and dead-lettering needs the database anyway.
  *
@@ -41,8 +42,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Retries {
   private static final Logger log = LoggerFactory.getLogger(Retries.class);
-  /** Longest error text kept with a dead message. */
-  public static final int MAX_ERROR_LENGTH = 2000;
 
   private final Intake intake;
   private final RetryPolicy policy;
@@ -58,12 +57,6 @@ public final class Retries {
   /** The attempts at {@code message}, none failed yet. */
   public Attempts of(Message message) {
     return new Attempts(Objects.requireNonNull(message, "message must not be null"));
-  }
-
-  /** An error as kept with a dead message: its type and message, at most {@value #MAX_ERROR_LENGTH} characters. */
-  public static String describe(Throwable error) {
-    String text = error.toString();
-    return text.length() <= MAX_ERROR_LENGTH ? text : text.substring(0, MAX_ERROR_LENGTH);
   }
 
   /** The failed attempts at one message, and what to do after each. Used by one thread. */
@@ -91,7 +84,7 @@ public final class Retries {
      * acknowledged; else how long to wait before taking it again.
      */
     public Optional<Duration> failed(Throwable error) {
-      if (!(error instanceof Inbox.HandlerException)) {
+      if (!(error instanceof HandlerException)) {
         otherFailures++;
         return Optional.of(policy.delayAfter(otherFailures, ThreadLocalRandom.current()));
       }

@@ -1,6 +1,7 @@
-package io.txbox.spi;
+package io.txbox.spi.support;
 
 import io.txbox.RetryPolicy;
+import io.txbox.spi.PublishResult;
 import java.util.Objects;
 
 /**

@@ -1,7 +1,8 @@
-package io.txbox.spi;
+package io.txbox.spi.support;
 
-import io.txbox.Inbox;
+import io.txbox.HandlerException;
 import io.txbox.Message;
+import io.txbox.spi.Intake;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -88,7 +89,7 @@ public final class IntakeBatches<T> {
   /** The messages before the one whose handler failed go again as a batch; the failed one goes back. */
   private Taken afterFailure(List<T> received, int from, List<Message> messages, Throwable failure,
       Consumer<List<T>> taken) {
-    int failed = failure instanceof Inbox.HandlerException h ? indexOf(messages, h) : -1;
+    int failed = failure instanceof HandlerException h ? indexOf(messages, h) : -1;
     if (failed < 0) {
       return new Taken(from, null); // not a handler's failure: one at a time, from the start
     }
@@ -101,7 +102,7 @@ public final class IntakeBatches<T> {
     return new Taken(from + failed, failure);
   }
 
-  private static int indexOf(List<Message> messages, Inbox.HandlerException failure) {
+  private static int indexOf(List<Message> messages, HandlerException failure) {
     for (int i = 0; i < messages.size(); i++) {
       if (messages.get(i).id().equals(failure.messageId())) {
         return i;

@@ -1,4 +1,4 @@
-package io.txbox.spi;
+package io.txbox.spi.support;
 
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  * and the retry holds the key's lock, so the key's order holds.
  *
  * <pre>{@code
- * RetryRequests retries = RetryRequests.start(intake);   // in the subscriber's start()
+ * RetryRequests retries = RetryRequests.start(intake.consumer(), intake::runRetryRequests); // in start()
  * retries.close();                                      // in its close()
  * }</pre>
  */
@@ -32,11 +32,6 @@ public final class RetryRequests implements AutoCloseable {
       return t;
     });
     scheduler.scheduleWithFixedDelay(guard.guard(step), INTERVAL_MILLIS, INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
-  }
-
-  /** Runs {@code intake}'s retry requests until closed. */
-  public static RetryRequests start(Intake intake) {
-    return new RetryRequests(intake.consumer(), intake::runRetryRequests);
   }
 
   /** Runs {@code step}, which carries out the requests of {@code consumer}, until closed. */

@@ -1,4 +1,4 @@
-package io.txbox.spi;
+package io.txbox.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

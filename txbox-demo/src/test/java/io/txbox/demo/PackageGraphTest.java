@@ -1,0 +1,156 @@
+package io.txbox.demo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The rules of txbox's package graph, on the compiled classes of every module the demo's tests
+ * see: the library modules, the testkit, the starter, the server and the demo itself.
+ */
+class PackageGraphTest {
+
+  /** Each module's root package (its Automatic-Module-Name); core's is {@code io.txbox}. */
+  private static final List<String> MODULE_ROOTS = List.of("io.txbox.jdbc", "io.txbox.kafka", "io.txbox.nats",
+      "io.txbox.rabbitmq", "io.txbox.sqs", "io.txbox.cdc", "io.txbox.micrometer", "io.txbox.jackson",
+      "io.txbox.testkit", "io.txbox.spring", "io.txbox.server", "io.txbox.demo", "io.txbox.examples");
+  private static final String CORE = "io.txbox";
+
+  private static final JavaClasses TXBOX = new ClassFileImporter()
+      .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+      .importPackages(CORE);
+
+  @Test
+  void everyModuleIsOnTheClassPathOfThisTest() {
+    Set<String> found = new TreeSet<>();
+    TXBOX.forEach(c -> found.add(moduleOf(c.getPackageName())));
+    assertThat(found).as("a module missing here would escape the rules below")
+        .containsAll(MODULE_ROOTS).contains(CORE);
+  }
+
+  @Test
+  void noModuleReachesIntoAnotherModulesInternals() {
+    List<String> violations = new ArrayList<>();
+    for (JavaClass c : TXBOX) {
+      for (Dependency d : c.getDirectDependenciesFromSelf()) {
+        String target = d.getTargetClass().getPackageName();
+        boolean internal = target.startsWith(CORE + ".") && (target + ".").contains(".internal.");
+        if (internal && !moduleOf(c.getPackageName()).equals(moduleOf(target))) {
+          violations.add(d.getDescription());
+        }
+      }
+    }
+    assertThat(violations).as("an internal package is its module's own; give what others need a public home")
+        .isEmpty();
+  }
+
+  /**
+   * Types of core that depend on each other in a circle must share a package: a circle across
+   * packages (an SPI that needs a type nested in an API class that needs the SPI) means neither
+   * package can be understood, or moved, without the other.
+   */
+  @Test
+  void coreHasNoCircleOfTypesAcrossPackages() {
+    Map<String, Set<String>> graph = new TreeMap<>();
+    for (JavaClass c : TXBOX) {
+      if (!moduleOf(c.getPackageName()).equals(CORE)) {
+        continue;
+      }
+      Set<String> targets = graph.computeIfAbsent(topLevel(c), k -> new TreeSet<>());
+      for (Dependency d : c.getDirectDependenciesFromSelf()) {
+        JavaClass target = d.getTargetClass();
+        if (target.getPackageName().startsWith(CORE) && moduleOf(target.getPackageName()).equals(CORE)
+            && !topLevel(target).equals(topLevel(c))) {
+          targets.add(topLevel(target));
+        }
+      }
+    }
+    List<Set<String>> acrossPackages = new ArrayList<>();
+    for (Set<String> circle : stronglyConnected(graph)) {
+      Set<String> packages = new TreeSet<>();
+      circle.forEach(type -> packages.add(type.substring(0, type.lastIndexOf('.'))));
+      if (packages.size() > 1) {
+        acrossPackages.add(circle);
+      }
+    }
+    assertThat(acrossPackages).as("circles of core types that span packages").isEmpty();
+  }
+
+  private static String moduleOf(String packageName) {
+    return MODULE_ROOTS.stream()
+        .filter(root -> packageName.equals(root) || packageName.startsWith(root + "."))
+        .max(Comparator.comparingInt(String::length))
+        .orElse(CORE);
+  }
+
+  private static String topLevel(JavaClass c) {
+    JavaClass outer = c;
+    while (outer.getEnclosingClass().isPresent()) {
+      outer = outer.getEnclosingClass().get();
+    }
+    return outer.getName();
+  }
+
+  /**
+   * Tarjan's algorithm: the graph's strongly connected components of more than one type. ArchUnit's
+   * own cycle rule works on slices, and a slice per package would report the circle every API has
+   * ({@code Relay} uses {@code spi.Publisher}, which uses {@code Message}), a slice per type every
+   * circle inside a package.
+   */
+  private static List<Set<String>> stronglyConnected(Map<String, Set<String>> graph) {
+    Map<String, Integer> index = new HashMap<>();
+    Map<String, Integer> low = new HashMap<>();
+    Deque<String> stack = new ArrayDeque<>();
+    Set<String> onStack = new TreeSet<>();
+    List<Set<String>> components = new ArrayList<>();
+    for (String start : graph.keySet()) {
+      if (!index.containsKey(start)) {
+        visit(start, graph, index, low, stack, onStack, components);
+      }
+    }
+    return components;
+  }
+
+  private static void visit(String v, Map<String, Set<String>> graph, Map<String, Integer> index,
+      Map<String, Integer> low, Deque<String> stack, Set<String> onStack, List<Set<String>> components) {
+    index.put(v, index.size());
+    low.put(v, index.get(v));
+    stack.push(v);
+    onStack.add(v);
+    for (String w : graph.getOrDefault(v, Set.of())) {
+      if (!index.containsKey(w)) {
+        visit(w, graph, index, low, stack, onStack, components);
+        low.put(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.contains(w)) {
+        low.put(v, Math.min(low.get(v), index.get(w)));
+      }
+    }
+    if (low.get(v).equals(index.get(v))) {
+      Set<String> component = new TreeSet<>();
+      String w;
+      do {
+        w = stack.pop();
+        onStack.remove(w);
+        component.add(w);
+      } while (!w.equals(v));
+      if (component.size() > 1) {
+        components.add(component);
+      }
+    }
+  }
+}
