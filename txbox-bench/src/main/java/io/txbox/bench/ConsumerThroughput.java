@@ -8,6 +8,7 @@ import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.spi.PublishResult;
+import io.txbox.spi.support.SubscriberBuilder;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
@@ -50,7 +51,7 @@ final class ConsumerThroughput implements Callable<Integer> {
       + " Default: ${DEFAULT-VALUE}.")
   int concurrency;
 
-  @Option(names = "--batch-size", defaultValue = "" + KafkaSubscriber.DEFAULT_BATCH_SIZE,
+  @Option(names = "--batch-size", defaultValue = "" + SubscriberBuilder.DEFAULT_BATCH_SIZE,
       description = "The batched variants' batch size. Default: ${DEFAULT-VALUE}.")
   int batchSize;
 

@@ -2,12 +2,11 @@ package io.txbox.kafka;
 
 import io.txbox.Message;
 import io.txbox.kafka.internal.RecordMessages;
-import io.txbox.spi.Intake;
+import io.txbox.spi.UnreadableMessageException;
+import io.txbox.spi.support.DeliveryLoop;
 import io.txbox.spi.support.IntakeBatches;
 import io.txbox.spi.support.LoopGuard;
 import io.txbox.spi.support.Retries;
-import io.txbox.spi.support.SubscriberCounters;
-import io.txbox.spi.UnreadableMessageException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -16,7 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -39,10 +37,9 @@ final class GroupMember {
   /**
    * What the members of one subscriber share.
    *
-   * @param running false once the subscriber closes; a member interrupted while pausing sets it
+   * @param loop the subscriber's delivery loop: intake, retries, counters, and whether it is closing
    */
-  record Shared(String consumerName, List<String> topics, Intake intake, Retries retries,
-      IntakeBatches<ConsumerRecord<byte[], byte[]>> batches, SubscriberCounters counters, AtomicBoolean running) {}
+  record Shared(String consumerName, List<String> topics, DeliveryLoop loop) {}
 
   private final Shared shared;
   private final KafkaConsumer<byte[], byte[]> consumer;
@@ -50,13 +47,15 @@ final class GroupMember {
   private final Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
   private final Map<TopicPartition, Retries.Attempts> failures = new HashMap<>();
   private final Map<TopicPartition, Instant> pausedUntil = new HashMap<>();
-  private final LoopGuard loop;
+  private final LoopGuard guard;
+  private final DeliveryLoop loop;
 
   GroupMember(Shared shared, Map<String, Object> config, String name) {
     this.shared = shared;
     this.consumer = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
     this.thread = new Thread(this::consume, name);
-    this.loop = new LoopGuard(name + " polling " + shared.topics());
+    this.guard = new LoopGuard(name + " polling " + shared.topics());
+    this.loop = shared.loop();
   }
 
   void start() {
@@ -74,14 +73,14 @@ final class GroupMember {
 
   /** Whether its last poll failed. */
   boolean isTroubled() {
-    return loop.isTroubled();
+    return guard.isTroubled();
   }
 
   private void consume() {
     try {
       consumer.subscribe(shared.topics(), new CommitOnRevoke());
-      while (shared.running().get()) {
-        if (!loop.attempt(this::pollOnce)) {
+      while (loop.isOpen() && !Thread.currentThread().isInterrupted()) {
+        if (!guard.attempt(this::pollOnce)) {
           recover();
         }
       }
@@ -115,8 +114,10 @@ final class GroupMember {
    */
   private void recover() {
     done.clear();
-    pause(Duration.ofSeconds(1));
-    loop.attempt(() -> {
+    if (loop.closedWithin(DeliveryLoop.AFTER_FAILED_STEP)) {
+      return; // closing: the next member starts at the committed offsets anyway
+    }
+    guard.attempt(() -> {
       try {
         consumer.committed(consumer.assignment()).forEach((partition, offset) -> {
           if (offset != null) {
@@ -129,21 +130,12 @@ final class GroupMember {
     });
   }
 
-  private void pause(Duration d) {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      shared.running().set(false);
-    }
-  }
-
   private void handle(ConsumerRecords<byte[], byte[]> records) {
     for (TopicPartition partition : records.partitions()) {
       List<ConsumerRecord<byte[], byte[]>> received = records.records(partition);
       int next = 0;
       if (!failures.containsKey(partition)) { // one retrying a failed record takes it alone first
-        IntakeBatches.Taken taken = shared.batches().take(received, RecordMessages::toMessage,
+        IntakeBatches.Taken taken = loop.takeBatches(received, RecordMessages::toMessage,
             batch -> done(partition, batch.get(batch.size() - 1)));
         next = taken.count();
         if (taken.failure() != null) {
@@ -155,7 +147,7 @@ final class GroupMember {
         }
       }
       for (ConsumerRecord<byte[], byte[]> record : received.subList(next, received.size())) {
-        if (!shared.running().get() || !handle(partition, record)) {
+        if (!loop.isOpen() || !handle(partition, record)) {
           break; // the rest of the partition comes again after the seek
         }
       }
@@ -171,7 +163,7 @@ final class GroupMember {
       return skip(partition, record, e);
     }
     try {
-      shared.counters().countReceived(shared.intake().take(message));
+      loop.take(message);
       done(partition, record);
       return true;
     } catch (UnreadableMessageException e) {
@@ -187,19 +179,14 @@ final class GroupMember {
    */
   private boolean failed(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, Message message,
       Throwable e) {
-    shared.counters().countFailure();
     Retries.Attempts attempts = failures.compute(partition,
-        (p, a) -> a != null && a.isFor(message) ? a : shared.retries().of(message));
-    Optional<Duration> wait = attempts.failed(e);
+        (p, a) -> a != null && a.isFor(message) ? a : loop.attemptsAt(message));
+    Optional<Duration> wait = loop.failed(attempts, e, " at " + partition + "@" + record.offset());
     if (wait.isEmpty()) {
-      shared.counters().countDeadLetter();
       done(partition, record);
       return true;
     }
     Duration delay = wait.get();
-    log.warn("subscriber {}: message {} at {}@{} failed (attempt {}), retrying in {} ms: {}",
-        shared.consumerName(), message.id(), partition, record.offset(), attempts.count(), delay.toMillis(),
-        e.toString());
     consumer.seek(partition, record.offset());
     consumer.pause(List.of(partition));
     pausedUntil.put(partition, Instant.now().plus(delay));
@@ -216,7 +203,7 @@ final class GroupMember {
    * every later record behind it.
    */
   private boolean skip(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, RuntimeException e) {
-    shared.counters().countRejection();
+    loop.counters().countRejection();
     log.error("subscriber {}: skipped the unreadable record at {}@{}: {}", shared.consumerName(), partition,
         record.offset(), e.getMessage());
     done.put(partition, new OffsetAndMetadata(record.offset() + 1));

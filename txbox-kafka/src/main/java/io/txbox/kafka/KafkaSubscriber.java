@@ -4,15 +4,13 @@ import io.txbox.Inbox;
 import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
-import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.spi.Intake;
-import io.txbox.spi.support.IntakeBatches;
-import io.txbox.spi.support.Retries;
-import io.txbox.spi.support.RetryRequests;
 import io.txbox.spi.Subscriber;
-import io.txbox.spi.support.SubscriberCounters;
+import io.txbox.spi.support.DeliveryLoop;
+import io.txbox.spi.support.RetryRequests;
+import io.txbox.spi.support.SubscriberBuilder;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -20,10 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The consumer name is the inbox consumer and, by default, the Kafka group id. Records of a
  * partition are handled one after another, in order, up to {@link Builder#batchSize} of them in one
- * transaction (default {@value #DEFAULT_BATCH_SIZE}); a record whose handler fails is retried with
+ * transaction (default {@value SubscriberBuilder#DEFAULT_BATCH_SIZE}); a record whose handler fails is retried with
  * the retry policy's backoff while its partition is paused. Once the policy gives up, the message
  * is dead-lettered in the inbox and its key parked, and the partition goes on; with {@link
  * WhenExhausted#BLOCK} the partition never skips it.
@@ -60,41 +55,30 @@ import org.slf4j.LoggerFactory;
  */
 public final class KafkaSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(KafkaSubscriber.class);
-  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /** Default records handed over per poll: the bound on work in hand. */
   public static final int DEFAULT_MAX_POLL_RECORDS = 500;
-  /** Default most records of one partition taken in one database transaction. */
-  public static final int DEFAULT_BATCH_SIZE = 100;
   /** Default Kafka consumers (and threads) per subscriber. */
   public static final int DEFAULT_CONCURRENCY = 1;
-  /** Most Kafka consumers per subscriber. */
-  public static final int MAX_CONCURRENCY = 64;
-  /** Default time {@link #close()} waits for the records in hand. */
-  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
 
   private final Intake intake;
   private final String consumerName;
   private final List<String> topics;
   private final Map<String, Object> config;
-  private final Retries retries;
+  private final DeliveryLoop loop;
   private final Duration drainTimeout;
   private final int concurrency;
-  private final IntakeBatches<ConsumerRecord<byte[], byte[]>> batches;
-  private final SubscriberCounters counters = new SubscriberCounters();
   private final List<GroupMember> members = new CopyOnWriteArrayList<>();
-  private final AtomicBoolean running = new AtomicBoolean(true);
   private RetryRequests retryRequests;
 
-  private KafkaSubscriber(Builder b) {
-    this.intake = b.intake;
-    this.consumerName = b.consumerName;
+  private KafkaSubscriber(Builder b, SubscriberBuilder.Shared shared) {
+    this.intake = shared.intake();
+    this.consumerName = shared.consumerName();
     this.topics = List.copyOf(b.topics);
     this.config = Map.copyOf(b.config);
-    this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
-    this.drainTimeout = b.drainTimeout;
-    this.concurrency = b.concurrency;
-    this.batches = new IntakeBatches<>(b.intake, b.batchSize, counters);
+    this.loop = shared.loop();
+    this.drainTimeout = shared.drainTimeout();
+    this.concurrency = shared.concurrency();
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
@@ -133,7 +117,7 @@ public final class KafkaSubscriber implements Subscriber {
     if (!members.isEmpty()) {
       throw new IllegalStateException("subscriber " + consumerName + " is already started");
     }
-    GroupMember.Shared shared = new GroupMember.Shared(consumerName, topics, intake, retries, batches, counters, running);
+    GroupMember.Shared shared = new GroupMember.Shared(consumerName, topics, loop);
     for (int i = 0; i < concurrency; i++) {
       GroupMember member = new GroupMember(shared, memberConfig(i),
           "txbox-subscriber-" + consumerName + (concurrency == 1 ? "" : "-" + i));
@@ -147,23 +131,23 @@ public final class KafkaSubscriber implements Subscriber {
   /** Messages handled and committed by this subscriber (queued, for a queue's subscriber). */
   @Override
   public long processed() {
-    return counters.processed();
+    return loop.counters().processed();
   }
 
   /** Redelivered messages the inbox recognised, which the handler did not see again. */
   @Override
   public long duplicates() {
-    return counters.duplicates();
+    return loop.counters().duplicates();
   }
 
   @Override
   public long parked() {
-    return counters.parked();
+    return loop.counters().parked();
   }
 
   @Override
   public long deadLettered() {
-    return counters.deadLettered();
+    return loop.counters().deadLettered();
   }
 
   /** Whether the last poll of any of its consumers failed. */
@@ -178,13 +162,13 @@ public final class KafkaSubscriber implements Subscriber {
 
   @Override
   public long failures() {
-    return counters.failures();
+    return loop.counters().failures();
   }
 
   /** Records skipped because they could not be read as messages (a malformed txbox header). */
   @Override
   public long rejected() {
-    return counters.rejected();
+    return loop.counters().rejected();
   }
 
   /** Finishes the records in hand, commits the handled offsets and leaves the group. */
@@ -193,7 +177,7 @@ public final class KafkaSubscriber implements Subscriber {
     if (members.isEmpty()) {
       return;
     }
-    running.set(false);
+    loop.close(); // a partition waiting for a retry is left uncommitted, for the next member at once
     retryRequests.close();
     members.forEach(GroupMember::wakeUp);
     long deadline = System.nanoTime() + drainTimeout.toNanos();
@@ -220,22 +204,13 @@ public final class KafkaSubscriber implements Subscriber {
 
 
   /** Builds a {@link KafkaSubscriber}; {@link #build()} checks the settings. */
-  public static final class Builder {
-    private final String consumerName;
-    private final Intake intake;
+  public static final class Builder extends SubscriberBuilder<Builder> {
     private List<String> topics = List.of();
     private final Map<String, Object> config = new LinkedHashMap<>();
-    private RetryPolicy retryPolicy = RetryPolicy.defaults();
-    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
-    private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
-    private int concurrency = DEFAULT_CONCURRENCY;
-    private int batchSize = DEFAULT_BATCH_SIZE;
 
     private Builder(Intake intake) {
-      this.consumerName = intake.consumer();
-      this.intake = intake;
-      config.put(ConsumerConfig.GROUP_ID_CONFIG, consumerName);
-      config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+      super(intake, DEFAULT_CONCURRENCY);
+      config.put(ConsumerConfig.GROUP_ID_CONFIG, consumerName());      config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
       config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
       config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(DEFAULT_MAX_POLL_RECORDS));
     }
@@ -262,59 +237,10 @@ public final class KafkaSubscriber implements Subscriber {
       return this;
     }
 
-    /**
-     * Backoff between attempts at a failing record, how many attempts, and which errors are
-     * permanent. Default {@link RetryPolicy#defaults()}.
-     */
-    public Builder retryPolicy(RetryPolicy retryPolicy) {
-      this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
-      return this;
-    }
-
-    /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
-    public Builder whenExhausted(WhenExhausted whenExhausted) {
-      this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
-      return this;
-    }
-
-    /**
-     * Kafka consumers in the group, each with its own thread (and a database connection while it
-     * handles a record): records of different partitions are handled in parallel, those of one
-     * partition one after another. More than the topics' partitions leaves some idle.
-     * Default {@value #DEFAULT_CONCURRENCY}, at most {@value #MAX_CONCURRENCY}.
-     */
-    public Builder concurrency(int concurrency) {
-      this.concurrency = concurrency;
-      return this;
-    }
-
-    /**
-     * Most records of one partition taken in one database transaction, all or none, from one
-     * poll: one commit for many messages is what makes a consumer fast. A batch that fails (a
-     * handler throws) is rolled back whole and its records taken one at a time, each under the
-     * retry policy; a handler's effects outside the transaction may then happen again, as after
-     * any retry (pass the idempotency key on). 1 takes each record in a transaction of its own.
-     * Default {@value #DEFAULT_BATCH_SIZE}, at most {@value IntakeBatches#MAX_BATCH_SIZE}; an
-     * {@link InboxQueue} takes one at a time.
-     */
-    public Builder batchSize(int batchSize) {
-      this.batchSize = batchSize;
-      return this;
-    }
-
-    /** How long {@link KafkaSubscriber#close()} waits for the records in hand. Default 30 s. */
-    public Builder drainTimeout(Duration drainTimeout) {
-      this.drainTimeout = drainTimeout;
-      return this;
-    }
-
     /** Checks the settings and builds the subscriber; it connects on {@link KafkaSubscriber#start()}. */
     public KafkaSubscriber build() {
       KafkaClientVersion.check(); // says so when the build picked an older client than txbox is tested with
-      if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
-        throw new IllegalArgumentException(
-            "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");
-      }
+      SubscriberBuilder.Shared shared = checkShared(KafkaSubscriber.class);
       Object servers = config.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG);
       if (servers == null || servers.toString().isBlank()) {
         throw new IllegalArgumentException("bootstrap.servers must be set, such as localhost:9092");
@@ -330,13 +256,7 @@ public final class KafkaSubscriber implements Subscriber {
       if (maxPoll < 1 || maxPoll > 10_000) {
         throw new IllegalArgumentException("max.poll.records must be >= 1 and <= 10000, was " + maxPoll);
       }
-      if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-        throw new IllegalArgumentException("concurrency must be >= 1 and <= " + MAX_CONCURRENCY + ", was " + concurrency);
-      }
-      if (drainTimeout == null || drainTimeout.isNegative()) {
-        throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
-      }
-      return new KafkaSubscriber(this); // which checks batchSize
+      return new KafkaSubscriber(this, shared);
     }
   }
 }

@@ -8,18 +8,16 @@ import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
-import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.nats.internal.Durable;
 import io.txbox.nats.internal.NatsClientVersion;
 import io.txbox.nats.internal.NatsConnections;
 import io.txbox.spi.Intake;
-import io.txbox.spi.support.IntakeBatches;
-import io.txbox.spi.support.LoopGuard;
-import io.txbox.spi.support.Retries;
-import io.txbox.spi.support.RetryRequests;
 import io.txbox.spi.Subscriber;
-import io.txbox.spi.support.SubscriberCounters;
+import io.txbox.spi.support.DeliveryLoop;
+import io.txbox.spi.support.LoopGuard;
+import io.txbox.spi.support.RetryRequests;
+import io.txbox.spi.support.SubscriberBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -27,12 +25,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,7 +77,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class NatsSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(NatsSubscriber.class);
-  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
   private static final Pattern DURABLE = Pattern.compile("[A-Za-z0-9_-]{1,100}");
   /** Shortest wait of a pull request that JetStream accepts. */
   private static final long FETCH_WAIT_MILLIS = 1000;
@@ -91,8 +85,6 @@ public final class NatsSubscriber implements Subscriber {
   public static final int DEFAULT_FETCH_SIZE = 100;
   /** Most messages per fetch. */
   public static final int MAX_FETCH_SIZE = 10_000;
-  /** Default most messages taken in one database transaction. */
-  public static final int DEFAULT_BATCH_SIZE = 100;
   /** Default time the server waits for an acknowledgement before it delivers a message again. */
   public static final Duration DEFAULT_ACK_WAIT = Duration.ofSeconds(30);
   /** Default deliveries of a message that was never acknowledged before the server gives it up. */
@@ -101,40 +93,33 @@ public final class NatsSubscriber implements Subscriber {
   public static final int MAX_MAX_DELIVER = 1_000_000;
   /** Default threads that handle one batch's keys in parallel. */
   public static final int DEFAULT_CONCURRENCY = 1;
-  /** Most handler threads. */
-  public static final int MAX_CONCURRENCY = 64;
-  /** Default time {@link #close()} waits for the messages in hand. */
-  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
 
   private final Intake intake;
   private final String consumerName;
   private final Settings settings;
   private final NatsConnections connections;
   private final Durable durable;
-  private final LoopGuard loop;
-  private final SubscriberCounters counters = new SubscriberCounters();
+  private final LoopGuard guard;
+  private final DeliveryLoop loop;
+  private final Deliveries deliveries = new Deliveries();
   private ExecutorService handlers;
   private Thread fetcher;
-  private final AtomicBoolean running = new AtomicBoolean(true);
-  private final InOrderIntake inOrder;
   private RetryRequests retryRequests;
-  private final CountDownLatch closing = new CountDownLatch(1);
   /** The durable bound to, and the consumer sequence of its last delivery: the fetching thread's alone. */
   private ConsumerContext consumer;
   private long delivered;
   private boolean restartNeeded;
 
-  private NatsSubscriber(Builder b) {
-    this.intake = b.intake;
-    this.consumerName = b.consumerName;
+  private NatsSubscriber(Builder b, SubscriberBuilder.Shared shared) {
+    this.intake = shared.intake();
+    this.consumerName = shared.consumerName();
     this.settings = new Settings(b.servers, b.stream, b.durable, b.subjects, b.fetchSize, b.ackWait, b.maxDeliver,
-        b.concurrency, b.drainTimeout);
-    this.inOrder = new InOrderIntake(b.consumerName, b.intake, new Retries(b.intake, b.retryPolicy, b.whenExhausted),
-        new IntakeBatches<>(b.intake, b.batchSize, counters), counters, b.ackWait, running);
-    this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + b.consumerName);
-    this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " fetching from stream " + b.stream);
+        shared.concurrency(), shared.drainTimeout());
+    this.loop = shared.loop();
+    this.connections = NatsConnections.forSubscribing(b.servers, "txbox-subscriber-" + consumerName);
+    this.guard = new LoopGuard("txbox subscriber " + consumerName + " fetching from stream " + b.stream);
     this.durable = new Durable(new Durable.Settings(settings.stream(), settings.durable(), settings.subjects(),
-        settings.ackWait(), settings.maxDeliver(), settings.fetchSize()), b.consumerName, connections, b.servers);
+        settings.ackWait(), settings.maxDeliver(), settings.fetchSize()), consumerName, connections, b.servers);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
@@ -186,7 +171,7 @@ public final class NatsSubscriber implements Subscriber {
       t.setDaemon(true);
       return t;
     });
-    fetcher = new Thread(() -> bound.or(() -> durable.awaitFree(closing)).ifPresent(this::fetchLoop),
+    fetcher = new Thread(() -> bound.or(() -> durable.awaitFree(loop)).ifPresent(this::fetchLoop),
         "txbox-nats-subscriber-" + consumerName);
     fetcher.start();
     retryRequests = RetryRequests.start(intake.consumer(), intake::runRetryRequests);
@@ -195,32 +180,32 @@ public final class NatsSubscriber implements Subscriber {
 
   @Override
   public long processed() {
-    return counters.processed();
+    return loop.counters().processed();
   }
 
   @Override
   public long duplicates() {
-    return counters.duplicates();
+    return loop.counters().duplicates();
   }
 
   @Override
   public long failures() {
-    return counters.failures();
+    return loop.counters().failures();
   }
 
   @Override
   public long parked() {
-    return counters.parked();
+    return loop.counters().parked();
   }
 
   @Override
   public long deadLettered() {
-    return counters.deadLettered();
+    return loop.counters().deadLettered();
   }
 
   @Override
   public boolean isTroubled() {
-    return loop.isTroubled() || retryRequestsTroubled();
+    return guard.isTroubled() || retryRequestsTroubled();
   }
 
   private synchronized boolean retryRequestsTroubled() {
@@ -229,7 +214,7 @@ public final class NatsSubscriber implements Subscriber {
 
   @Override
   public long rejected() {
-    return counters.rejected();
+    return loop.counters().rejected();
   }
 
   /** Finishes the messages in hand, hands the unstarted ones of the batch back and disconnects. */
@@ -238,8 +223,7 @@ public final class NatsSubscriber implements Subscriber {
     if (fetcher == null) {
       return;
     }
-    running.set(false);
-    closing.countDown();
+    loop.close(); // what is in hand and not under way is handed back at once
     retryRequests.close();
     try {
       fetcher.join(settings.drainTimeout().toMillis() + FETCH_WAIT_MILLIS);
@@ -254,14 +238,8 @@ public final class NatsSubscriber implements Subscriber {
   /** Fetches and handles until closed; a failed step (the server gone, a bug) is retried after a second. */
   private void fetchLoop(Durable.Bound bound) {
     bind(bound);
-    while (running.get()) {
-      // after a failed step, a second before trying again, or less once closing; unacknowledged messages come again
-      if (!loop.attempt(this::step)
-          && (Thread.currentThread().isInterrupted() || closedWithin(Duration.ofSeconds(1)))) {
-        break;
-      }
-    }
-    if (!running.get() && !Thread.currentThread().isInterrupted()) {
+    loop.repeatUntilClosed(guard, this::step); // unacknowledged messages of a failed step come again
+    if (!loop.isOpen() && !Thread.currentThread().isInterrupted()) {
       handOver();
     }
   }
@@ -279,16 +257,6 @@ public final class NatsSubscriber implements Subscriber {
     } catch (IllegalStateException e) {
       log.warn("subscriber {}: could not hand durable {} over at once, the next subscriber waits up to AckWait: {}",
           consumerName, settings.durable(), e.getMessage());
-    }
-  }
-
-  /** Waits up to {@code d} for {@link #close()}; true when closing (or interrupted). */
-  private boolean closedWithin(Duration d) {
-    try {
-      return closing.await(d.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return true;
     }
   }
 
@@ -352,12 +320,12 @@ public final class NatsSubscriber implements Subscriber {
       return;
     }
     if (settings.concurrency() == 1) {
-      inOrder.take(batch);
+      loop.takeInOrder(batch, deliveries);
       return;
     }
     List<Future<?>> keys = new ArrayList<>();
     for (List<io.nats.client.Message> key : byKey(batch).values()) {
-      keys.add(handlers.submit(() -> inOrder.take(key)));
+      keys.add(handlers.submit(() -> loop.takeInOrder(key, deliveries)));
     }
     for (Future<?> f : keys) {
       f.get();
@@ -382,33 +350,66 @@ public final class NatsSubscriber implements Subscriber {
     }
   }
 
+  /** How the loop settles a message with JetStream. */
+  private final class Deliveries implements DeliveryLoop.Settlement<io.nats.client.Message> {
+    @Override
+    public Message read(io.nats.client.Message m) {
+      return NatsMessages.toMessage(m);
+    }
+
+    @Override
+    public void acknowledge(io.nats.client.Message m) {
+      m.ack();
+    }
+
+    @Override
+    public void reject(io.nats.client.Message m, RuntimeException why) {
+      log.error("subscriber {}: skipped the unreadable message at stream sequence {}: {}", consumerName,
+          m.metaData().streamSequence(), why.getMessage());
+      m.term();
+    }
+
+    /** Handed back rather than left to AckWait; {@link #handOver} then frees the durable at once. */
+    @Override
+    public void release(List<io.nats.client.Message> ms) {
+      ms.forEach(io.nats.client.Message::nak);
+    }
+
+    /** Often enough that AckWait never runs out while a message waits for its retry. */
+    @Override
+    public Duration progressInterval() {
+      return settings.ackWait().dividedBy(3);
+    }
+
+    @Override
+    public void inProgress(io.nats.client.Message m) {
+      m.inProgress();
+    }
+
+    @Override
+    public String describe(io.nats.client.Message m) {
+      return " (stream sequence " + m.metaData().streamSequence() + ")";
+    }
+  }
+
   /** The checked settings, copied out of the builder, which may go on changing. */
   private record Settings(String servers, String stream, String durable, List<String> subjects, int fetchSize,
       Duration ackWait, int maxDeliver, int concurrency, Duration drainTimeout) {}
 
   /** Builds a {@link NatsSubscriber}; {@link #build()} checks the settings. */
-  public static final class Builder {
-    private final String consumerName;
-    private final Intake intake;
+  public static final class Builder extends SubscriberBuilder<Builder> {
     private String servers;
     private String stream;
     private String durable;
     private List<String> subjects = List.of();
     private int fetchSize = DEFAULT_FETCH_SIZE;
-    private int batchSize = DEFAULT_BATCH_SIZE;
     private Duration ackWait = DEFAULT_ACK_WAIT;
     private int maxDeliver = DEFAULT_MAX_DELIVER;
-    private int concurrency = DEFAULT_CONCURRENCY;
-    private RetryPolicy retryPolicy = RetryPolicy.defaults();
-    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
-    private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
 
     private Builder(Intake intake) {
-      this.consumerName = intake.consumer();
-      this.intake = intake;
-      this.durable = consumerName;
+      super(intake, DEFAULT_CONCURRENCY);
+      this.durable = consumerName();
     }
-
     /** Server URLs, comma-separated, such as {@code nats://localhost:4222}. Required. */
     public Builder servers(String servers) {
       this.servers = servers;
@@ -436,17 +437,6 @@ public final class NatsSubscriber implements Subscriber {
       return this;
     }
 
-    /**
-     * Most messages of one fetch (of one key, with {@link #concurrency} above 1) taken in one
-     * database transaction, all or none; a handler failing in a batch rolls it back, and the
-     * failed message is retried under the retry policy as if it had come alone. 1 takes each alone.
-     * Default {@value #DEFAULT_BATCH_SIZE}, at most {@value IntakeBatches#MAX_BATCH_SIZE}.
-     */
-    public Builder batchSize(int batchSize) {
-      this.batchSize = batchSize;
-      return this;
-    }
-
     /** Messages per fetch, the bound on work in hand. Default {@value #DEFAULT_FETCH_SIZE}, at most {@value #MAX_FETCH_SIZE}. */
     public Builder fetchSize(int fetchSize) {
       this.fetchSize = fetchSize;
@@ -471,41 +461,10 @@ public final class NatsSubscriber implements Subscriber {
       return this;
     }
 
-    /**
-     * Threads that handle the different keys of one batch in parallel (each with a database
-     * connection while it handles a message). Default {@value #DEFAULT_CONCURRENCY}, at most
-     * {@value #MAX_CONCURRENCY}.
-     */
-    public Builder concurrency(int concurrency) {
-      this.concurrency = concurrency;
-      return this;
-    }
-
-    /** Backoff between attempts at a failing message. Default {@link RetryPolicy#defaults()}. */
-    public Builder retryPolicy(RetryPolicy retryPolicy) {
-      this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
-      return this;
-    }
-
-    /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
-    public Builder whenExhausted(WhenExhausted whenExhausted) {
-      this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
-      return this;
-    }
-
-    /** How long {@link NatsSubscriber#close()} waits for the messages in hand. Default 30 s. */
-    public Builder drainTimeout(Duration drainTimeout) {
-      this.drainTimeout = drainTimeout;
-      return this;
-    }
-
     /** Checks the settings and builds the subscriber; it connects on {@link NatsSubscriber#start()}. */
     public NatsSubscriber build() {
       NatsClientVersion.check(); // says so when the build picked an older client than txbox is tested with
-      if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
-        throw new IllegalArgumentException(
-            "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");
-      }
+      SubscriberBuilder.Shared shared = checkShared(NatsSubscriber.class);
       if (durable == null || !DURABLE.matcher(durable).matches()) {
         throw new IllegalArgumentException("durable must be 1 to 100 characters of A-Z a-z 0-9 _ - (NATS allows"
             + " no '.' there), was '" + durable + "': set durable(...) when the consumer name has a '.'");
@@ -516,14 +475,10 @@ public final class NatsSubscriber implements Subscriber {
       }
       check("fetchSize", fetchSize, 1, MAX_FETCH_SIZE);
       check("maxDeliver", maxDeliver, 1, MAX_MAX_DELIVER);
-      check("concurrency", concurrency, 1, MAX_CONCURRENCY);
       if (ackWait == null || ackWait.compareTo(Duration.ofSeconds(1)) < 0 || ackWait.compareTo(Duration.ofHours(1)) > 0) {
         throw new IllegalArgumentException("ackWait must be >= 1 s and <= 1 h, was " + ackWait);
       }
-      if (drainTimeout == null || drainTimeout.isNegative()) {
-        throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
-      }
-      return new NatsSubscriber(this);
+      return new NatsSubscriber(this, shared);
     }
 
     private static void check(String name, int value, int min, int max) {

@@ -9,32 +9,26 @@ import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
-import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.rabbitmq.internal.RabbitClientVersion;
 import io.txbox.rabbitmq.internal.RabbitConnections;
 import io.txbox.spi.Intake;
-import io.txbox.spi.support.IntakeBatches;
-import io.txbox.spi.support.LoopGuard;
-import io.txbox.spi.support.Retries;
-import io.txbox.spi.support.RetryRequests;
 import io.txbox.spi.Subscriber;
-import io.txbox.spi.support.SubscriberCounters;
-import io.txbox.spi.UnreadableMessageException;
+import io.txbox.spi.support.DeliveryLoop;
+import io.txbox.spi.support.LoopGuard;
+import io.txbox.spi.support.RetryRequests;
+import io.txbox.spi.support.SubscriberBuilder;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,20 +65,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class RabbitSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(RabbitSubscriber.class);
-  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /** Default unacknowledged deliveries at a time. */
   public static final int DEFAULT_PREFETCH = 100;
   /** Most unacknowledged deliveries at a time. */
   public static final int MAX_PREFETCH = 10_000;
-  /** Default most deliveries taken in one database transaction. */
-  public static final int DEFAULT_BATCH_SIZE = 100;
   /** Default threads that handle different keys in parallel. */
   public static final int DEFAULT_CONCURRENCY = 1;
-  /** Most handler threads. */
-  public static final int MAX_CONCURRENCY = 64;
-  /** Default time {@link #close()} waits for the deliveries in hand. */
-  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
   /** Every how many one-second looks the supervisor asks the broker whether it still lists a consumer. */
   private static final int CONSUMER_CHECK_EVERY = 5;
   /** Largest message body the subscriber accepts: RabbitMQ's own hard limit. */
@@ -94,27 +81,23 @@ public final class RabbitSubscriber implements Subscriber {
   private final String consumerName;
   private final Settings settings;
   private final RabbitConnections connections;
-  private final Retries retries;
-  private final SubscriberCounters counters = new SubscriberCounters();
-  private final LoopGuard loop;
+  private final DeliveryLoop loop;
+  private final Deliveries deliveries = new Deliveries();
+  private final LoopGuard guard;
   private final List<ExecutorService> workers = new ArrayList<>();
   private final List<Queue<Received>> received = new ArrayList<>();
-  private final IntakeBatches<Received> batches;
-  private final CountDownLatch stopped = new CountDownLatch(1);
-  private volatile boolean running = true;
   private RetryRequests retryRequests;
   private volatile Channel channel;
   private Thread supervisor;
   private long looks; // the supervisor's thread only
 
-  private RabbitSubscriber(Builder b, ConnectionFactory factory) {
-    this.intake = b.intake;
-    this.consumerName = b.consumerName;
-    this.settings = new Settings(b.queue, b.prefetch, b.concurrency, b.drainTimeout);
-    this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
-    this.batches = new IntakeBatches<>(b.intake, b.batchSize, counters);
-    this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " of queue " + b.queue);
-    this.connections = new RabbitConnections(factory, "txbox-subscriber-" + b.consumerName);
+  private RabbitSubscriber(Builder b, SubscriberBuilder.Shared shared, ConnectionFactory factory) {
+    this.intake = shared.intake();
+    this.consumerName = shared.consumerName();
+    this.settings = new Settings(b.queue, b.prefetch, shared.concurrency(), shared.drainTimeout());
+    this.loop = shared.loop();
+    this.guard = new LoopGuard("txbox subscriber " + consumerName + " of queue " + b.queue);
+    this.connections = new RabbitConnections(factory, "txbox-subscriber-" + consumerName);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
@@ -192,16 +175,8 @@ public final class RabbitSubscriber implements Subscriber {
 
   /** Connects again, a second after the connection or channel was lost, until closed. */
   private void superviseConnection() {
-    while (running) {
-      try {
-        if (stopped.await(1, TimeUnit.SECONDS)) {
-          return;
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-      loop.attempt(() -> { // a failure is logged; the next look is in 1 s
+    while (!loop.closedWithin(Duration.ofSeconds(1))) {
+      guard.attempt(() -> { // a failure is logged; the next look is in 1 s
         Channel ch = channel;
         if (ch == null || !ch.isOpen()) {
           consume();
@@ -235,133 +210,90 @@ public final class RabbitSubscriber implements Subscriber {
         : delivery.getProperties().getHeaders().get(RabbitMessages.KEY);
     int worker = key == null ? 0 : Math.floorMod(key.toString().hashCode(), workers.size());
     received.get(worker).add(new Received(ch, delivery));
-    workers.get(worker).execute(loop.guard(() -> takeQueued(received.get(worker))));
+    workers.get(worker).execute(guard.guard(() -> takeQueued(received.get(worker))));
   }
 
-  /** On a worker: the deliveries queued so far, in batches where it can, one at a time after a failure. */
+  /** On a worker: the deliveries queued so far, in batches where it can, in queue order. */
   private void takeQueued(Queue<Received> queue) {
     List<Received> queued = new ArrayList<>();
     for (Received r = queue.poll(); r != null; r = queue.poll()) {
       queued.add(r);
     }
-    int next = 0;
-    if (running) {
-      IntakeBatches.Taken taken = batches.take(queued, r -> RabbitMessages.toMessage(r.delivery()),
-          batch -> batch.forEach(r -> ack(r.channel(), r.tag())));
-      next = taken.count();
-      if (taken.failure() != null) {
-        Received failed = queued.get(next);
-        takeUntilDone(failed, RabbitMessages.toMessage(failed.delivery()), taken.failure());
-        next++;
+    loop.takeInOrder(queued, deliveries);
+  }
+
+  /** How the loop settles a delivery: on the channel it came on, which must still be open. */
+  private final class Deliveries implements DeliveryLoop.Settlement<Received> {
+    @Override
+    public Message read(Received r) {
+      return RabbitMessages.toMessage(r.delivery());
+    }
+
+    @Override
+    public boolean held(Received r) {
+      return r.channel().isOpen(); // once closed, the broker requeued what it had not heard of
+    }
+
+    @Override
+    public void acknowledge(Received r) {
+      try {
+        r.channel().basicAck(r.tag(), false);
+      } catch (IOException | RuntimeException e) {
+        log.debug("subscriber {}: ack lost with the channel; the message comes again and the inbox absorbs it: {}",
+            consumerName, e.toString());
       }
     }
-    for (Received r : queued.subList(next, queued.size())) {
-      handleUntilDone(r);
-    }
-  }
 
-  /** Handles one delivery, retrying in hand until it succeeds, its channel is gone, or closing. */
-  private void handleUntilDone(Received r) {
-    Message message;
-    try {
-      message = RabbitMessages.toMessage(r.delivery());
-    } catch (IllegalArgumentException e) {
-      reject(r.channel(), r.tag(), e);
-      return;
+    @Override
+    public void reject(Received r, RuntimeException why) {
+      log.error("subscriber {}: rejected an unreadable message of queue '{}' (to its dead-letter exchange,"
+          + " if any): {}", consumerName, settings.queue(), why.getMessage());
+      settle(r, false);
     }
-    takeUntilDone(r, message, null);
-  }
 
-  /**
-   * Takes {@code message}, retrying in hand until it succeeds, its channel is gone, or closing;
-   * {@code failure}, when not null, is an attempt that already failed (in a batch).
-   */
-  private void takeUntilDone(Received r, Message message, Throwable failure) {
-    Retries.Attempts attempts = retries.of(message);
-    while (running && r.channel().isOpen()) {
-      if (failure == null) {
-        try {
-          counters.countReceived(intake.take(message));
-          ack(r.channel(), r.tag());
-          return;
-        } catch (UnreadableMessageException e) {
-          reject(r.channel(), r.tag(), e);
-          return;
-        } catch (Exception | Error e) {
-          failure = e;
-        }
+    /** Requeued at once, in their places: the consumer is cancelled, so they go to the next one. */
+    @Override
+    public void release(List<Received> rs) {
+      rs.stream().filter(this::held).forEach(r -> settle(r, true));
+    }
+
+    private void settle(Received r, boolean requeue) {
+      try {
+        r.channel().basicReject(r.tag(), requeue);
+      } catch (IOException | RuntimeException e) {
+        log.debug("subscriber {}: reject lost with the channel: {}", consumerName, e.toString());
       }
-      counters.countFailure();
-      Optional<Duration> wait = attempts.failed(failure);
-      if (wait.isEmpty()) {
-        counters.countDeadLetter();
-        ack(r.channel(), r.tag());
-        return;
-      }
-      log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
-          consumerName, message.id(), attempts.count(), wait.get().toMillis(), failure.toString());
-      pause(wait.get());
-      failure = null;
-    }
-    // closing, or the channel is gone: unacknowledged, the broker delivers it again
-  }
-
-  private void ack(Channel ch, long tag) {
-    try {
-      ch.basicAck(tag, false);
-    } catch (IOException | RuntimeException e) {
-      log.debug("subscriber {}: ack lost with the channel; the message comes again and the inbox absorbs it: {}",
-          consumerName, e.toString());
-    }
-  }
-
-  private void reject(Channel ch, long tag, RuntimeException e) {
-    counters.countRejection();
-    log.error("subscriber {}: rejected an unreadable message of queue '{}' (to its dead-letter exchange,"
-        + " if any): {}", consumerName, settings.queue(), e.getMessage());
-    try {
-      ch.basicReject(tag, false);
-    } catch (IOException | RuntimeException ex) {
-      log.debug("subscriber {}: reject lost with the channel: {}", consumerName, ex.toString());
-    }
-  }
-
-  private void pause(Duration d) {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
   @Override
   public long processed() {
-    return counters.processed();
+    return loop.counters().processed();
   }
 
   @Override
   public long duplicates() {
-    return counters.duplicates();
+    return loop.counters().duplicates();
   }
 
   @Override
   public long parked() {
-    return counters.parked();
+    return loop.counters().parked();
   }
 
   @Override
   public long deadLettered() {
-    return counters.deadLettered();
+    return loop.counters().deadLettered();
   }
 
   @Override
   public long failures() {
-    return counters.failures();
+    return loop.counters().failures();
   }
 
   @Override
   public boolean isTroubled() {
-    return loop.isTroubled() || retryRequestsTroubled();
+    return guard.isTroubled() || retryRequestsTroubled();
   }
 
   private synchronized boolean retryRequestsTroubled() {
@@ -370,7 +302,7 @@ public final class RabbitSubscriber implements Subscriber {
 
   @Override
   public long rejected() {
-    return counters.rejected();
+    return loop.counters().rejected();
   }
 
   /** Stops taking deliveries, finishes those in hand, and disconnects; the broker requeues the rest. */
@@ -387,8 +319,7 @@ public final class RabbitSubscriber implements Subscriber {
         log.debug("subscriber {}: cancel failed: {}", consumerName, e.toString());
       }
     }
-    running = false; // deliveries not started yet are skipped, left unacknowledged
-    stopped.countDown();
+    loop.close(); // what is in hand and not under way goes back to the queue at once
     retryRequests.close();
     long deadline = System.nanoTime() + settings.drainTimeout().toNanos();
     for (ExecutorService w : workers) {
@@ -407,22 +338,17 @@ public final class RabbitSubscriber implements Subscriber {
   /** The checked settings, copied out of the builder, which may go on changing. */
   private record Settings(String queue, int prefetch, int concurrency, Duration drainTimeout) {}
 
-  /** Builds a {@link RabbitSubscriber}; {@link #build()} checks the settings. */
-  public static final class Builder {
-    private final String consumerName;
-    private final Intake intake;
+  /**
+   * Builds a {@link RabbitSubscriber}; {@link #build()} checks the settings. The retry policy,
+   * batch size, concurrency and drain timeout are every subscriber's ({@link SubscriberBuilder}).
+   */
+  public static final class Builder extends SubscriberBuilder<Builder> {
     private String uri;
     private String queue;
     private int prefetch = DEFAULT_PREFETCH;
-    private int concurrency = DEFAULT_CONCURRENCY;
-    private RetryPolicy retryPolicy = RetryPolicy.defaults();
-    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
-    private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
-    private int batchSize = DEFAULT_BATCH_SIZE;
 
     private Builder(Intake intake) {
-      this.consumerName = intake.consumer();
-      this.intake = intake;
+      super(intake, DEFAULT_CONCURRENCY);
     }
 
     /** The broker, such as {@code amqp://user:password@rabbit:5672/vhost}. Required. */
@@ -443,54 +369,10 @@ public final class RabbitSubscriber implements Subscriber {
       return this;
     }
 
-    /**
-     * Threads that handle different keys in parallel (each with a database connection while it
-     * handles a message). Default {@value #DEFAULT_CONCURRENCY}, at most {@value #MAX_CONCURRENCY}.
-     */
-    public Builder concurrency(int concurrency) {
-      this.concurrency = concurrency;
-      return this;
-    }
-
-    /**
-     * Backoff between attempts at a failing message, how many attempts, and which errors are
-     * permanent. Default {@link RetryPolicy#defaults()}.
-     */
-    public Builder retryPolicy(RetryPolicy retryPolicy) {
-      this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
-      return this;
-    }
-
-    /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
-    public Builder whenExhausted(WhenExhausted whenExhausted) {
-      this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
-      return this;
-    }
-
-    /**
-     * Most deliveries of one worker taken in one database transaction, all or none: those that
-     * arrived while it took the previous ones, up to this many. A handler failing in a batch rolls
-     * it back, and the failed message is retried under the retry policy as if it had come alone.
-     * 1 takes each alone. Default {@value #DEFAULT_BATCH_SIZE}, at most {@value IntakeBatches#MAX_BATCH_SIZE}.
-     */
-    public Builder batchSize(int batchSize) {
-      this.batchSize = batchSize;
-      return this;
-    }
-
-    /** How long {@link RabbitSubscriber#close()} waits for the deliveries in hand. Default 30 s. */
-    public Builder drainTimeout(Duration drainTimeout) {
-      this.drainTimeout = drainTimeout;
-      return this;
-    }
-
     /** Checks the settings and builds the subscriber; it connects on {@link RabbitSubscriber#start()}. */
     public RabbitSubscriber build() {
       RabbitClientVersion.check(); // says so when the build picked an older client than txbox is tested with
-      if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
-        throw new IllegalArgumentException(
-            "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");
-      }
+      SubscriberBuilder.Shared shared = checkShared(RabbitSubscriber.class);
       ConnectionFactory factory = RabbitConnections.factory(uri);
       factory.setMaxInboundMessageBodySize(MAX_BODY); // whatever the publisher was allowed to send
       if (queue == null || queue.isBlank()) {
@@ -499,13 +381,7 @@ public final class RabbitSubscriber implements Subscriber {
       if (prefetch < 1 || prefetch > MAX_PREFETCH) {
         throw new IllegalArgumentException("prefetch must be >= 1 and <= " + MAX_PREFETCH + ", was " + prefetch);
       }
-      if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-        throw new IllegalArgumentException("concurrency must be >= 1 and <= " + MAX_CONCURRENCY + ", was " + concurrency);
-      }
-      if (drainTimeout == null || drainTimeout.isNegative()) {
-        throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
-      }
-      return new RabbitSubscriber(this, factory);
+      return new RabbitSubscriber(this, shared, factory);
     }
   }
 }

@@ -4,26 +4,22 @@ import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
-import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.spi.Intake;
-import io.txbox.spi.support.LoopGuard;
-import io.txbox.spi.support.Retries;
-import io.txbox.spi.support.RetryRequests;
 import io.txbox.spi.Subscriber;
-import io.txbox.spi.support.SubscriberCounters;
-import io.txbox.spi.UnreadableMessageException;
+import io.txbox.spi.support.DeliveryLoop;
+import io.txbox.spi.support.LoopGuard;
+import io.txbox.spi.support.RetryRequests;
+import io.txbox.spi.support.SubscriberBuilder;
+import io.txbox.sqs.internal.ClientSettings;
 import io.txbox.sqs.internal.InHand;
 import io.txbox.sqs.internal.QueueUrls;
 import io.txbox.sqs.internal.SqsClientVersion;
-import io.txbox.sqs.internal.ClientSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.exception.SdkException;
@@ -47,7 +43,8 @@ import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
  * }</pre>
  *
  * <p>{@link Builder#concurrency} receivers long-poll the queue ({@link Builder#waitTime}, up to
- * ten messages each). On a FIFO queue SQS gives a message group (a key, as {@link SqsPublisher}
+ * ten messages each), and take the messages of one receive in one database transaction where
+ * they can ({@link Builder#batchSize}). On a FIFO queue SQS gives a message group (a key, as {@link SqsPublisher}
  * sends it) to one receiver at a time, so keys are handled in parallel and each key in order;
  * a standard queue has no order at all. While a message is in hand its visibility timeout is
  * extended every third of {@link Builder#visibilityTimeout}, so a slow handler or a retry does
@@ -63,12 +60,9 @@ import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
  */
 public final class SqsSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(SqsSubscriber.class);
-  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /** Default receivers, each with up to ten messages in hand. */
   public static final int DEFAULT_CONCURRENCY = 4;
-  /** Most receivers. */
-  public static final int MAX_CONCURRENCY = 64;
   /** Default time SQS hides a received message from other receivers; extended while in hand. */
   public static final Duration DEFAULT_VISIBILITY_TIMEOUT = Duration.ofSeconds(30);
   /** Longest visibility timeout: SQS's. */
@@ -85,33 +79,30 @@ public final class SqsSubscriber implements Subscriber {
   public static final Duration MAX_WAIT_TIME = Duration.ofSeconds(20);
   /** Default messages per receive: SQS's most. */
   public static final int DEFAULT_MAX_MESSAGES = 10;
-  /** Default time {@link #close()} waits for the messages in hand. */
-  public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
 
   private final Intake intake;
   private final String consumerName;
   private final Settings settings;
   private final SqsClient client;
   private final boolean ownClient;
-  private final Retries retries;
-  private final SubscriberCounters counters = new SubscriberCounters();
-  private final LoopGuard loop;
+  private final DeliveryLoop loop;
+  private final Deliveries deliveries = new Deliveries();
+  private final LoopGuard guard;
   private final List<Thread> receivers = new ArrayList<>();
-  private volatile boolean running = true;
   private QueueUrls.Queue queue;
   private InHand inHand;
   private RetryRequests retryRequests;
 
-  private SqsSubscriber(Builder b) {
-    this.intake = b.intake;
-    this.consumerName = b.consumerName;
-    this.settings = new Settings(b.queue, b.concurrency, b.visibilityTimeout, b.waitTime, b.maxMessages,
-        b.drainTimeout);
+  private SqsSubscriber(Builder b, SubscriberBuilder.Shared shared) {
+    this.intake = shared.intake();
+    this.consumerName = shared.consumerName();
+    this.settings = new Settings(b.queue, shared.concurrency(), b.visibilityTimeout, b.waitTime, b.maxMessages,
+        shared.drainTimeout());
     this.ownClient = b.client == null;
     // a receive waits up to waitTime for messages: the call may take that long and more
     this.client = ownClient ? b.clients.build(b.waitTime.plusSeconds(30)) : b.client;
-    this.retries = new Retries(b.intake, b.retryPolicy, b.whenExhausted);
-    this.loop = new LoopGuard("txbox subscriber " + b.consumerName + " of SQS queue " + b.queue);
+    this.loop = shared.loop();
+    this.guard = new LoopGuard("txbox subscriber " + consumerName + " of SQS queue " + b.queue);
   }
 
   /** A builder for a subscriber that hands messages to {@code handler} through {@code inbox}. */
@@ -164,15 +155,11 @@ public final class SqsSubscriber implements Subscriber {
   }
 
   private void receiveUntilClosed() {
-    while (running) {
-      if (!loop.attempt(this::receiveAndHandle)) {
-        pause(Duration.ofSeconds(1)); // SQS unreachable, say: logged by the guard, tried again
-      }
-    }
+    loop.repeatUntilClosed(guard, this::receiveAndTake); // SQS unreachable, say: logged, tried again
   }
 
-  /** One long poll, and each message it brought in the order SQS gave them. */
-  private void receiveAndHandle() {
+  /** One long poll, and the messages it brought in the order SQS gave them. */
+  private void receiveAndTake() {
     List<software.amazon.awssdk.services.sqs.model.Message> received = client.receiveMessage(r -> r
         .queueUrl(queue.url())
         .maxNumberOfMessages(settings.maxMessages())
@@ -184,102 +171,75 @@ public final class SqsSubscriber implements Subscriber {
         .messages();
     inHand.received(received);
     try {
-      for (software.amazon.awssdk.services.sqs.model.Message m : received) {
-        if (!running) {
-          break;
-        }
-        handleUntilDone(m);
-      }
+      loop.takeInOrder(received, deliveries);
     } finally {
-      // those left by closing (or by a failure of this step): visible to the next receiver at once,
-      // never kept in hand and extended forever
+      // those left by a failure of this step: visible to the next receiver at once, never kept in
+      // hand and extended forever
       inHand.releaseAll(received);
     }
   }
 
-  /** Handles one message, retrying in hand until it succeeds, is dead-lettered, or closing. */
-  private void handleUntilDone(software.amazon.awssdk.services.sqs.model.Message received) {
-    Message message;
-    try {
-      message = SqsMessages.toMessage(received, queue.name());
-    } catch (IllegalArgumentException e) {
-      reject(received, e);
-      return;
+  /** How the loop settles an SQS message: deleted once taken, made visible again when released. */
+  private final class Deliveries
+      implements DeliveryLoop.Settlement<software.amazon.awssdk.services.sqs.model.Message> {
+    @Override
+    public Message read(software.amazon.awssdk.services.sqs.model.Message received) {
+      return SqsMessages.toMessage(received, queue.name());
     }
-    Retries.Attempts attempts = retries.of(message);
-    while (running) {
-      try {
-        counters.countReceived(intake.take(message));
-        inHand.delete(received);
-        return;
-      } catch (UnreadableMessageException e) {
-        reject(received, e);
-        return;
-      } catch (Exception | Error e) {
-        counters.countFailure();
-        Optional<Duration> wait = attempts.failed(e);
-        if (wait.isEmpty()) {
-          counters.countDeadLetter();
-          inHand.delete(received);
-          return;
-        }
-        log.warn("subscriber {}: message {} failed (attempt {}), retrying in {} ms: {}",
-            consumerName, message.id(), attempts.count(), wait.get().toMillis(), e.toString());
-        pause(wait.get());
-      }
+
+    @Override
+    public void acknowledge(software.amazon.awssdk.services.sqs.model.Message received) {
+      inHand.delete(received);
     }
-  }
 
-  /** Leaves an unreadable message to the queue's redrive policy: it comes again until SQS moves it. */
-  private void reject(software.amazon.awssdk.services.sqs.model.Message received, RuntimeException e) {
-    counters.countRejection();
-    inHand.leave(received);
-    log.error("subscriber {}: message {} of SQS queue '{}' is unreadable and stays in the queue until its redrive"
-        + " policy moves it to the dead-letter queue: {}", consumerName, received.messageId(), queue.name(),
-        e.getMessage());
-  }
+    /** Left to the queue's redrive policy: it comes again until SQS moves it. */
+    @Override
+    public void reject(software.amazon.awssdk.services.sqs.model.Message received, RuntimeException why) {
+      inHand.leave(received);
+      log.error("subscriber {}: message {} of SQS queue '{}' is unreadable and stays in the queue until its"
+          + " redrive policy moves it to the dead-letter queue: {}", consumerName, received.messageId(),
+          queue.name(), why.getMessage());
+    }
 
-  private static void pause(Duration d) {
-    try {
-      Thread.sleep(d.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    @Override
+    public void release(List<software.amazon.awssdk.services.sqs.model.Message> received) {
+      inHand.releaseAll(received);
     }
   }
 
   @Override
   public long processed() {
-    return counters.processed();
+    return loop.counters().processed();
   }
 
   @Override
   public long duplicates() {
-    return counters.duplicates();
+    return loop.counters().duplicates();
   }
 
   @Override
   public long parked() {
-    return counters.parked();
+    return loop.counters().parked();
   }
 
   @Override
   public long deadLettered() {
-    return counters.deadLettered();
+    return loop.counters().deadLettered();
   }
 
   @Override
   public long failures() {
-    return counters.failures();
+    return loop.counters().failures();
   }
 
   @Override
   public long rejected() {
-    return counters.rejected();
+    return loop.counters().rejected();
   }
 
   @Override
   public boolean isTroubled() {
-    return loop.isTroubled() || retryRequestsTroubled() || inHandTroubled();
+    return guard.isTroubled() || retryRequestsTroubled() || inHandTroubled();
   }
 
   private synchronized boolean retryRequestsTroubled() {
@@ -300,7 +260,7 @@ public final class SqsSubscriber implements Subscriber {
     if (queue == null) {
       return;
     }
-    running = false;
+    loop.close(); // what is in hand and not under way becomes visible again at once
     retryRequests.close();
     long deadline = System.nanoTime() + settings.drainTimeout().plus(settings.waitTime()).toNanos();
     for (Thread receiver : receivers) {
@@ -326,25 +286,17 @@ public final class SqsSubscriber implements Subscriber {
       int maxMessages, Duration drainTimeout) {}
 
   /** Builds an {@link SqsSubscriber}; {@link #build()} checks the settings. */
-  public static final class Builder {
-    private final String consumerName;
-    private final Intake intake;
+  public static final class Builder extends SubscriberBuilder<Builder> {
     private SqsClient client;
     private ClientSettings clients = ClientSettings.DEFAULTS;
     private String queue;
-    private int concurrency = DEFAULT_CONCURRENCY;
     private Duration visibilityTimeout = DEFAULT_VISIBILITY_TIMEOUT;
     private Duration waitTime = DEFAULT_WAIT_TIME;
     private int maxMessages = DEFAULT_MAX_MESSAGES;
-    private RetryPolicy retryPolicy = RetryPolicy.defaults();
-    private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
-    private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
 
     private Builder(Intake intake) {
-      this.consumerName = intake.consumer();
-      this.intake = intake;
+      super(intake, DEFAULT_CONCURRENCY);
     }
-
     /** The application's own SQS client; the subscriber does not close it. Its call timeout must exceed {@link #waitTime}. */
     public Builder client(SqsClient client) {
       this.client = Objects.requireNonNull(client, "client must not be null");
@@ -376,15 +328,6 @@ public final class SqsSubscriber implements Subscriber {
     }
 
     /**
-     * Receivers, each with up to {@link #maxMessages} messages in hand and a database connection
-     * while it handles one. Default {@value #DEFAULT_CONCURRENCY}, at most {@value #MAX_CONCURRENCY}.
-     */
-    public Builder concurrency(int concurrency) {
-      this.concurrency = concurrency;
-      return this;
-    }
-
-    /**
      * How long SQS hides a received message from other receivers: after a crash, the delay before
      * it comes again. Extended while the message is in hand. Default 30 s, 2 s to 12 h, whole seconds.
      */
@@ -409,40 +352,13 @@ public final class SqsSubscriber implements Subscriber {
       return this;
     }
 
-    /**
-     * Backoff between attempts at a failing message, how many attempts, and which errors are
-     * permanent. Default {@link RetryPolicy#defaults()}.
-     */
-    public Builder retryPolicy(RetryPolicy retryPolicy) {
-      this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
-      return this;
-    }
-
-    /** What becomes of a message the retry policy gives up on. Default {@link WhenExhausted#DEAD_LETTER}. */
-    public Builder whenExhausted(WhenExhausted whenExhausted) {
-      this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted must not be null");
-      return this;
-    }
-
-    /** How long {@link SqsSubscriber#close()} waits for the messages in hand. Default 30 s. */
-    public Builder drainTimeout(Duration drainTimeout) {
-      this.drainTimeout = drainTimeout;
-      return this;
-    }
-
     /** Checks the settings and builds the subscriber; it reaches SQS on {@link SqsSubscriber#start()}. */
     public SqsSubscriber build() {
       SqsClientVersion.check(); // says so when the build picked an older SDK than txbox is tested with
-      if (consumerName == null || !CONSUMER.matcher(consumerName).matches()) {
-        throw new IllegalArgumentException(
-            "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName + "'");
-      }
+      SubscriberBuilder.Shared shared = checkShared(SqsSubscriber.class);
       clients.check();
       if (queue == null || queue.isBlank()) {
         throw new IllegalArgumentException("queue must name the SQS queue to receive from, such as orders.fifo");
-      }
-      if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-        throw new IllegalArgumentException("concurrency must be >= 1 and <= " + MAX_CONCURRENCY + ", was " + concurrency);
       }
       if (visibilityTimeout == null || visibilityTimeout.compareTo(Duration.ofSeconds(2)) < 0
           || visibilityTimeout.compareTo(MAX_VISIBILITY_TIMEOUT) > 0 || visibilityTimeout.toMillisPart() != 0) {
@@ -456,10 +372,7 @@ public final class SqsSubscriber implements Subscriber {
       if (maxMessages < 1 || maxMessages > DEFAULT_MAX_MESSAGES) {
         throw new IllegalArgumentException("maxMessages must be >= 1 and <= 10, was " + maxMessages);
       }
-      if (drainTimeout == null || drainTimeout.isNegative()) {
-        throw new IllegalArgumentException("drainTimeout must be >= 0, was " + drainTimeout);
-      }
-      return new SqsSubscriber(this);
+      return new SqsSubscriber(this, shared);
     }
   }
 }

@@ -80,10 +80,4 @@ class SqsContractTest extends TransportContract {
   protected InboxStore inboxStore(String schema) {
     return PostgresInboxStore.builder().schema(schema).build();
   }
-
-  /** A receive brings ten messages at most, each taken in a transaction of its own (for now). */
-  @Override
-  protected boolean takesBatches() {
-    return false;
-  }
 }

@@ -316,6 +316,41 @@ public abstract class TransportContract {
     assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
   }
 
+  /**
+   * Closing while a message waits for its retry: {@code close()} does not wait out the backoff,
+   * and the message goes back to the broker at once, so the next subscriber takes it, and the
+   * rest of its key behind it, in order.
+   */
+  @Test
+  void closeDuringARetryBackoffReturnsAtOnceAndTheNextSubscriberTakesTheMessageInOrder() throws Exception {
+    String destination = createDestination(sharedBroker(), uniqueName());
+    List<Message> sent = keyedMessages(destination, 1, 6);
+    Message stuck = sent.get(2);
+    String consumer = uniqueName();
+    AtomicBoolean fixed = new AtomicBoolean();
+    AtomicInteger attempts = new AtomicInteger();
+    InboxHandler failsUntilFixed = failingOn(stuck, consumer, attempts, () -> !fixed.get(),
+        () -> new IllegalStateException("a bug, fixed by the next build"));
+    RetryPolicy waitsLong = RetryPolicy.builder().initialDelay(Duration.ofMinutes(5)).maxDelay(Duration.ofMinutes(5))
+        .build();
+    publishAll(closing(publisher(sharedBroker())), sent, 6);
+
+    Subscriber first = start(subscriber(sharedBroker(), destination, inbox, consumer, failsUntilFixed, waitsLong,
+        WhenExhausted.BLOCK));
+    await().atMost(WAIT).until(() -> attempts.get() >= 1);
+    long closeStarted = System.nanoTime();
+    first.close();
+    Duration closeTook = Duration.ofNanos(System.nanoTime() - closeStarted);
+
+    assertThat(closeTook).as("close does not wait out a five-minute backoff, nor the 30 s drain timeout")
+        .isLessThan(Duration.ofSeconds(20));
+    fixed.set(true);
+    start(subscriber(sharedBroker(), destination, inbox, consumer, failsUntilFixed));
+    awaitHandled(consumer, sent.size());
+    assertThat(handledIds(consumer)).doesNotHaveDuplicates().hasSize(sent.size());
+    assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
+  }
+
   @Test
   void messagesWaitingWhenTheSubscriberStartsAreTakenInFewTransactionsInOrderPerKey() throws Exception {
     assumeTrue(takesBatches(), "this transport takes one message per transaction");

@@ -21,14 +21,12 @@ import org.slf4j.LoggerFactory;
  * item, the database) hands the rest back to be taken one at a time.
  *
  * <pre>{@code
- * IntakeBatches<Record> batches = new IntakeBatches<>(intake, 100, counters);
+ * IntakeBatches batches = new IntakeBatches(intake, 100, counters);
  * IntakeBatches.Taken taken = batches.take(records, Records::toMessage, batch -> acknowledge(batch));
  * // then: records from taken.count() on one at a time; taken.failure() is the first one's failed attempt
  * }</pre>
- *
- * @param <T> what the broker delivered
  */
-public final class IntakeBatches<T> {
+public final class IntakeBatches {
   /** Most messages per batch a subscriber allows. */
   public static final int MAX_BATCH_SIZE = 10_000;
   private static final Logger log = LoggerFactory.getLogger(IntakeBatches.class);
@@ -64,8 +62,9 @@ public final class IntakeBatches<T> {
    * batch once it committed, for the subscriber to acknowledge them.
    *
    * @param read the item's message; an exception marks it unreadable, for the one-at-a-time path
+   * @param <T> what the broker delivered
    */
-  public Taken take(List<T> received, Function<T, Message> read, Consumer<List<T>> taken) {
+  public <T> Taken take(List<T> received, Function<T, Message> read, Consumer<List<T>> taken) {
     if (batchSize == 1 || !intake.takesBatches()) {
       return new Taken(0, null);
     }
@@ -87,7 +86,7 @@ public final class IntakeBatches<T> {
   }
 
   /** The messages before the one whose handler failed go again as a batch; the failed one goes back. */
-  private Taken afterFailure(List<T> received, int from, List<Message> messages, Throwable failure,
+  private <T> Taken afterFailure(List<T> received, int from, List<Message> messages, Throwable failure,
       Consumer<List<T>> taken) {
     int failed = failure instanceof HandlerException h ? indexOf(messages, h) : -1;
     if (failed < 0) {
@@ -111,7 +110,7 @@ public final class IntakeBatches<T> {
     return -1;
   }
 
-  private List<Message> readAll(List<T> items, Function<T, Message> read) {
+  private <T> List<Message> readAll(List<T> items, Function<T, Message> read) {
     List<Message> messages = new ArrayList<>(items.size());
     for (T item : items) {
       try {

@@ -8,6 +8,7 @@ import io.txbox.spi.Intake;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,6 +68,11 @@ public final class Retries {
 
     private Attempts(Message message) {
       this.message = message;
+    }
+
+    /** The id of the message these are the attempts at. */
+    public UUID messageId() {
+      return message.id();
     }
 
     /** Whether these are the attempts at {@code other} (the same id). */

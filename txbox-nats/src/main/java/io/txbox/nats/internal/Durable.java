@@ -9,13 +9,12 @@ import io.nats.client.api.ConsumerConfiguration;
 import io.nats.client.api.ConsumerInfo;
 import io.nats.client.api.DeliverPolicy;
 import io.nats.client.api.SequenceInfo;
+import io.txbox.spi.support.DeliveryLoop;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,23 +102,19 @@ public final class Durable {
 
   /**
    * Stands by until the durable is free, looking every second, and binds to it; empty when
-   * {@code closing} opens first.
+   * {@code loop} closes first.
    */
-  public Optional<Bound> awaitFree(CountDownLatch closing) {
-    try {
-      while (!closing.await(STANDBY_CHECK.toMillis(), TimeUnit.MILLISECONDS)) {
-        try {
-          Optional<Bound> bound = bindIfFree();
-          if (bound.isPresent()) {
-            log.info("subscriber {}: durable {} is free now; taking it over", subscriber, settings.name());
-            return bound;
-          }
-        } catch (IllegalStateException e) {
-          log.warn("subscriber {}: {}; trying again", subscriber, e.getMessage());
+  public Optional<Bound> awaitFree(DeliveryLoop loop) {
+    while (!loop.closedWithin(STANDBY_CHECK)) {
+      try {
+        Optional<Bound> bound = bindIfFree();
+        if (bound.isPresent()) {
+          log.info("subscriber {}: durable {} is free now; taking it over", subscriber, settings.name());
+          return bound;
         }
+      } catch (IllegalStateException e) {
+        log.warn("subscriber {}: {}; trying again", subscriber, e.getMessage());
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
     return Optional.empty();
   }

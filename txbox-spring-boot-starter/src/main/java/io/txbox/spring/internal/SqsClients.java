@@ -56,6 +56,7 @@ final class SqsClients implements BrokerClients {
           .waitTime(sqs.waitTime())
           .retryPolicy(listener.retryPolicy())
           .whenExhausted(listener.whenExhausted())
+          .batchSize(properties.inbox().batchSize())
           .drainTimeout(properties.inbox().drainTimeout());
       if (sqs.region() != null) {
         b.region(sqs.region());
