@@ -76,6 +76,7 @@ public final class KafkaBroker implements StoppableBroker {
    * {@code server.properties} in place of the defaults (which do not create topics on demand).
    */
   public static KafkaBroker start(String heap, Map<String, String> settings) {
+    requireBroker(BROKER_CLASS_PATH.equals(System.getProperty("java.class.path")), KafkaBroker.class.getClassLoader());
     try {
       int[] ports = LocalPorts.free(2);
       int port = ports[0];
@@ -173,6 +174,23 @@ public final class KafkaBroker implements StoppableBroker {
         return false;
       }
       throw e;
+    }
+  }
+
+  /**
+   * The testkit leaves the broker (kafka_2.13, with Scala) out of other brokers' tests: when the
+   * list of its libraries made at the testkit's build is stale ({@code fromTestClassPath}), it
+   * must come from the test's own dependencies.
+   */
+  static void requireBroker(boolean fromTestClassPath, ClassLoader loader) {
+    if (!fromTestClassPath) {
+      return;
+    }
+    try {
+      Class.forName("kafka.Kafka", false, loader);
+    } catch (ClassNotFoundException e) {
+      throw new IllegalStateException("KafkaBroker runs the broker from org.apache.kafka:kafka_2.13, which is not"
+          + " on the test class path: add it as a test dependency, in the version of your kafka-clients", e);
     }
   }
 
