@@ -54,7 +54,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 class ConsoleBrowserTest {
   private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
   private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
-  /** Where the README's screenshots come from. */
+  /** Where the screenshots of docs/operations.md come from. */
   private static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
 
   private final KafkaBroker kafka = KafkaBroker.shared();

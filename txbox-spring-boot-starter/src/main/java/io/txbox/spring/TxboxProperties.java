@@ -76,7 +76,7 @@ public record TxboxProperties(
     SQS
   }
 
-  /** Whether an event is a row of the outbox table or a WAL message; see the README's "Logical decoding". */
+  /** Whether an event is a row of the outbox table or a WAL message; see docs/logical-decoding.md. */
   public enum WriteMode {
     /** A row of the outbox table, relayed by either source. */
     TABLE,

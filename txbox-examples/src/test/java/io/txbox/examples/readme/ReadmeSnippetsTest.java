@@ -22,6 +22,7 @@ import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import javax.tools.DiagnosticCollector;
 import javax.tools.JavaCompiler;
 import javax.tools.JavaFileObject;
@@ -29,19 +30,20 @@ import javax.tools.SimpleJavaFileObject;
 import javax.tools.ToolProvider;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
 /**
- * Every code block of the README works as written: the Java snippets compile against today's API,
+ * Every code block of the README and of the guides in {@code docs/} works as written: the Java snippets compile against today's API,
  * the Spring properties bind to the starter's settings, the XML parses and the SQL writes an event
  * into a migrated schema. {@code ...} in a Java snippet stands for what the reader fills in.
  */
 class ReadmeSnippetsTest {
   private static final Path README = Path.of("..", "README.md");
+  private static final Path GUIDES = Path.of("..", "docs");
   private static final Pattern BLOCK = Pattern.compile("(?ms)^```(\\w+)\\n(.*?)^```$");
   private static final String IMPORTS = """
       import com.fasterxml.jackson.databind.ObjectMapper;
@@ -157,14 +159,25 @@ class ReadmeSnippetsTest {
   }
 
   private static List<String> blocks(String language) throws IOException {
-    Matcher m = BLOCK.matcher(Files.readString(README));
     List<String> blocks = new ArrayList<>();
-    while (m.find()) {
-      if (m.group(1).equals(language)) {
-        blocks.add(m.group(2));
+    for (Path page : pages()) {
+      Matcher m = BLOCK.matcher(Files.readString(page));
+      while (m.find()) {
+        if (m.group(1).equals(language)) {
+          blocks.add(m.group(2));
+        }
       }
     }
     return blocks;
+  }
+
+  /** The README, then the guides in {@code docs/} by name. */
+  private static List<Path> pages() throws IOException {
+    List<Path> pages = new ArrayList<>(List.of(README));
+    try (Stream<Path> guides = Files.list(GUIDES)) {
+      guides.filter(p -> p.getFileName().toString().endsWith(".md")).sorted().forEach(pages::add);
+    }
+    return pages;
   }
 
   /** A snippet of statements becomes a method body; one with beans or classes, a class body. */
