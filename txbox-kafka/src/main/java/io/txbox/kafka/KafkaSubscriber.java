@@ -210,7 +210,8 @@ public final class KafkaSubscriber implements Subscriber {
 
     private Builder(Intake intake) {
       super(intake, DEFAULT_CONCURRENCY);
-      config.put(ConsumerConfig.GROUP_ID_CONFIG, consumerName());      config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+      config.put(ConsumerConfig.GROUP_ID_CONFIG, consumerName());
+      config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
       config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
       config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(DEFAULT_MAX_POLL_RECORDS));
     }

@@ -91,11 +91,6 @@ public abstract class SubscriberBuilder<B extends SubscriberBuilder<B>> {
     return self();
   }
 
-  /** The intake messages go to. */
-  protected Intake intake() {
-    return intake;
-  }
-
   /** The consumer's name, the intake's: it scopes deduplication. */
   protected String consumerName() {
     return intake.consumer();
