@@ -261,7 +261,9 @@ public final class Console implements AutoCloseable {
     Optional<Role> role = users == null || user == null || password == null ? Optional.empty()
         : users.authenticate(user, password.toCharArray());
     if (role.isEmpty()) {
-      throttle.failed(address, String.valueOf(user), now);
+      // The wait counts from now, when the hash check ended, not from the request: the check takes
+      // a noticeable part of the first wait (210,000 PBKDF2 rounds) and would otherwise use it up.
+      throttle.failed(address, String.valueOf(user), Instant.now());
       log.warn("console: failed sign-in for user '{}' from {}", shownUser, address);
       return Response.page(401, pages.login(r, users == null ? "no users file: everyone is a viewer" : "wrong user or password"));
     }
