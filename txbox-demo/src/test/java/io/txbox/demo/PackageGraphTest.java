@@ -60,6 +60,28 @@ class PackageGraphTest {
   }
 
   /**
+   * The starter and the {@code txbox} command name no broker: each broker module registers its
+   * {@code Transport}, so that a fifth broker needs no change outside its module.
+   */
+  @Test
+  void theStarterAndTheServerNameNoBroker() {
+    List<String> brokers = List.of("io.txbox.kafka", "io.txbox.nats", "io.txbox.rabbitmq", "io.txbox.sqs");
+    List<String> violations = new ArrayList<>();
+    for (JavaClass c : TXBOX) {
+      String from = moduleOf(c.getPackageName());
+      if (!from.equals("io.txbox.spring") && !from.equals("io.txbox.server")) {
+        continue;
+      }
+      for (Dependency d : c.getDirectDependenciesFromSelf()) {
+        if (brokers.contains(moduleOf(d.getTargetClass().getPackageName()))) {
+          violations.add(d.getDescription());
+        }
+      }
+    }
+    assertThat(violations).as("find brokers through io.txbox.spi.Transport").isEmpty();
+  }
+
+  /**
    * Types of core that depend on each other in a circle must share a package: a circle across
    * packages (an SPI that needs a type nested in an API class that needs the SPI) means neither
    * package can be understood, or moved, without the other.

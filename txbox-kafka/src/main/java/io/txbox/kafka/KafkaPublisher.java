@@ -413,7 +413,6 @@ public final class KafkaPublisher implements Publisher {
       return this;
     }
 
-    /** Checks the settings and builds the publisher; the producer connects on first use. */
     /**
      * Entered around handing each message to the Kafka producer, for tracing instrumentation of the
      * client to join the message's trace. Default none.
@@ -423,6 +422,7 @@ public final class KafkaPublisher implements Publisher {
       return this;
     }
 
+    /** Checks the settings and builds the publisher; the producer connects on first use. */
     public KafkaPublisher build() {
       KafkaClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       Object servers = config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);

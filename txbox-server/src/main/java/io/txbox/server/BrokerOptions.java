@@ -1,138 +1,85 @@
 package io.txbox.server;
 
-import io.txbox.kafka.KafkaPublisher;
-import io.txbox.nats.NatsMessages;
-import io.txbox.nats.NatsPublisher;
-import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.SendScope;
+import io.txbox.spi.Transport;
+import io.txbox.spi.TransportSetting;
+import io.txbox.spi.TransportSettings;
 import io.txbox.spi.support.Secrets;
-import io.txbox.sqs.SqsPublisher;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
+import java.util.Optional;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** Which broker events go to and how to reach it: shared by {@code txbox relay} and {@code txbox replay}. */
+/**
+ * Which broker events go to and how to reach it: shared by {@code txbox relay}, {@code txbox replay}
+ * and {@code txbox console}. The brokers are the {@link Transport}s on the class path; each one's
+ * publisher settings become options of their own, {@code --<broker>-<setting>}
+ * ({@code --nats-ack-timeout}, {@code TXBOX_NATS_ACK_TIMEOUT}), added by {@link #addTo}.
+ */
 final class BrokerOptions {
-  /** The brokers txbox can publish to. */
-  enum Broker { kafka, nats, rabbitmq, sqs }
+  private static final List<Transport> INSTALLED = Transport.installed(BrokerOptions.class.getClassLoader());
 
-  @Option(names = "--broker", defaultValue = "kafka",
+  @Option(names = "--broker", defaultValue = "kafka", completionCandidates = Installed.class,
       description = "Where events go: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
-  Broker broker;
+  String broker;
 
-  @Option(names = "--kafka-bootstrap-servers", description = "Kafka bootstrap.servers; required with --broker kafka.")
-  String bootstrapServers;
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec command;
 
-  @Option(names = "--nats-servers", description = "NATS server URLs, comma-separated (nats://host:4222);"
-      + " required with --broker nats.")
-  String natsServers;
+  /** The names of the installed brokers, for {@code --help}. */
+  static final class Installed implements Iterable<String> {
+    @Override
+    public java.util.Iterator<String> iterator() {
+      return Transport.names(INSTALLED).iterator();
+    }
+  }
 
-  @Option(names = "--nats-ack-timeout", converter = DurationConverter.class,
-      description = "How long a batch waits for its PubAcks. Default: 10s.")
-  Duration natsAckTimeout;
-
-  @Option(names = "--nats-separate-headers", description = "Write txbox's metadata as txbox 0.1 did, in separate"
-      + " headers (txbox-type, txbox-version, txbox-key, txbox-created-at, content-type) instead of one txbox"
-      + " header, for consumers not yet upgraded; deprecated, removed in the release after next.")
-  boolean natsSeparateHeaders;
-
-  @Option(names = "--rabbitmq-uri", description = "RabbitMQ URI (amqp://user:password@host:5672/vhost);"
-      + " required with --broker rabbitmq. Messages go to the exchange named by their destination,"
-      + " with their key as the routing key.")
-  String rabbitUri;
-
-  @Option(names = "--rabbitmq-confirm-timeout", converter = DurationConverter.class,
-      description = "How long a batch waits for its publisher confirms. Default: 10s.")
-  Duration rabbitConfirmTimeout;
-
-  @Option(names = "--rabbitmq-max-message-size",
-      description = "Largest payload in bytes; set it to the broker's max_message_size. Default: 16777216.")
-  Integer rabbitMaxMessageSize;
-
-  @Option(names = "--sqs-region", description = "AWS region of the queues, such as eu-west-1. Default: the AWS SDK's"
-      + " chain (AWS_REGION, profiles). Credentials come from the SDK's chain too: AWS_ACCESS_KEY_ID and"
-      + " AWS_SECRET_ACCESS_KEY, profiles, instance and task roles. Messages go to the queue named by their"
-      + " destination; FIFO queues (.fifo) keep each key's order.")
-  String sqsRegion;
-
-  @Option(names = "--sqs-endpoint", description = "SQS endpoint URL, for an SQS-compatible server such as"
-      + " http://localhost:9324. Default: AWS's endpoint for the region.")
-  String sqsEndpoint;
-
-  @Option(names = "--sqs-send-timeout", converter = DurationConverter.class,
-      description = "How long one SendMessageBatch request may take, the SDK's retries included. Default: 10s.")
-  Duration sqsSendTimeout;
-
-  @Option(names = "--sqs-max-message-size",
-      description = "Largest message in bytes, body and attributes: the queues' MaximumMessageSize. Default: 262144.")
-  Integer sqsMaxMessageSize;
-
-  @Option(names = "--kafka-property", description = "Extra producer property, name=value; repeatable.")
-  Map<String, String> kafkaProperties = new LinkedHashMap<>();
-
-  /** The publisher the options describe; every setting is checked, nothing connects yet. */
-  Publisher publisher() {
-    return switch (broker) {
-      case kafka -> {
-        require(bootstrapServers, "--kafka-bootstrap-servers (TXBOX_KAFKA_BOOTSTRAP_SERVERS)");
-        KafkaPublisher.Builder kafka = KafkaPublisher.builder().bootstrapServers(bootstrapServers);
-        try {
-          kafkaProperties.forEach(kafka::property);
-          yield kafka.build();
-        } catch (IllegalArgumentException e) { // a producer property is no option of its own
-          throw new IllegalArgumentException(
-              "invalid --kafka-property (TXBOX_KAFKA_PROPERTY): " + Secrets.mask(e.getMessage()), e);
-        }
+  /** Adds each installed broker's publisher settings as options to every command that takes a broker. */
+  static void addTo(CommandLine root) {
+    CommandSpec spec = root.getCommandSpec();
+    if (spec.mixins().values().stream().anyMatch(m -> m.userObject() instanceof BrokerOptions)) {
+      for (Transport t : INSTALLED) {
+        t.settings().stream().filter(s -> s.publishes() && s.role() != TransportSetting.Role.CREDENTIAL)
+            .forEach(s -> spec.addOption(option(t, s)));
       }
-      case nats -> {
-        require(natsServers, "--nats-servers (TXBOX_NATS_SERVERS)");
-        NatsPublisher.Builder nats = NatsPublisher.builder().servers(natsServers);
-        set(natsAckTimeout, nats::ackTimeout);
-        if (natsSeparateHeaders) {
-          nats.format(separateHeaders());
-        }
-        try {
-          yield nats.build();
-        } catch (IllegalArgumentException e) { // name the options, not the builder's settings
-          throw new IllegalArgumentException(e.getMessage().replaceFirst("^servers ", "natsServers ")
-              .replaceFirst("^ackTimeout ", "natsAckTimeout "), e);
-        }
-      }
-      case rabbitmq -> {
-        require(rabbitUri, "--rabbitmq-uri (TXBOX_RABBITMQ_URI)");
-        RabbitPublisher.Builder rabbit = RabbitPublisher.builder().uri(rabbitUri);
-        set(rabbitConfirmTimeout, rabbit::confirmTimeout);
-        set(rabbitMaxMessageSize, rabbit::maxMessageSize);
-        try {
-          yield rabbit.build();
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException(e.getMessage().replaceFirst("^uri ", "rabbitmqUri ")
-              .replaceFirst("^confirmTimeout ", "rabbitmqConfirmTimeout ")
-              .replaceFirst("^maxMessageSize ", "rabbitmqMaxMessageSize "), e);
-        }
-      }
-      case sqs -> {
-        SqsPublisher.Builder sqs = SqsPublisher.builder();
-        set(sqsRegion, sqs::region);
-        set(sqsEndpoint, sqs::endpoint);
-        set(sqsSendTimeout, sqs::sendTimeout);
-        set(sqsMaxMessageSize, sqs::maxMessageSize);
-        try {
-          yield sqs.build();
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException(e.getMessage().replaceFirst("^endpoint ", "sqsEndpoint ")
-              .replaceFirst("^sendTimeout ", "sqsSendTimeout ")
-              .replaceFirst("^maxMessageSize ", "sqsMaxMessageSize "), e);
-        }
-      }
+    }
+    root.getSubcommands().values().stream().distinct().forEach(BrokerOptions::addTo);
+  }
+
+  private static OptionSpec option(Transport transport, TransportSetting setting) {
+    OptionSpec.Builder option = OptionSpec.builder(name(transport, setting))
+        .description(setting.role() == TransportSetting.Role.ADDRESS
+            ? setting.description() + " Required with --broker " + transport.name() + "."
+            : setting.description());
+    return switch (setting.kind()) {
+      case TEXT -> option.type(String.class).paramLabel("<text>").build();
+      case DURATION -> option.type(Duration.class).converters(new DurationConverter()).paramLabel("<duration>").build();
+      case INTEGER -> option.type(Integer.class).paramLabel("<number>").build();
+      case FLAG -> option.type(boolean.class).arity("0").build();
+      case PROPERTIES -> option.type(Map.class).auxiliaryTypes(String.class, String.class)
+          .paramLabel("<name=value>").build();
     };
   }
 
-  @SuppressWarnings("deprecation")
-  private static NatsMessages.Format separateHeaders() {
-    return NatsMessages.Format.SEPARATE_HEADERS;
+  private static String name(Transport transport, TransportSetting setting) {
+    return "--" + transport.name() + "-" + setting.name();
+  }
+
+  /** The publisher the options describe; every setting is checked, nothing connects yet. */
+  Publisher publisher() {
+    Transport transport = transport();
+    TransportSettings settings = settings(transport);
+    address(transport).filter(s -> !settings.given(s.name())).ifPresent(s -> {
+      throw new IllegalArgumentException(named(transport, s.name()) + " is required with --broker " + broker);
+    });
+    return transport.publisher(settings, SendScope.NONE);
   }
 
   /**
@@ -140,7 +87,10 @@ final class BrokerOptions {
    * that may publish (console) can do without.
    */
   boolean given() {
-    return address() != null;
+    Transport transport = transport();
+    TransportSettings settings = settings(transport);
+    Optional<TransportSetting> address = address(transport);
+    return address.isPresent() ? settings.given(address.get().name()) : transport.where(settings).isPresent();
   }
 
   /** Checks every setting of the chosen broker, as {@link #publisher()} does, without keeping one. */
@@ -150,28 +100,41 @@ final class BrokerOptions {
 
   /** The broker and where it is, secrets masked, for logs. */
   String describe() {
-    return broker + " " + Secrets.mask(address());
+    Transport transport = transport();
+    return broker + " " + Secrets.mask(transport.where(settings(transport)).orElse(null));
   }
 
-  private String address() {
-    return switch (broker) {
-      case kafka -> bootstrapServers;
-      case nats -> natsServers;
-      case rabbitmq -> rabbitUri;
-      case sqs -> sqsEndpoint != null ? sqsEndpoint : sqsRegion != null ? sqsRegion : System.getenv("AWS_REGION");
-    };
+  /** The broker's address setting; unlike in Spring, its default is not taken: a server names its broker. */
+  private static Optional<TransportSetting> address(Transport transport) {
+    return transport.settings().stream().filter(s -> s.role() == TransportSetting.Role.ADDRESS).findFirst();
   }
 
-  private void require(String value, String option) {
-    if (value == null || value.isBlank()) {
-      throw new IllegalArgumentException(option + " is required with --broker " + broker);
+  private Transport transport() {
+    try {
+      return Transport.named(broker, BrokerOptions.class.getClassLoader());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid --broker (TXBOX_BROKER): " + e.getMessage(), e);
     }
   }
 
-
-  private static <T> void set(T value, Consumer<T> setter) {
-    if (value != null) {
-      setter.accept(value);
+  /** The chosen broker's options that have a value, as text, by setting name. */
+  private TransportSettings settings(Transport transport) {
+    Map<String, String> given = new LinkedHashMap<>();
+    for (TransportSetting s : transport.settings()) {
+      OptionSpec option = command.findOption(name(transport, s).substring(2));
+      Object value = option == null ? null : option.getValue();
+      if (value instanceof Map<?, ?> properties) {
+        properties.forEach((k, v) -> given.put(s.name() + "." + k, String.valueOf(v)));
+      } else if (value != null && !(value instanceof Boolean flag && !flag)) {
+        given.put(s.name(), String.valueOf(value));
+      }
     }
+    return new TransportSettings(transport, given, setting -> named(transport, setting));
+  }
+
+  /** An option as the user may have written it: {@code --nats-servers (TXBOX_NATS_SERVERS)}. */
+  private static String named(Transport transport, String setting) {
+    String option = transport.name() + "-" + setting.replaceFirst("\\..*", "");
+    return "--" + option + " (" + EnvironmentDefaults.variable(option) + ")";
   }
 }

@@ -1,8 +1,7 @@
 package io.txbox.server;
 
+import io.txbox.spi.TransportSettings;
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
@@ -17,7 +16,6 @@ import picocli.CommandLine.TypeConversionException;
 public final class DurationConverter implements ITypeConverter<Duration> {
   /** Longest duration any option takes: ten years. */
   static final Duration LONGEST = Duration.ofDays(3650);
-  private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
 
   /** A converter; picocli makes its own. */
   public DurationConverter() {}
@@ -39,7 +37,7 @@ public final class DurationConverter implements ITypeConverter<Duration> {
 
   @Override
   public Duration convert(String value) {
-    Duration parsed = parse(value.trim());
+    Duration parsed = TransportSettings.parseDuration(value);
     if (parsed == null) {
       throw new TypeConversionException(
           "'" + value + "' is not a duration: use a number with ms, s, m, h or d, such as 500ms, 30s or 7d");
@@ -51,25 +49,5 @@ public final class DurationConverter implements ITypeConverter<Duration> {
       throw new TypeConversionException("'" + value + "' is over " + format(LONGEST) + ", the longest any setting takes");
     }
     return parsed;
-  }
-
-  /** {@code 30s} or ISO-8601; null when it is neither, or too large for a {@link Duration}. */
-  private static Duration parse(String value) {
-    try {
-      Matcher m = SIMPLE.matcher(value);
-      if (!m.matches()) {
-        return Duration.parse(value);
-      }
-      long n = Long.parseLong(m.group(1));
-      return switch (m.group(2)) {
-        case "ms" -> Duration.ofMillis(n);
-        case "s" -> Duration.ofSeconds(n);
-        case "m" -> Duration.ofMinutes(n);
-        case "h" -> Duration.ofHours(n);
-        default -> Duration.ofDays(n);
-      };
-    } catch (RuntimeException e) { // DateTimeParseException, NumberFormatException, ArithmeticException
-      return null;
-    }
   }
 }

@@ -37,7 +37,7 @@ import picocli.CommandLine.Spec;
 
 /** {@code txbox relay}: relays the outbox to Kafka, NATS or RabbitMQ until stopped (SIGTERM drains and stops). */
 @Command(name = "relay", mixinStandardHelpOptions = true,
-    description = "Relays the outbox to Kafka, NATS JetStream or RabbitMQ until stopped. SIGTERM finishes the"
+    description = "Relays the outbox to the broker (--broker) until stopped. SIGTERM finishes the"
         + " current round, gives the buckets back to other instances, and exits.")
 final class RelayCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger(RelayCommand.class);

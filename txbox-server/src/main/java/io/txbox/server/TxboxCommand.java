@@ -50,6 +50,7 @@ final class TxboxCommand {
    */
   static CommandLine commandLine(Object command, String[] args, Map<String, String> environment) {
     CommandLine cli = new CommandLine(command);
+    BrokerOptions.addTo(cli);
     String path = configPath(args, environment);
     Properties file = configFile(path);
     cli.setDefaultValueProvider(new EnvironmentDefaults(environment, file));

@@ -108,6 +108,9 @@ class BadSettingsTest {
     if (tested.startsWith("--sqs")) {
       return List.of("--broker", "sqs", "--sqs-region", "eu-west-1", "--sqs-endpoint", "http://127.0.0.1:1");
     }
+    if (tested.startsWith("--memory")) {
+      return List.of("--broker", "memory", "--memory-space", "bad-settings");
+    }
     return List.of("--broker", "nats", "--nats-servers", NatsServer.MACHINE_URL);
   }
 

@@ -84,6 +84,23 @@ class CommandLineTest {
   }
 
   @Test
+  void aBrokerModuleOnTheClassPathBringsItsOwnOptionsAndErrors() {
+    // MemoryTransport is registered in this module's test resources only, as a fifth broker module would be
+    assertThat(TxboxCommand.commandLine(new String[0], Map.of()).getSubcommands().get("relay")
+        .getUsageMessage()).contains("--broker=<broker>", "Where events go: kafka, memory, nats, rabbitmq,", "--memory-space",
+            "--memory-max-message-size", "--memory-client").doesNotContain("--memory-token");
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "memory")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "memory",
+        "--memory-space", "orders", "--memory-max-message-size", "0")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "memroy")).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("--memory-space (TXBOX_MEMORY_SPACE) is required with --broker memory")
+        .contains("invalid --memory-max-message-size (TXBOX_MEMORY_MAX_MESSAGE_SIZE): it must be 1 or more, was 0")
+        .contains("invalid --broker (TXBOX_BROKER): no broker named 'memroy' is installed: add io.txbox:txbox-memroy")
+        .contains("installed: [kafka, memory, nats, rabbitmq, sqs]");
+  }
+
+  @Test
   void eachBrokerNeedsItsOwnServersAndTheErrorSaysWhich() {
     assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x")).isEqualTo(2);
     assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "nats",
@@ -93,20 +110,20 @@ class CommandLineTest {
     assertThat(err.toString())
         .contains("--kafka-bootstrap-servers (TXBOX_KAFKA_BOOTSTRAP_SERVERS) is required with --broker kafka")
         .contains("--nats-servers (TXBOX_NATS_SERVERS) is required with --broker nats")
-        .contains("invalid --nats-ack-timeout (TXBOX_NATS_ACK_TIMEOUT): natsAckTimeout must be >= 1 ms and <= PT5M");
+        .contains("invalid --nats-ack-timeout (TXBOX_NATS_ACK_TIMEOUT): ackTimeout must be >= 1 ms and <= PT5M");
     assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "rabbitmq")).isEqualTo(2);
     assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "rabbitmq",
         "--rabbitmq-uri", "amqp://guest:guest@127.0.0.1:1", "--rabbitmq-max-message-size", "0")).isEqualTo(2);
     assertThat(err.toString())
         .contains("--rabbitmq-uri (TXBOX_RABBITMQ_URI) is required with --broker rabbitmq")
-        .contains("invalid --rabbitmq-max-message-size (TXBOX_RABBITMQ_MAX_MESSAGE_SIZE): rabbitmqMaxMessageSize must be >= 1");
+        .contains("invalid --rabbitmq-max-message-size (TXBOX_RABBITMQ_MAX_MESSAGE_SIZE): maxMessageSize must be >= 1");
     assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "sqs",
         "--sqs-endpoint", "localhost:9324")).isEqualTo(2);
     assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--broker", "sqs",
         "--sqs-region", "eu-west-1", "--sqs-max-message-size", "2000000")).isEqualTo(2);
     assertThat(err.toString())
-        .contains("invalid --sqs-endpoint (TXBOX_SQS_ENDPOINT): sqsEndpoint must be a URL")
-        .contains("invalid --sqs-max-message-size (TXBOX_SQS_MAX_MESSAGE_SIZE): sqsMaxMessageSize must be >= 8192"
+        .contains("invalid --sqs-endpoint (TXBOX_SQS_ENDPOINT): endpoint must be a URL")
+        .contains("invalid --sqs-max-message-size (TXBOX_SQS_MAX_MESSAGE_SIZE): maxMessageSize must be >= 8192"
             + " and <= 1048576 (SQS's limit), was 2000000");
   }
 
@@ -191,10 +208,10 @@ class CommandLineTest {
   }
 
   @Test
-  void aBadProducerPropertyIsToldAsKafkaProperty() {
+  void aBadProducerPropertyIsToldAsKafkaProducer() {
     assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--kafka-bootstrap-servers",
-        "127.0.0.1:1", "--kafka-property", "acks=1")).isEqualTo(2);
-    assertThat(err.toString()).contains("relay: invalid --kafka-property (TXBOX_KAFKA_PROPERTY): ")
+        "127.0.0.1:1", "--kafka-producer", "acks=1")).isEqualTo(2);
+    assertThat(err.toString()).contains("relay: invalid --kafka-producer (TXBOX_KAFKA_PRODUCER): acks must be all")
         .doesNotContain("--acks");
   }
 

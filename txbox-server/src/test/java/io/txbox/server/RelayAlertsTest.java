@@ -98,8 +98,8 @@ class RelayAlertsTest {
       return List.of("--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema(),
           "--kafka-bootstrap-servers", broker.bootstrapServers(), "--idle-interval", "20ms",
           "--heartbeat-interval", "250ms", "--lease-duration", "2s",
-          "--kafka-property", "delivery.timeout.ms=3000", "--kafka-property", "request.timeout.ms=1000",
-          "--kafka-property", "max.block.ms=1000");
+          "--kafka-producer", "delivery.timeout.ms=3000", "--kafka-producer", "request.timeout.ms=1000",
+          "--kafka-producer", "max.block.ms=1000");
     }
 
     void write(int events, String destination, int payloadBytes) throws Exception {

@@ -104,7 +104,7 @@ class RelayFailoverTest {
     List<String> frozenArgs = new ArrayList<>(relayArgs(0));
     frozenArgs.set(1, TestDatabase.jdbcUrl() + (TestDatabase.jdbcUrl().contains("?") ? "&" : "?")
         + "password=s3cr3t-in-url");
-    frozenArgs.addAll(List.of("--kafka-property", "ssl.truststore.password=s3cr3t-property"));
+    frozenArgs.addAll(List.of("--kafka-producer", "ssl.truststore.password=s3cr3t-property"));
     try (RelayProcesses relays = new RelayProcesses();
         TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
       Process frozen = relays.start(dir, frozenArgs);

@@ -114,7 +114,7 @@ class RelayUnattendedTest {
   @Test
   void aRelayThatCannotDeliverIsLiveButNotReadyAndSaysWhy() throws Exception {
     try (RelayProcesses relays = new RelayProcesses()) {
-      List<String> args = relayArgs("--kafka-property", "max.block.ms=1000");
+      List<String> args = relayArgs("--kafka-producer", "max.block.ms=1000");
       args.set(args.indexOf("--kafka-bootstrap-servers") + 1, "127.0.0.1:1"); // no broker there
       relays.start(dir, args);
       write(10);

@@ -9,6 +9,7 @@ import io.txbox.jdbc.DeadLetters.AuditEntry;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.MemoryTransport;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TopicReader;
 import io.txbox.testkit.TopicReader.Received;
@@ -100,6 +101,18 @@ class ReplayCommandTest {
     assertThat(subscriptions()).as("live subscriptions untouched").isEqualTo(subscriptionsBefore);
     assertThat(store.deadLetters().audit(10)).extracting(AuditEntry::action, AuditEntry::count, AuditEntry::dryRun)
         .containsExactly(org.assertj.core.groups.Tuple.tuple("replay", 3L, false));
+  }
+
+  @Test
+  void aBrokerFoundOnTheClassPathTakesTheReplayWithItsOwnSettings() {
+    String space = "replay-" + UUID.randomUUID(); // MemoryTransport, registered by this module's tests only
+
+    assertThat(run("replay", "--key", "k1", "--broker", "memory", "--memory-space", space,
+        "--memory-max-message-size", "1000", "--execute")).isZero();
+
+    assertThat(out.toString()).contains("replayed 3 event(s)", "to memory " + space);
+    assertThat(MemoryTransport.published(space)).extracting(Message::id)
+        .containsExactly(delivered.get(0).id(), delivered.get(2).id(), delivered.get(4).id());
   }
 
   @Test

@@ -250,7 +250,7 @@ public class TxboxAutoConfiguration {
 
   /** The broker's clients; Kafka's servers default to Spring's own Kafka setting. */
   private static BrokerClients broker(TxboxProperties properties, Environment environment) {
-    return BrokerClients.of(properties, environment.getProperty("spring.kafka.bootstrap-servers"));
+    return BrokerClients.of(properties, environment);
   }
 
   private static PlatformTransactionManager transactionManager(ListableBeanFactory beans, TxboxProperties properties) {

@@ -1,7 +1,6 @@
 package io.txbox.spring;
 
 import java.time.Duration;
-import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 
@@ -26,8 +25,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     deleting rows; 0 (default) leaves the table as it is
  * @param partitionsAhead empty outbox partitions the janitor keeps ahead of the writers
  * @param partitionLockTimeout longest wait for the outbox's lock to create or drop a partition
- * @param broker the broker events are relayed to and listeners read from; needed only when more
- *     than one of txbox-kafka, txbox-nats, txbox-rabbitmq and txbox-sqs is on the class path
+ * @param broker the broker events are relayed to and listeners read from ({@code kafka},
+ *     {@code nats}, {@code rabbitmq}, {@code sqs}, or another module's): needed only when more than
+ *     one broker module is on the class path. Its own settings are {@code txbox.<broker>.*}, read
+ *     by its transport, not here (docs/settings.md lists them)
  * @param outbox how {@code Outbox.send} writes events
  * @param relay the relay, which publishes committed events
  * @param logical logical decoding (txbox-postgres-cdc): the slot and the logical relay
@@ -36,10 +37,6 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param health the actuator health indicator
  * @param metrics the Micrometer meters
  * @param tracing the OpenTelemetry tracing
- * @param kafka the Kafka connection
- * @param nats the NATS connection
- * @param rabbitmq the RabbitMQ connection
- * @param sqs Amazon SQS
  */
 @ConfigurationProperties("txbox")
 public record TxboxProperties(
@@ -50,7 +47,7 @@ public record TxboxProperties(
     @DefaultValue("0") long outboxPartitionSize,
     @DefaultValue("2") int partitionsAhead,
     @DefaultValue("100ms") Duration partitionLockTimeout,
-    Broker broker,
+    String broker,
     @DefaultValue Outbox outbox,
     @DefaultValue Relay relay,
     @DefaultValue Logical logical,
@@ -58,23 +55,7 @@ public record TxboxProperties(
     @DefaultValue Inbox inbox,
     @DefaultValue Health health,
     @DefaultValue Metrics metrics,
-    @DefaultValue Tracing tracing,
-    @DefaultValue Kafka kafka,
-    @DefaultValue Nats nats,
-    @DefaultValue Rabbitmq rabbitmq,
-    @DefaultValue Sqs sqs) {
-
-  /** The brokers txbox relays to. */
-  public enum Broker {
-    /** Apache Kafka, through txbox-kafka. */
-    KAFKA,
-    /** NATS JetStream, through txbox-nats. */
-    NATS,
-    /** RabbitMQ, through txbox-rabbitmq. */
-    RABBITMQ,
-    /** Amazon SQS, through txbox-sqs. */
-    SQS
-  }
+    @DefaultValue Tracing tracing) {
 
   /** Whether an event is a row of the outbox table or a WAL message; see docs/logical-decoding.md. */
   public enum WriteMode {
@@ -232,59 +213,4 @@ public record TxboxProperties(
    *     add their spans to it
    */
   public record Tracing(@DefaultValue("true") boolean enabled) {}
-
-  /**
-   * Kafka.
-   *
-   * @param bootstrapServers {@code bootstrap.servers}; default {@code spring.kafka.bootstrap-servers}
-   *     when set, else {@code localhost:9092}
-   * @param producer further producer properties, for security settings
-   * @param consumer further consumer properties, for security settings
-   */
-  public record Kafka(String bootstrapServers, Map<String, String> producer, Map<String, String> consumer) {}
-
-  /**
-   * NATS JetStream.
-   *
-   * @param servers the server URLs, comma-separated
-   * @param ackTimeout how long the relay waits for JetStream's acknowledgements
-   * @param separateHeaders write txbox's metadata as txbox 0.1 did, in separate headers, for
-   *     consumers not yet upgraded (deprecated; default one packed {@code txbox} header)
-   */
-  public record Nats(
-      @DefaultValue("nats://localhost:4222") String servers,
-      @DefaultValue("10s") Duration ackTimeout,
-      @DefaultValue("false") boolean separateHeaders) {}
-
-  /**
-   * RabbitMQ.
-   *
-   * @param uri the AMQP URI, with user and password
-   * @param confirmTimeout how long the relay waits for publisher confirms
-   */
-  public record Rabbitmq(
-      @DefaultValue("amqp://guest:guest@localhost:5672") String uri,
-      @DefaultValue("10s") Duration confirmTimeout) {}
-
-  /**
-   * Amazon SQS. Credentials come from the AWS SDK's chain (AWS_ACCESS_KEY_ID and
-   * AWS_SECRET_ACCESS_KEY, profiles, roles) unless both keys are set here.
-   *
-   * @param region the AWS region, such as eu-west-1; unset, the SDK's chain (AWS_REGION, profiles)
-   * @param endpoint the endpoint URL of an SQS-compatible server; unset, AWS's for the region
-   * @param accessKeyId a fixed access key id, with {@code secretAccessKey}
-   * @param secretAccessKey a fixed secret access key, with {@code accessKeyId}
-   * @param sendTimeout how long one SendMessageBatch request of the relay may take
-   * @param visibilityTimeout how long SQS hides a message a listener received, extended while in hand
-   * @param waitTime a listener's long-poll wait, at most 20 s (ElasticMQ: 19 s), and the longest a
-   *     listener's stop waits for a receive under way
-   */
-  public record Sqs(
-      String region,
-      String endpoint,
-      String accessKeyId,
-      String secretAccessKey,
-      @DefaultValue("10s") Duration sendTimeout,
-      @DefaultValue("30s") Duration visibilityTimeout,
-      @DefaultValue("10s") Duration waitTime) {}
 }

@@ -10,8 +10,6 @@ import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.SlotMeters;
-import io.txbox.nats.NatsPublisher;
-import io.txbox.rabbitmq.RabbitPublisher;
 import io.txbox.spi.support.SubscriberBuilder;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
@@ -71,8 +69,6 @@ class StarterConfigurationTest {
     assertThat(p.inbox().batchSize()).isEqualTo(SubscriberBuilder.DEFAULT_BATCH_SIZE);
     assertThat(p.metrics().backlogRefresh()).isEqualTo(Duration.ofSeconds(BacklogMeters.DEFAULT_REFRESH_SECONDS));
     assertThat(p.metrics().backlogLimitPerBucket()).isEqualTo(BacklogMeters.DEFAULT_LIMIT_PER_BUCKET);
-    assertThat(p.nats().ackTimeout()).isEqualTo(NatsPublisher.DEFAULT_ACK_TIMEOUT);
-    assertThat(p.rabbitmq().confirmTimeout()).isEqualTo(RabbitPublisher.DEFAULT_CONFIRM_TIMEOUT);
     assertThat(p.migrate()).isTrue();
     assertThat(p.tracing().enabled()).isTrue();
     assertThat(p.outbox().writeMode()).isEqualTo(TxboxProperties.WriteMode.TABLE);
@@ -123,6 +119,20 @@ class StarterConfigurationTest {
         assertThat(context).getFailure()
             .hasStackTraceContaining("txbox setting refused, change txbox.inbox.batch-size: it must be 1 to 10000,"
                 + " was 0"));
+  }
+
+  @Test
+  void aBrokerModulesSettingsAreItsOwnAndAMisspeltOneIsNamed() {
+    // MemoryTransport is registered by this module's test resources only, as a fifth broker module would be
+    runner.withPropertyValues("txbox.broker=memory", "txbox.memory.spcae=orders").run(context ->
+        assertThat(context).getFailure().hasStackTraceContaining(
+            "txbox.memory.spcae is no setting of memory: its settings are [space, max-message-size, token, client]"));
+    runner.withPropertyValues("txbox.broker=memory", "txbox.memory.max-message-size=0").run(context ->
+        assertThat(context).getFailure().hasStackTraceContaining(
+            "invalid txbox.memory.max-message-size: it must be 1 or more, was 0"));
+    runner.withPropertyValues("txbox.broker=nast").run(context -> assertThat(context).getFailure()
+        .hasStackTraceContaining("txbox setting refused, change txbox.broker: no broker named 'nast' is installed")
+        .hasStackTraceContaining("installed: [kafka, memory, nats, rabbitmq, sqs]"));
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.txbox.spi.support;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.spi.Intake;
+import io.txbox.spi.Transport;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -89,6 +90,18 @@ public abstract class SubscriberBuilder<B extends SubscriberBuilder<B>> {
   public B drainTimeout(Duration drainTimeout) {
     this.drainTimeout = drainTimeout;
     return self();
+  }
+
+  /**
+   * Every shared setting at once, as a front end was given them: the way a {@link Transport}
+   * builds its subscriber. The intake is the builder's own.
+   */
+  public B subscription(Transport.Subscription subscription) {
+    return retryPolicy(subscription.retryPolicy())
+        .whenExhausted(subscription.whenExhausted())
+        .batchSize(subscription.batchSize())
+        .concurrency(subscription.concurrency())
+        .drainTimeout(subscription.drainTimeout());
   }
 
   /** The consumer's name, the intake's: it scopes deduplication. */

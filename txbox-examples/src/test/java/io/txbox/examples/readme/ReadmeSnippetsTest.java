@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.Transport;
+import io.txbox.spi.TransportSettings;
 import io.txbox.spring.TxboxProperties;
 import io.txbox.testkit.TestDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -16,6 +18,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -63,7 +66,8 @@ class ReadmeSnippetsTest {
       import java.sql.Connection;
       import java.sql.SQLException;
       import java.time.Duration;
-      import java.util.List;
+      import java.util.HashMap;
+import java.util.List;
       import java.util.UUID;
       import javax.sql.DataSource;
       import org.springframework.context.annotation.Bean;
@@ -103,6 +107,18 @@ class ReadmeSnippetsTest {
         assertThat(name).startsWith("txbox.");
         assertThat(value).as("%s: a # after a value is part of the value in .properties", name).doesNotContain("#");
       });
+      // A broker's own settings are its transport's: an unknown one is refused there.
+      for (Transport transport : Transport.installed(getClass().getClassLoader())) {
+        String prefix = "txbox." + transport.name() + ".";
+        Map<String, String> own = new HashMap<>();
+        txbox.forEach((name, value) -> {
+          if (name.startsWith(prefix)) {
+            own.put(name.substring(prefix.length()), value);
+          }
+        });
+        txbox.keySet().removeIf(name -> name.startsWith(prefix));
+        new TransportSettings(transport, own, setting -> prefix + setting);
+      }
       // Unknown names and values that do not parse (a comment after a value, say) fail here.
       new Binder(new MapConfigurationPropertySource(txbox))
           .bind("txbox", Bindable.of(TxboxProperties.class), new NoUnboundElementsBindHandler(BindHandler.DEFAULT));

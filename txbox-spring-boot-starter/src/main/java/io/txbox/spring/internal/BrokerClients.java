@@ -4,82 +4,122 @@ import io.txbox.spi.Intake;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.SendScope;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.Transport;
+import io.txbox.spi.TransportSetting;
+import io.txbox.spi.TransportSettings;
 import io.txbox.spring.InboxListener;
 import io.txbox.spring.TxboxProperties;
-import io.txbox.spring.TxboxProperties.Broker;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.springframework.util.ClassUtils;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.core.env.Environment;
 
-/** The publisher and subscribers of the broker the application uses. */
-public interface BrokerClients {
+/**
+ * The publisher and subscribers of the broker the application uses: the {@link Transport} named by
+ * {@code txbox.broker}, or the one on the class path, with its settings from
+ * {@code txbox.<broker>.*}. The starter names no broker: a broker module registers its transport.
+ */
+public final class BrokerClients {
+  private final Transport transport;
+  private final TransportSettings settings;
+  private final TxboxProperties properties;
 
-  /** The broker's name for traces: {@code kafka}, {@code nats}, {@code rabbitmq} or {@code aws_sqs}. */
-  String system();
-
-  /** The relay's publisher, entering {@code sendScope} around each message it hands its client. */
-  Publisher publisher(SendScope sendScope);
-
-  /** A subscriber (not started) feeding {@code listener}'s sources into {@code intake}. */
-  Subscriber subscriber(InboxListener listener, Intake intake);
-
-  /**
-   * The clients of {@code txbox.broker}, or of the one broker module on the class path when it is
-   * not set. Each broker's clients are in a class of their own, loaded only when chosen.
-   */
-  static BrokerClients of(TxboxProperties properties, String springKafkaServers) {
-    Broker broker = chosen(properties.broker());
-    return switch (broker) {
-      case KAFKA -> new KafkaClients(properties, springKafkaServers);
-      case NATS -> new NatsClients(properties);
-      case RABBITMQ -> new RabbitClients(properties);
-      case SQS -> new SqsClients(properties);
-    };
+  private BrokerClients(Transport transport, TransportSettings settings, TxboxProperties properties) {
+    this.transport = transport;
+    this.settings = settings;
+    this.properties = properties;
   }
 
-  private static Broker chosen(Broker configured) {
-    Map<Broker, String> modules = Map.of(
-        Broker.KAFKA, "io.txbox.kafka.KafkaPublisher",
-        Broker.NATS, "io.txbox.nats.NatsPublisher",
-        Broker.RABBITMQ, "io.txbox.rabbitmq.RabbitPublisher",
-        Broker.SQS, "io.txbox.sqs.SqsPublisher");
-    List<Broker> present = new ArrayList<>();
-    for (Broker b : Broker.values()) {
-      if (ClassUtils.isPresent(modules.get(b), BrokerClients.class.getClassLoader())) {
-        present.add(b);
-      }
+  /** The clients of {@code txbox.broker}, or of the one broker module on the class path when it is not set. */
+  public static BrokerClients of(TxboxProperties properties, Environment environment) {
+    Transport transport = chosen(properties.broker());
+    String prefix = "txbox." + transport.name();
+    Map<String, String> given = given(transport, Binder.get(environment)
+        .bind(prefix, Bindable.mapOf(String.class, String.class)).orElse(Map.of()));
+    String springKafka = environment.getProperty("spring.kafka.bootstrap-servers");
+    if (transport.name().equals("kafka") && springKafka != null) { // Spring Boot's own Kafka setting is honoured
+      given.putIfAbsent("bootstrap-servers", springKafka);
     }
+    TransportSettings settings = new TransportSettings(transport, given,
+        setting -> prefix + "." + setting);
+    return new BrokerClients(transport, settings, properties);
+  }
+
+  /** The broker's name for traces: {@code kafka}, {@code nats}, {@code rabbitmq} or {@code aws_sqs}. */
+  public String system() {
+    return transport.system();
+  }
+
+  /** The relay's publisher, entering {@code sendScope} around each message it hands its client. */
+  public Publisher publisher(SendScope sendScope) {
+    return transport.publisher(settings, sendScope);
+  }
+
+  /** A subscriber (not started) feeding {@code listener}'s sources into {@code intake}. */
+  public Subscriber subscriber(InboxListener listener, Intake intake) {
+    Transport.Subscription subscription = new Transport.Subscription(intake, listener.sources(),
+        listener.concurrency(), listener.retryPolicy(), listener.whenExhausted(), properties.inbox().drainTimeout(),
+        properties.inbox().batchSize());
+    try {
+      return transport.subscriber(settings, subscription);
+    } catch (IllegalArgumentException e) { // the two shared settings that come from txbox.inbox.*
+      String refused = String.valueOf(e.getMessage());
+      if (refused.startsWith("drainTimeout ") || refused.startsWith("batchSize ")) {
+        return Settings.build("txbox.inbox", () -> {
+          throw e;
+        });
+      }
+      throw new IllegalArgumentException("InboxListener " + listener.consumer() + ": " + refused, e);
+    }
+  }
+
+  private static Transport chosen(String configured) {
+    ClassLoader loader = BrokerClients.class.getClassLoader();
     if (configured != null) {
-      if (!present.contains(configured)) {
-        throw new IllegalStateException("txbox.broker=" + name(configured) + " needs io.txbox:txbox-"
-            + name(configured) + " on the class path: add it to the application's dependencies");
+      try {
+        return Transport.named(configured.trim().toLowerCase(Locale.ROOT), loader);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException("txbox setting refused, change txbox.broker: " + e.getMessage(), e);
       }
-      return configured;
     }
-    if (present.size() == 1) {
-      return present.get(0);
+    List<Transport> installed = Transport.installed(loader);
+    if (installed.size() == 1) {
+      return installed.get(0);
     }
-    if (present.isEmpty()) {
+    if (installed.isEmpty()) {
       throw new IllegalStateException("txbox has no broker to relay to: add io.txbox:txbox-kafka,"
           + " txbox-nats, txbox-rabbitmq or txbox-sqs to the application's dependencies, or turn the relay and"
           + " the listeners off with txbox.relay.enabled=false and txbox.inbox.enabled=false");
     }
     throw new IllegalStateException("txbox finds several broker modules on the class path ("
-        + present.stream().map(BrokerClients::name).toList() + "): set txbox.broker to the one to use");
+        + Transport.names(installed) + "): set txbox.broker to the one to use");
   }
 
-  private static String name(Broker broker) {
-    return broker.name().toLowerCase(Locale.ROOT);
+  /**
+   * The bound {@code txbox.<broker>.*} entries by setting name. Spring binds a map's keys as they
+   * were written ({@code ack-timeout}, {@code acktimeout} from {@code TXBOX_NATS_ACKTIMEOUT},
+   * {@code ack.timeout} from {@code TXBOX_NATS_ACK_TIMEOUT}): each is matched to its setting by
+   * its letters and digits alone, as Spring's relaxed binding matches properties.
+   */
+  private static Map<String, String> given(Transport transport, Map<String, String> bound) {
+    Map<String, String> given = new LinkedHashMap<>();
+    bound.forEach((key, value) -> given.put(settingName(transport, key), value));
+    return given;
   }
 
-  /** The one source of a broker that reads from one (a stream, a queue). */
-  static String single(InboxListener listener, String what) {
-    if (listener.sources().size() != 1) {
-      throw new IllegalArgumentException("InboxListener " + listener.consumer() + " reads from one "
-          + what + ", but from(...) names " + listener.sources());
+  private static String settingName(Transport transport, String key) {
+    for (TransportSetting s : transport.settings()) {
+      String letters = s.name().replace("-", "");
+      if (s.kind() == TransportSetting.Kind.PROPERTIES && key.startsWith(s.name() + ".")) {
+        return key;
+      }
+      if (letters.equals(key.replace("-", "").replace(".", "").toLowerCase(Locale.ROOT))) {
+        return s.name();
+      }
     }
-    return listener.sources().get(0);
+    return key; // refused by TransportSettings, named as written
   }
 }
