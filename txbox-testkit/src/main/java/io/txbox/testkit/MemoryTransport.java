@@ -212,7 +212,7 @@ public final class MemoryTransport implements Transport {
       closed = true; // the loop sees it within one pause; an interrupt could cut an intake transaction short
       if (thread != null) {
         try {
-          thread.join(subscription.drainTimeout().toMillis());
+          thread.join(Math.max(1, subscription.drainTimeout().toMillis())); // join(0) would wait for ever
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }

@@ -43,8 +43,7 @@ public final class BrokerClients {
     if (transport.name().equals("kafka") && springKafka != null) { // Spring Boot's own Kafka setting is honoured
       given.putIfAbsent("bootstrap-servers", springKafka);
     }
-    TransportSettings settings = new TransportSettings(transport, given,
-        setting -> prefix + "." + setting);
+    TransportSettings settings = new TransportSettings(transport, given, setting -> prefix + "." + setting);
     return new BrokerClients(transport, settings, properties);
   }
 
@@ -68,9 +67,7 @@ public final class BrokerClients {
     } catch (IllegalArgumentException e) { // the two shared settings that come from txbox.inbox.*
       String refused = String.valueOf(e.getMessage());
       if (refused.startsWith("drainTimeout ") || refused.startsWith("batchSize ")) {
-        return Settings.build("txbox.inbox", () -> {
-          throw e;
-        });
+        throw Settings.refused("txbox.inbox", e);
       }
       throw new IllegalArgumentException("InboxListener " + listener.consumer() + ": " + refused, e);
     }

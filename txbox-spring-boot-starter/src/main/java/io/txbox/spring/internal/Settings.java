@@ -20,9 +20,14 @@ public final class Settings {
     try {
       return build.get();
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "txbox setting refused, change " + property(prefix, e.getMessage()) + ": " + e.getMessage(), e);
+      throw refused(prefix, e);
     }
+  }
+
+  /** A builder's refusal told again with the property under {@code prefix} that it names. */
+  public static IllegalArgumentException refused(String prefix, IllegalArgumentException e) {
+    return new IllegalArgumentException(
+        "txbox setting refused, change " + property(prefix, e.getMessage()) + ": " + e.getMessage(), e);
   }
 
   private static String property(String prefix, String message) {
