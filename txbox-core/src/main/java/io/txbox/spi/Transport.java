@@ -31,8 +31,10 @@ public interface Transport {
    */
   String name();
 
-  /** The broker's name in traces, OpenTelemetry's {@code messaging.system} ({@code aws_sqs}). */
-  String system();
+  /** The broker's name in traces, OpenTelemetry's {@code messaging.system}: by default its {@link #name()}. */
+  default String system() {
+    return name();
+  }
 
   /** Every setting the transport reads, in the order a user meets them. */
   List<TransportSetting> settings();
@@ -96,7 +98,11 @@ public interface Transport {
    * to add and the brokers that are installed.
    */
   static Transport named(String name, ClassLoader loader) {
-    List<Transport> installed = installed(loader);
+    return named(name, installed(loader));
+  }
+
+  /** The transport of {@code installed} named {@code name}, as {@link #named(String, ClassLoader)}. */
+  static Transport named(String name, List<Transport> installed) {
     for (Transport t : installed) {
       if (t.name().equals(name)) {
         return t;

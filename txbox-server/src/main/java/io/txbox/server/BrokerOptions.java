@@ -111,7 +111,7 @@ final class BrokerOptions {
 
   private Transport transport() {
     try {
-      return Transport.named(broker, BrokerOptions.class.getClassLoader());
+      return Transport.named(broker, INSTALLED);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("invalid --broker (TXBOX_BROKER): " + e.getMessage(), e);
     }

@@ -67,11 +67,6 @@ public final class MemoryTransport implements Transport {
   }
 
   @Override
-  public String system() {
-    return "memory";
-  }
-
-  @Override
   public List<TransportSetting> settings() {
     return SETTINGS;
   }
@@ -84,7 +79,7 @@ public final class MemoryTransport implements Transport {
       throw settings.refused("max-message-size", "it must be 1 or more, was " + maxSize);
     }
     CLIENT_PROPERTIES.put(space, Map.copyOf(settings.properties("client")));
-    List<Message> messages = SPACES.computeIfAbsent(space, s -> new ArrayList<>());
+    List<Message> messages = space(space);
     return new Publisher() {
       @Override
       public PublishResult publish(List<Message> batch) {
@@ -97,6 +92,7 @@ public final class MemoryTransport implements Transport {
               messages.add(batch.get(i));
             }
           }
+          messages.notifyAll(); // subscribers waiting for more
         }
         return PublishResult.of(batch.size(), failures);
       }
@@ -108,12 +104,19 @@ public final class MemoryTransport implements Transport {
 
   @Override
   public Subscriber subscriber(TransportSettings settings, Subscription subscription) {
-    return new MemorySubscriber(settings.text("space").orElseThrow(), subscription);
+    return new MemorySubscriber(space(settings.text("space").orElseThrow()), subscription);
+  }
+
+  /** The messages of {@code name}, the space's lock and its signal of new ones. */
+  private static List<Message> space(String name) {
+    return SPACES.computeIfAbsent(name, n -> new ArrayList<>());
   }
 
   /** Takes the space's messages bound for its sources, one at a time, in order. */
   private static final class MemorySubscriber implements Subscriber {
-    private final String space;
+    /** Longest wait for a message, and the wait before a failed one is tried again. */
+    private static final long WAIT_MILLIS = 100;
+    private final List<Message> space;
     private final Subscription subscription;
     private final AtomicLong processed = new AtomicLong();
     private final AtomicLong duplicates = new AtomicLong();
@@ -121,7 +124,7 @@ public final class MemoryTransport implements Transport {
     private volatile boolean closed;
     private Thread thread;
 
-    MemorySubscriber(String space, Subscription subscription) {
+    MemorySubscriber(List<Message> space, Subscription subscription) {
       this.space = space;
       this.subscription = subscription;
     }
@@ -137,19 +140,37 @@ public final class MemoryTransport implements Transport {
     private void run() {
       int next = 0;
       while (!closed) {
-        List<Message> messages = published(space);
-        if (next >= messages.size()) {
-          pause();
-          continue;
+        Message message = awaitMessage(next);
+        if (message == null) {
+          continue; // none yet: look again, or stop when closed
         }
-        Message message = messages.get(next);
-        if (!subscription.sources().contains(message.destination())) {
-          next++;
-        } else if (take(message)) {
+        if (!subscription.sources().contains(message.destination()) || take(message)) {
           next++;
         } else {
-          pause();
+          synchronized (space) {
+            await(); // the failed message again after the wait, or at once on close
+          }
         }
+      }
+    }
+
+    /** The space's message at {@code index}; null if none arrived within the wait. */
+    private Message awaitMessage(int index) {
+      synchronized (space) {
+        if (space.size() <= index && !closed) {
+          await();
+        }
+        return space.size() > index ? space.get(index) : null;
+      }
+    }
+
+    /** Waits on the space, holding its lock: a publish or a close wakes it. */
+    private void await() {
+      try {
+        space.wait(WAIT_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        closed = true;
       }
     }
 
@@ -161,14 +182,6 @@ public final class MemoryTransport implements Transport {
       } catch (Exception e) {
         failures.incrementAndGet();
         return false;
-      }
-    }
-
-    private void pause() {
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        closed = true;
       }
     }
 
@@ -209,7 +222,10 @@ public final class MemoryTransport implements Transport {
 
     @Override
     public void close() {
-      closed = true; // the loop sees it within one pause; an interrupt could cut an intake transaction short
+      closed = true; // no interrupt: it could cut an intake transaction short
+      synchronized (space) {
+        space.notifyAll();
+      }
       if (thread != null) {
         try {
           thread.join(Math.max(1, subscription.drainTimeout().toMillis())); // join(0) would wait for ever

@@ -15,7 +15,6 @@ import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,7 +65,7 @@ import org.junit.jupiter.api.io.TempDir;
 public abstract class TransportContract {
   /** Exit status of the child JVM that halts itself right after an inbox commit. */
   static final int HALTED_AFTER_COMMIT = 99;
-  private static final Duration WAIT = Duration.ofSeconds(90);
+  static final Duration WAIT = Duration.ofSeconds(90);
   private static final RetryPolicy FAST_RETRIES = fastRetries().build();
 
   private TestDatabase db;
@@ -534,58 +533,6 @@ public abstract class TransportContract {
     assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(sent));
   }
 
-  // --- the child JVM that dies between the inbox commit and the acknowledgement ---
-
-  /**
-   * Runs the transport's subscriber over an inbox whose connection halts the JVM right after
-   * committing the message whose body ends in {@value #CRASH}: the inbox transaction is durable,
-   * the broker never hears of it. Arguments: the contract class, broker, destination, schema and
-   * consumer.
-   */
-  public static final class CrashingSubscriber {
-    static final String CRASH = ":crash";
-    private static final ThreadLocal<Boolean> HALT_AFTER_COMMIT = ThreadLocal.withInitial(() -> false);
-
-    private CrashingSubscriber() {}
-
-    public static void main(String[] args) throws Exception {
-      var constructor = Class.forName(args[0]).getDeclaredConstructor();
-      constructor.setAccessible(true);
-      TransportContract contract = (TransportContract) constructor.newInstance();
-      String schema = args[3];
-      String consumer = args[4];
-      DataSource dataSource = haltingAfterMarkedCommits(TestDatabase.pool(TestDatabase.jdbcUrl(), 4));
-      Inbox inbox = Inbox.create(dataSource, contract.inboxStore(schema));
-      InboxHandler handler = (tx, m, key) -> {
-        insertSideEffect(tx, schema, consumer, m);
-        // sticky: in a batch, the commit that follows the marked message is the batch's
-        HALT_AFTER_COMMIT.set(HALT_AFTER_COMMIT.get() || new String(m.payload(), StandardCharsets.UTF_8).endsWith(CRASH));
-      };
-      contract.subscriber(args[1], args[2], inbox, consumer, handler).start();
-      Thread.sleep(WAIT.toMillis());
-      System.exit(1); // never reached the marked message
-    }
-
-    private static DataSource haltingAfterMarkedCommits(DataSource real) {
-      return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
-          (proxy, method, args) -> {
-            Object result = method.invoke(real, args);
-            return method.getName().equals("getConnection") ? haltingAfterMarkedCommit((Connection) result) : result;
-          });
-    }
-
-    private static Connection haltingAfterMarkedCommit(Connection real) {
-      return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
-          (proxy, method, args) -> {
-            Object result = method.invoke(real, args);
-            if (method.getName().equals("commit") && HALT_AFTER_COMMIT.get()) {
-              Runtime.getRuntime().halt(HALTED_AFTER_COMMIT);
-            }
-            return result;
-          });
-    }
-  }
-
   // --- helpers ---
 
   /** Retries within a few hundred milliseconds, ten attempts unless changed. */
@@ -616,7 +563,7 @@ public abstract class TransportContract {
     return (tx, m, key) -> insertSideEffect(tx, db.schema(), consumer, m);
   }
 
-  private static void insertSideEffect(Connection tx, String schema, String consumer, Message m) throws SQLException {
+  static void insertSideEffect(Connection tx, String schema, String consumer, Message m) throws SQLException {
     try (PreparedStatement p = tx.prepareStatement("INSERT INTO " + schema + ".side_effect"
         + " (consumer, message_id, key, body) VALUES (?, ?, ?, ?)")) {
       p.setString(1, consumer);

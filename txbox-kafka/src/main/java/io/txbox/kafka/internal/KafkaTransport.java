@@ -36,11 +36,6 @@ public final class KafkaTransport implements Transport {
   }
 
   @Override
-  public String system() {
-    return "kafka";
-  }
-
-  @Override
   public List<TransportSetting> settings() {
     return SETTINGS;
   }

@@ -34,11 +34,6 @@ public final class NatsTransport implements Transport {
   }
 
   @Override
-  public String system() {
-    return "nats";
-  }
-
-  @Override
   public List<TransportSetting> settings() {
     return SETTINGS;
   }

@@ -32,11 +32,6 @@ public final class RabbitTransport implements Transport {
   }
 
   @Override
-  public String system() {
-    return "rabbitmq";
-  }
-
-  @Override
   public List<TransportSetting> settings() {
     return SETTINGS;
   }
