@@ -1,7 +1,7 @@
 package io.txbox.jdbc;
 
 import io.txbox.Message;
-import io.txbox.jdbc.internal.JsonHeaders;
+import io.txbox.spi.support.JsonHeaders;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;

@@ -1,5 +1,6 @@
 package io.txbox.jdbc.internal;
 
+import io.txbox.spi.support.Transactions;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.OptionalInt;

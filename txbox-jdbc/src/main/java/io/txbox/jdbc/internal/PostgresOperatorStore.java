@@ -6,6 +6,7 @@ import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.spi.OutboxStore;
+import io.txbox.spi.support.Transactions;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.List;

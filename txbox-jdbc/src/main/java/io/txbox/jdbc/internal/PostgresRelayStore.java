@@ -10,6 +10,7 @@ import io.txbox.spi.Membership;
 import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
+import io.txbox.spi.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -6,6 +6,7 @@ import io.txbox.jdbc.Scope;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.support.Transactions;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;

@@ -7,6 +7,7 @@ import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Checkpoint;
 import io.txbox.spi.StoredMessage;
+import io.txbox.spi.support.JsonHeaders;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,14 +1,19 @@
-package io.txbox.jdbc.internal;
+package io.txbox.spi.support;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Reads the {@code headers} column, a JSON object, as sent by PostgreSQL ({@code headers::text}).
- * String values are unescaped; any other value (a number, {@code true}, a nested object written
- * by a plain-SQL writer) is kept as its JSON text. Casting to text and parsing here is about three
- * times cheaper for the database than expanding the object with {@code jsonb_each_text} in the
- * batch read, and txbox-jdbc depends on no JSON library.
+ * Reads and writes a store's {@code headers} column, a JSON object of strings. Reading: string
+ * values are unescaped; any other value (a number, {@code true}, a nested object written by a
+ * plain-SQL writer) is kept as its JSON text. On PostgreSQL, casting to text and parsing here is
+ * about three times cheaper for the database than expanding the object with
+ * {@code jsonb_each_text} in the batch read; and the stores depend on no JSON library.
+ *
+ * <pre>{@code
+ * String json = JsonHeaders.write(Map.of("traceparent", "00-..."));
+ * Map<String, String> headers = JsonHeaders.parse(json);
+ * }</pre>
  */
 public final class JsonHeaders {
   private final String json;
@@ -24,6 +29,44 @@ public final class JsonHeaders {
       return Map.of();
     }
     return new JsonHeaders(json).object();
+  }
+
+  /** {@code headers} as a JSON object, every value a string; {@code {}} when there are none. */
+  public static String write(Map<String, String> headers) {
+    if (headers.isEmpty()) {
+      return "{}";
+    }
+    StringBuilder out = new StringBuilder("{");
+    headers.forEach((name, value) -> {
+      if (out.length() > 1) {
+        out.append(',');
+      }
+      quote(out, name).append(':');
+      quote(out, value);
+    });
+    return out.append('}').toString();
+  }
+
+  private static StringBuilder quote(StringBuilder out, String text) {
+    out.append('"');
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      switch (c) {
+        case '"' -> out.append("\\\"");
+        case '\\' -> out.append("\\\\");
+        case '\n' -> out.append("\\n");
+        case '\r' -> out.append("\\r");
+        case '\t' -> out.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            out.append(String.format("\\u%04x", (int) c));
+          } else {
+            out.append(c);
+          }
+        }
+      }
+    }
+    return out.append('"');
   }
 
   private Map<String, String> object() {

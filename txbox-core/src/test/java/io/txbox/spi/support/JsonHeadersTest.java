@@ -1,4 +1,4 @@
-package io.txbox.jdbc.internal;
+package io.txbox.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -32,5 +32,16 @@ class JsonHeadersTest {
   @Test
   void somethingElseIsRefusedWithTheText() {
     assertThatThrownBy(() -> JsonHeaders.parse("[1, 2]")).hasMessageContaining("not a JSON object");
+  }
+
+  @Test
+  void writtenHeadersReadBackAsTheyWereWithQuotesControlCharactersAndNonAscii() {
+    java.util.Map<String, String> headers = new java.util.LinkedHashMap<>();
+    headers.put("a\"b", "x\\y\n\u0001\t");
+    headers.put("ü", "\u2028 </script>");
+    String json = JsonHeaders.write(headers);
+    assertThat(json).doesNotContain("\n").doesNotContain("\u0001");
+    assertThat(JsonHeaders.parse(json)).containsExactlyEntriesOf(headers);
+    assertThat(JsonHeaders.write(java.util.Map.of())).isEqualTo("{}");
   }
 }

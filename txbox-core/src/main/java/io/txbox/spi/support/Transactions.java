@@ -1,7 +1,6 @@
-package io.txbox.jdbc.internal;
+package io.txbox.spi.support;
 
 import io.txbox.TxboxException;
-import io.txbox.spi.support.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;

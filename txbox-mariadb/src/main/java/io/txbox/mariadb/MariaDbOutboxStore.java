@@ -1,0 +1,167 @@
+package io.txbox.mariadb;
+
+import io.txbox.DeadLetter;
+import io.txbox.Message;
+import io.txbox.mariadb.internal.MariaDbMigration;
+import io.txbox.mariadb.internal.MariaDbRelayStore;
+import io.txbox.mariadb.internal.MariaDbTables;
+import io.txbox.spi.BucketProgress;
+import io.txbox.spi.BucketRead;
+import io.txbox.spi.BucketState;
+import io.txbox.spi.Membership;
+import io.txbox.spi.OutboxStore;
+import io.txbox.spi.StoredMessage;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * The outbox on MariaDB 10.6 or later (tested on 10.11; written for MySQL 8 where the SQL allows,
+ * untested there): an append-only log in InnoDB, per-bucket checkpoints and leases, dead letters.
+ *
+ * <pre>{@code
+ * MariaDbOutboxStore store = MariaDbOutboxStore.builder(dataSource) // jdbc:mariadb://host/db
+ *     .tablePrefix("txbox_")
+ *     .build();
+ * store.migrate();                        // creates the tables; safe to repeat
+ * Outbox outbox = Outbox.create(store);
+ * }</pre>
+ *
+ * <table>
+ *   <caption>Store settings and their defaults</caption>
+ *   <tr><th>setting</th><th>default</th><th>rule</th></tr>
+ *   <tr><td>tablePrefix</td><td>{@value #DEFAULT_TABLE_PREFIX}</td><td>{@code [a-z_][a-z0-9_]*}, at most 20 characters, or empty</td></tr>
+ *   <tr><td>buckets</td><td>{@value #DEFAULT_BUCKETS}</td><td>1 to {@value #MAX_BUCKETS}; fixed when the tables are created</td></tr>
+ * </table>
+ *
+ * <p><b>Reading commits safely.</b> InnoDB gives a row its {@code AUTO_INCREMENT} position at
+ * insert, not at commit, and has nothing like PostgreSQL's snapshot horizon: a relay that followed
+ * positions could pass a row whose transaction commits after a later one, and never send it. So
+ * every transaction that writes to the outbox holds a shared lock on a <i>writer epoch</i> (the
+ * outbox's insert trigger takes it, for Java and plain-SQL writers alike), and a relay reads only
+ * up to a horizon it has proven: it reads the newest committed position, opens a new epoch, and
+ * once it can lock every older epoch without waiting, no transaction that could still add a row
+ * at or below that position is open. A transaction that wrote no event never holds the relay
+ * back; one that wrote an event and stays open holds back the events after it until it ends.
+ * Tables live in the database the JDBC URL names; the relay's user needs {@code INSERT} and
+ * {@code DELETE} on the epoch table, as on the others.
+ */
+public final class MariaDbOutboxStore implements OutboxStore {
+
+  /** Default prefix of every table name. */
+  public static final String DEFAULT_TABLE_PREFIX = "txbox_";
+  /** Default number of buckets the log is split into; the most relay instances that share work. */
+  public static final int DEFAULT_BUCKETS = 64;
+  /** Most buckets. */
+  public static final int MAX_BUCKETS = 1024;
+
+  private final MariaDbRelayStore relay;
+  private final MariaDbMigration migration;
+
+  private MariaDbOutboxStore(Builder b) {
+    MariaDbTables tables = new MariaDbTables(b.tablePrefix);
+    this.relay = new MariaDbRelayStore(b.dataSource, tables);
+    this.migration = new MariaDbMigration(b.dataSource, tables, b.buckets);
+  }
+
+  /** A builder over a pooled {@link DataSource}, with the defaults above. */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(dataSource);
+  }
+
+  /** Creates the tables and the trigger where they are missing; safe to run twice and at once. */
+  public void migrate() {
+    migration.run();
+  }
+
+  /**
+   * What {@link #migrate()} runs, as one script for the {@code mariadb} client, Flyway or
+   * Liquibase; {@code DELIMITER} lines set off the trigger's body.
+   */
+  public String migrationScript() {
+    return migration.script();
+  }
+
+  @Override
+  public void append(Connection transaction, List<Message> messages) throws SQLException {
+    relay.append(transaction, messages);
+  }
+
+  @Override
+  public int openSubscription(String subscription) {
+    return relay.openSubscription(subscription);
+  }
+
+  @Override
+  public Membership heartbeat(String subscription, String instance, Duration lease) {
+    return relay.heartbeat(subscription, instance, lease);
+  }
+
+  @Override
+  public List<BucketState> claimBuckets(String subscription, String instance, int max, Duration lease) {
+    return relay.claimBuckets(subscription, instance, max, lease);
+  }
+
+  @Override
+  public void releaseBuckets(String subscription, String instance, Collection<Integer> released) {
+    relay.releaseBuckets(subscription, instance, released);
+  }
+
+  @Override
+  public void leave(String subscription, String instance) {
+    relay.leave(subscription, instance);
+  }
+
+  @Override
+  public List<StoredMessage> read(String subscription, List<BucketRead> reads) {
+    return relay.read(subscription, reads);
+  }
+
+  @Override
+  public Set<Integer> saveProgress(
+      String subscription, String instance, List<BucketProgress> progress, List<DeadLetter> deadLetters) {
+    return relay.saveProgress(subscription, instance, progress, deadLetters);
+  }
+
+  /**
+   * Settings of a {@link MariaDbOutboxStore}, checked by {@link #build()}.
+   *
+   * <pre>{@code
+   * MariaDbOutboxStore store = MariaDbOutboxStore.builder(dataSource).buckets(128).build();
+   * }</pre>
+   */
+  public static final class Builder {
+    private final DataSource dataSource;
+    private String tablePrefix = DEFAULT_TABLE_PREFIX;
+    private int buckets = DEFAULT_BUCKETS;
+
+    private Builder(DataSource dataSource) {
+      this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+    }
+
+    /** Prefix of every table name; default {@value #DEFAULT_TABLE_PREFIX}. */
+    public Builder tablePrefix(String tablePrefix) {
+      this.tablePrefix = tablePrefix;
+      return this;
+    }
+
+    /** How many buckets the log is split into; default {@value #DEFAULT_BUCKETS}. */
+    public Builder buckets(int buckets) {
+      this.buckets = buckets;
+      return this;
+    }
+
+    /** The store; refuses settings out of their range, naming the setting and the rule. */
+    public MariaDbOutboxStore build() {
+      if (buckets < 1 || buckets > MAX_BUCKETS) {
+        throw new IllegalArgumentException("buckets must be 1 to " + MAX_BUCKETS + ", was " + buckets);
+      }
+      return new MariaDbOutboxStore(this);
+    }
+  }
+}

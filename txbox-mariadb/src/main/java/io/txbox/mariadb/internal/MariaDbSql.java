@@ -1,0 +1,110 @@
+package io.txbox.mariadb.internal;
+
+import java.util.Collections;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * The SQL of the MariaDB store, rendered once for one table prefix. Times are UTC
+ * {@code DATETIME(6)} values, compared with {@code UTC_TIMESTAMP(6)}, so that no session's time
+ * zone changes what a lease or a delay means.
+ */
+public record MariaDbSql(
+    String append,
+    String bucketCount,
+    String createBucket,
+    String touchInstance,
+    String forgetDeadInstances,
+    String liveInstances,
+    String renewLeases,
+    String ownedBuckets,
+    String claimableBuckets,
+    String releaseBuckets,
+    String releaseAll,
+    String removeInstance,
+    String newestPosition,
+    String positionsAfter,
+    String openEpoch,
+    String olderEpochs,
+    String lockEpochs,
+    String deleteEpochs,
+    String takeBuckets,
+    String saveProgress,
+    String deadLetter,
+    String readBucket) {
+
+  private static final String NOW = "UTC_TIMESTAMP(6)";
+  private static final String LEASE = NOW + " + INTERVAL ? MICROSECOND";
+
+  /** Renders every statement for {@code tables}. */
+  public static MariaDbSql of(MariaDbTables t) {
+    return new MariaDbSql(
+        t.render("INSERT INTO {outbox} (id, `key`, type, version, destination, payload, content_type,"
+            + " headers, created_at, available_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+        t.render("SELECT value FROM {setting} WHERE name = 'bucket_count'"),
+        t.render("INSERT IGNORE INTO {subscription} (subscription, bucket) VALUES (?, ?)"),
+        t.render("INSERT INTO {relay_instance} (subscription, instance, alive_until) VALUES (?, ?, " + LEASE + ")"
+            + " ON DUPLICATE KEY UPDATE alive_until = VALUES(alive_until)"),
+        t.render("DELETE FROM {relay_instance}"
+            + " WHERE subscription = ? AND alive_until < " + NOW + " - INTERVAL 1 HOUR"),
+        t.render("SELECT instance FROM {relay_instance}"
+            + " WHERE subscription = ? AND alive_until > " + NOW + " ORDER BY instance"),
+        t.render("UPDATE {subscription} SET lease_until = " + LEASE + " WHERE subscription = ? AND owner = ?"),
+        t.render("SELECT bucket FROM {subscription} WHERE subscription = ? AND owner = ?"),
+        t.render("SELECT bucket, position, attempts, next_attempt_at FROM {subscription}"
+            + " WHERE subscription = ? AND (owner IS NULL OR lease_until < " + NOW + ")"
+            + " ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED"),
+        t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL"
+            + " WHERE subscription = ? AND owner = ? AND bucket = ?"),
+        t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL WHERE subscription = ? AND owner = ?"),
+        t.render("DELETE FROM {relay_instance} WHERE subscription = ? AND instance = ?"),
+        t.render("SELECT COALESCE(MAX(position), 0) FROM {outbox}"),
+        t.render("SELECT position FROM {outbox} WHERE position > ? ORDER BY position LIMIT ?"),
+        t.render("INSERT INTO {writer_epoch} () VALUES ()"),
+        t.render("SELECT epoch FROM {writer_epoch} WHERE epoch < ?"),
+        t.render("SELECT epoch FROM {writer_epoch} WHERE epoch IN (%s) FOR UPDATE NOWAIT"),
+        t.render("DELETE FROM {writer_epoch} WHERE epoch IN (%s)"),
+        t.render("UPDATE {subscription} SET owner = ?, lease_until = " + LEASE
+            + " WHERE subscription = ? AND bucket IN (%s)"),
+        // The lease must still run in the database too: a relay whose lease expired saves
+        // nothing, even before another instance claimed the bucket.
+        t.render("UPDATE {subscription} SET position = ?, attempts = ?, next_attempt_at = ?, last_error = ?,"
+            + " updated_at = " + NOW
+            + " WHERE subscription = ? AND bucket = ? AND owner = ? AND lease_until > " + NOW),
+        t.render("INSERT INTO {dead_letter} (subscription, position, id, bucket, `key`, type, version,"
+            + " destination, payload, content_type, headers, created_at, error, attempts)"
+            + " SELECT ?, o.position, o.id, o.bucket, o.`key`, o.type, o.version, o.destination, o.payload,"
+            + " o.content_type, o.headers, o.created_at, ?, ?"
+            + " FROM {outbox} o WHERE o.bucket = ? AND o.position = ?"
+            + " ON DUPLICATE KEY UPDATE attempts = attempts"),
+        // One bucket's unread events up to the horizon: a range of the clustered key. Columns are
+        // read by position in MariaDbRows.storedMessage: keep the two in step.
+        t.render("(SELECT bucket, position, id, `key`, type, version, destination, payload, content_type,"
+            + " headers, created_at, available_at FROM {outbox}"
+            + " WHERE bucket = ? AND position > ? AND position <= ? ORDER BY position LIMIT ?)"));
+  }
+
+  /** The read of {@code buckets} buckets at once: one range per bucket, four parameters each. */
+  public String read(int buckets) {
+    return String.join(" UNION ALL ", Collections.nCopies(buckets, readBucket));
+  }
+
+  /** Locks the epochs named, failing at once if a writer holds one. */
+  public String lockEpochs(List<Long> epochs) {
+    return lockEpochs.formatted(numbers(epochs));
+  }
+
+  /** Deletes the epochs named, once locked. */
+  public String deleteEpochs(List<Long> epochs) {
+    return deleteEpochs.formatted(numbers(epochs));
+  }
+
+  /** Marks {@code buckets} taken; parameters: owner, lease in microseconds, subscription. */
+  public String takeBuckets(List<Integer> buckets) {
+    return takeBuckets.formatted(numbers(buckets));
+  }
+
+  private static String numbers(List<? extends Number> values) {
+    return values.stream().map(String::valueOf).collect(Collectors.joining(", "));
+  }
+}

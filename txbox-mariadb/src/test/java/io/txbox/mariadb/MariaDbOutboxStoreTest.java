@@ -1,0 +1,263 @@
+package io.txbox.mariadb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.txbox.Message;
+import io.txbox.Outbox;
+import io.txbox.TxboxException;
+import io.txbox.spi.BucketRead;
+import io.txbox.spi.Checkpoint;
+import io.txbox.spi.StoredMessage;
+import io.txbox.testkit.TestMariaDb;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The MariaDB store's own promises, beyond the contract: above all, reading commits safely. */
+class MariaDbOutboxStoreTest {
+  private static final int BUCKETS = 4;
+  private TestMariaDb db;
+  private MariaDbOutboxStore store;
+  private Outbox outbox;
+
+  @BeforeEach
+  void createDatabase() {
+    db = TestMariaDb.create();
+    store = MariaDbOutboxStore.builder(db.dataSource()).buckets(BUCKETS).build();
+    store.migrate();
+    store.openSubscription("s");
+    outbox = Outbox.create(store);
+  }
+
+  @AfterEach
+  void dropDatabase() {
+    db.close();
+  }
+
+  @Test
+  void anOpenTransactionThatWroteAnEventHoldsBackLaterCommitsUntilItEnds() throws SQLException {
+    try (Connection late = db.dataSource().getConnection()) {
+      late.setAutoCommit(false);
+      outbox.send(late, message("k", "first")); // takes its position now, commits last
+      send(message("k", "second"));
+      send(message("other", "third"));
+
+      assertThat(readAll()).as("nothing past the open transaction's position").isEmpty();
+      assertThat(readAll()).as("nor on the next round").isEmpty();
+
+      late.commit();
+    }
+    assertThat(bodies(readAll())).containsExactlyInAnyOrder("first", "second", "third");
+    assertThat(bodies(readAll().stream().filter(m -> "k".equals(m.message().key())).toList()))
+        .containsExactly("first", "second");
+  }
+
+  @Test
+  void transactionsThatWroteNoEventHoldNothingBack() throws SQLException {
+    db.execute("CREATE TABLE business (id INT PRIMARY KEY) ENGINE = InnoDB");
+    try (Connection writer = db.dataSource().getConnection(); Connection reader = db.dataSource().getConnection()) {
+      writer.setAutoCommit(false);
+      writer.createStatement().execute("INSERT INTO business VALUES (1)");
+      reader.setAutoCommit(false);
+      reader.createStatement().executeQuery("SELECT COUNT(*) FROM business").close();
+      send(message("k", "one"));
+
+      assertThat(bodies(readAll())).containsExactly("one");
+      writer.rollback();
+      reader.rollback();
+    }
+  }
+
+  @Test
+  void aRolledBackEventLeavesAGapThatHoldsNothingBack() throws SQLException {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      outbox.send(c, message("k", "rolled back"));
+      c.rollback();
+    }
+    send(message("k", "kept"));
+
+    assertThat(bodies(readAll())).containsExactly("kept");
+  }
+
+  @Test
+  void aRepeatableReadWriterWhoseSnapshotPredatesNewerEpochsStillHoldsTheHorizonBack() throws SQLException {
+    try (Connection late = db.dataSource().getConnection()) {
+      late.setAutoCommit(false);
+      late.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      late.createStatement().executeQuery("SELECT COUNT(*) FROM txbox_writer_epoch").close(); // snapshot now
+      for (int i = 0; i < 3; i++) { // the relay opens and seals epochs the snapshot never sees
+        send(message("x", "x" + i));
+        readAll();
+      }
+      outbox.send(late, message("k", "late"));
+      send(message("k", "after"));
+
+      assertThat(bodies(readAll())).containsExactly("x0", "x1", "x2");
+      late.commit();
+    }
+    assertThat(bodies(readAll())).containsExactly("x0", "x1", "x2", "late", "after");
+  }
+
+  @Test
+  void aPlainSqlWriterGetsTheSameBucketAndHoldsTheHorizonBackToo() throws SQLException {
+    send(message("shared-key", "from java"));
+    try (Connection plain = db.dataSource().getConnection()) {
+      plain.setAutoCommit(false);
+      try (Statement s = plain.createStatement()) {
+        s.executeUpdate("INSERT INTO txbox_outbox (`key`, type, destination, payload)"
+            + " VALUES ('shared-key', 'Plain', 'd', 'from sql')");
+      }
+      send(message("z", "later"));
+      assertThat(bodies(readAll())).containsExactly("from java");
+      plain.commit();
+    }
+    List<StoredMessage> all = readAll();
+    assertThat(all.stream().filter(m -> "shared-key".equals(m.message().key())).map(StoredMessage::bucket).distinct())
+        .hasSize(1);
+    assertThat(bodies(all)).containsExactlyInAnyOrder("from java", "from sql", "later");
+  }
+
+  @Test
+  void manyConcurrentWritersSomeRollingBackLoseNothingToARelayReadingAllAlong() throws Exception {
+    int writers = 8;
+    int perWriter = 150;
+    List<StoredMessage> read = new ArrayList<>();
+    Checkpoint[] after = new Checkpoint[BUCKETS];
+    java.util.Arrays.fill(after, Checkpoint.START);
+    CompletableFuture<?>[] running = IntStream.range(0, writers).mapToObj(w -> CompletableFuture.runAsync(() -> {
+      for (int i = 0; i < perWriter; i++) {
+        try (Connection c = db.dataSource().getConnection()) {
+          c.setAutoCommit(false);
+          outbox.send(c, message("w" + w, (i % 10 == 9 ? "rollback-" : "") + w + "-" + i));
+          if (i % 10 == 9) {
+            c.rollback();
+          } else {
+            c.commit();
+          }
+        } catch (SQLException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    })).toArray(CompletableFuture[]::new);
+    CompletableFuture<Void> all = CompletableFuture.allOf(running);
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    while ((!all.isDone() || read.size() < writers * perWriter * 9 / 10) && System.nanoTime() < deadline) {
+      List<BucketRead> reads = new ArrayList<>();
+      for (int b = 0; b < BUCKETS; b++) {
+        reads.add(new BucketRead(b, after[b], 50));
+      }
+      for (StoredMessage m : store.read("s", reads)) { // the relay moves each checkpoint as it reads
+        read.add(m);
+        after[m.bucket()] = m.checkpoint();
+      }
+      if (all.isCompletedExceptionally()) {
+        all.join();
+      }
+    }
+    all.join();
+    for (int w = 0; w < writers; w++) {
+      String key = "w" + w;
+      int writer = w;
+      assertThat(bodies(read.stream().filter(m -> key.equals(m.message().key())).toList()))
+          .as("every committed event of writer %d, once, in order", w)
+          .containsExactlyElementsOf(IntStream.range(0, perWriter).filter(i -> i % 10 != 9)
+              .mapToObj(i -> writer + "-" + i).toList());
+    }
+  }
+
+  @Test
+  void migrationIsSafeToRunTwiceAndRefusesADifferentBucketCount() {
+    store.migrate();
+    MariaDbOutboxStore other = MariaDbOutboxStore.builder(db.dataSource()).buckets(BUCKETS + 1).build();
+
+    assertThatThrownBy(other::migrate).hasMessageContaining("buckets is 5").hasMessageContaining("buckets(4)");
+  }
+
+  @Test
+  void missingTablesAreExplainedAndABadPrefixIsRefusedByName() {
+    MariaDbOutboxStore elsewhere = MariaDbOutboxStore.builder(db.dataSource()).tablePrefix("other_").build();
+
+    assertThatThrownBy(() -> elsewhere.openSubscription("s")).isInstanceOf(TxboxException.class)
+        .hasMessageContaining("txbox's tables are missing").hasMessageContaining("tablePrefix ('other_')");
+    assertThatThrownBy(() -> MariaDbOutboxStore.builder(db.dataSource()).tablePrefix("x; DROP TABLE y").build())
+        .hasMessageContaining("tablePrefix must match");
+  }
+
+  @Test
+  void theDatabaseRefusesARowThatBreaksTheMessageRulesNamingTheRule() {
+    assertThatThrownBy(() -> db.execute("INSERT INTO txbox_outbox (type, destination, payload, headers)"
+        + " VALUES ('T', 'd', 'x', '[1]')")).hasMessageContaining("txbox_outbox_headers_valid");
+    assertThatThrownBy(() -> db.execute("INSERT INTO txbox_outbox (type, destination, payload)"
+        + " VALUES (' ', 'd', 'x')")).hasMessageContaining("txbox_outbox_type_valid");
+  }
+
+  @Test
+  void eventsCommittedInOrderAreReadWhileALaterWriterIsStillOpen() throws SQLException {
+    send(message("a", "one"));
+    send(message("a", "two"));
+    try (Connection open = db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      outbox.send(open, message("a", "three"));
+
+      assertThat(bodies(readAll())).containsExactly("one", "two");
+      open.rollback();
+    }
+  }
+
+  @Test
+  void aPositionChosenByAPlainSqlWriterIsRefusedWithTheFix() {
+    assertThatThrownBy(() -> db.execute("INSERT INTO txbox_outbox (position, type, destination, payload)"
+        + " VALUES (1000, 'T', 'd', 'x')")).hasMessageContaining("position is given by the database");
+  }
+
+  @Test
+  void aRowWhoseIdIsNoUuidComesBackUnreadableAndTheRestFlows() throws SQLException {
+    db.execute("INSERT INTO txbox_outbox (id, `key`, type, destination, payload) VALUES ('not-a-uuid', 'k', 'T', 'd', 'x')");
+    send(message("k", "fine"));
+
+    List<StoredMessage> all = readAll();
+
+    assertThat(all).hasSize(2);
+    assertThat(all.get(0).message()).isNull();
+    assertThat(all.get(0).unreadable()).contains("not-a-uuid");
+    assertThat(all.get(1).message().key()).isEqualTo("k");
+  }
+
+  private List<StoredMessage> readAll() {
+    List<BucketRead> reads = new ArrayList<>();
+    for (int b = 0; b < BUCKETS; b++) {
+      reads.add(new BucketRead(b, Checkpoint.START, 10_000));
+    }
+    List<StoredMessage> all = new ArrayList<>(store.read("s", reads));
+    all.sort(java.util.Comparator.comparing(StoredMessage::checkpoint));
+    return all;
+  }
+
+  private void send(Message m) throws SQLException {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      outbox.send(c, m);
+      c.commit();
+    }
+  }
+
+  private static List<String> bodies(List<StoredMessage> messages) {
+    return messages.stream().map(m -> new String(m.message().payload(), StandardCharsets.UTF_8)).toList();
+  }
+
+  private static Message message(String key, String body) {
+    return Message.builder().type("Test").key(key).destination("d").payload(body.getBytes(StandardCharsets.UTF_8))
+        .build();
+  }
+}
