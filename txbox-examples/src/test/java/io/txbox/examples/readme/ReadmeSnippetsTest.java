@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.spi.Transport;
 import io.txbox.spi.TransportSettings;
 import io.txbox.spring.TxboxProperties;
 import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestMariaDb;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.StringReader;
@@ -47,6 +49,8 @@ import org.springframework.boot.context.properties.source.MapConfigurationProper
 class ReadmeSnippetsTest {
   private static final Path README = Path.of("..", "README.md");
   private static final Path GUIDES = Path.of("..", "docs");
+  /** Every page but the MariaDB guide, whose SQL is MariaDB's. */
+  private static final java.util.function.Predicate<Path> POSTGRES_PAGES = page -> !page.endsWith("mariadb.md");
   private static final Pattern BLOCK = Pattern.compile("(?ms)^```(\\w+)\\n(.*?)^```$");
   private static final String IMPORTS = """
       import com.fasterxml.jackson.databind.ObjectMapper;
@@ -56,6 +60,7 @@ class ReadmeSnippetsTest {
       import io.txbox.jackson.*;
       import io.txbox.jdbc.*;
       import io.txbox.kafka.*;
+      import io.txbox.mariadb.*;
       import io.txbox.nats.*;
       import io.txbox.rabbitmq.*;
       import io.txbox.spi.Publisher;
@@ -135,7 +140,7 @@ import java.util.List;
 
   @Test
   void thePlainSqlWriteIsAnEventInAMigratedSchema() throws Exception {
-    List<String> blocks = blocks("sql").stream().filter(b -> !b.contains("txbox_emit(")).toList();
+    List<String> blocks = blocks("sql", POSTGRES_PAGES).stream().filter(b -> !b.contains("txbox_emit(")).toList();
     assertThat(blocks).isNotEmpty();
     try (TestDatabase db = TestDatabase.create()) {
       PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
@@ -153,8 +158,21 @@ import java.util.List;
   }
 
   @Test
+  void theMariaDbPlainSqlWriteIsAnEventInAMigratedDatabase() throws Exception {
+    List<String> blocks = blocks("sql", page -> page.endsWith("mariadb.md"));
+    assertThat(blocks).isNotEmpty();
+    try (TestMariaDb db = TestMariaDb.create()) {
+      MariaDbOutboxStore.builder(db.dataSource()).build().migrate();
+      for (String block : blocks) {
+        db.execute(block);
+      }
+      assertThat(db.queryLong("SELECT COUNT(*) FROM txbox_outbox")).isEqualTo(blocks.size());
+    }
+  }
+
+  @Test
   void theEmitFunctionWritesAWalMessageTheSlotDecodes() throws Exception {
-    List<String> blocks = blocks("sql").stream().filter(b -> b.contains("txbox_emit(")).toList();
+    List<String> blocks = blocks("sql", POSTGRES_PAGES).stream().filter(b -> b.contains("txbox_emit(")).toList();
     assertThat(blocks).isNotEmpty();
     try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setServerConfig("wal_level", "logical").start();
         HikariDataSource pool = TestDatabase.pool(postgres.getJdbcUrl("postgres", "postgres"), 2)) {
@@ -175,8 +193,12 @@ import java.util.List;
   }
 
   private static List<String> blocks(String language) throws IOException {
+    return blocks(language, page -> true);
+  }
+
+  private static List<String> blocks(String language, java.util.function.Predicate<Path> from) throws IOException {
     List<String> blocks = new ArrayList<>();
-    for (Path page : pages()) {
+    for (Path page : pages().stream().filter(from).toList()) {
       Matcher m = BLOCK.matcher(Files.readString(page));
       while (m.find()) {
         if (m.group(1).equals(language)) {

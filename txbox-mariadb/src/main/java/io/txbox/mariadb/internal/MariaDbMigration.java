@@ -83,6 +83,17 @@ public final class MariaDbMigration {
 
   /** The version the tables are at, 0 when there are none; refuses a different bucket count. */
   private int appliedVersion(Connection c) throws SQLException {
+    // Asked first, so that a first migration makes the driver log no "table doesn't exist".
+    try (PreparedStatement p = c.prepareStatement("SELECT COUNT(*) FROM information_schema.tables"
+        + " WHERE table_schema = DATABASE() AND table_name = ?")) {
+      p.setString(1, tables.prefix() + "setting");
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        if (rs.getInt(1) == 0) {
+          return 0;
+        }
+      }
+    }
     String settings = tables.render("SELECT name, value FROM {setting} WHERE name IN ('schema_version', 'bucket_count')");
     int version = 0;
     try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(settings)) {
@@ -94,10 +105,6 @@ public final class MariaDbMigration {
           throw new IllegalStateException("buckets is " + buckets + " but the outbox was created with " + value
               + " buckets, and a key's bucket cannot change under a running outbox: set buckets(" + value + ")");
         }
-      }
-    } catch (SQLException e) {
-      if (tables.explainMissing(e) == e) {
-        throw e;
       }
     }
     return version;

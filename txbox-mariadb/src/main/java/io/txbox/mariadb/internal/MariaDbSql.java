@@ -62,7 +62,7 @@ public record MariaDbSql(
         t.render("SELECT position FROM {outbox} WHERE position > ? ORDER BY position LIMIT ?"),
         t.render("INSERT INTO {writer_epoch} () VALUES ()"),
         t.render("SELECT epoch FROM {writer_epoch} WHERE epoch < ?"),
-        t.render("SELECT epoch FROM {writer_epoch} WHERE epoch IN (%s) FOR UPDATE NOWAIT"),
+        t.render("SELECT epoch FROM {writer_epoch} WHERE epoch IN (%s) FOR UPDATE SKIP LOCKED"),
         t.render("DELETE FROM {writer_epoch} WHERE epoch IN (%s)"),
         t.render("UPDATE {subscription} SET owner = ?, lease_until = " + LEASE
             + " WHERE subscription = ? AND bucket IN (%s)"),
@@ -89,7 +89,7 @@ public record MariaDbSql(
     return String.join(" UNION ALL ", Collections.nCopies(buckets, readBucket));
   }
 
-  /** Locks the epochs named, failing at once if a writer holds one. */
+  /** Locks the epochs named that no writer holds, leaving out at once those one does. */
   public String lockEpochs(List<Long> epochs) {
     return lockEpochs.formatted(numbers(epochs));
   }
