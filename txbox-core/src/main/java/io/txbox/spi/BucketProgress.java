@@ -1,6 +1,9 @@
 package io.txbox.spi;
 
 import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * What a relay round did to a bucket: its new checkpoint, and its retry state.
@@ -16,4 +19,16 @@ import java.time.Instant;
  * @param lastError the last failure, or {@code null}
  */
 public record BucketProgress(
-    int bucket, Checkpoint checkpoint, int attempts, Instant nextAttemptAt, String lastError) {}
+    int bucket, Checkpoint checkpoint, int attempts, Instant nextAttemptAt, String lastError) {
+
+  /**
+   * The buckets of {@code progress} that are not in {@code saved}: what
+   * {@link OutboxStore#saveProgress} returns, the buckets whose lease the instance no longer held.
+   */
+  public static Set<Integer> unsaved(List<BucketProgress> progress, Set<Integer> saved) {
+    Set<Integer> lost = new TreeSet<>();
+    progress.forEach(p -> lost.add(p.bucket()));
+    lost.removeAll(saved);
+    return lost;
+  }
+}

@@ -23,7 +23,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.postgresql.PGStatement;
@@ -225,10 +224,7 @@ public final class PostgresRelayStore implements OutboxStore {
         }
       }
       insertDeadLetters(c, deadLetters.stream().filter(d -> saved.contains(d.bucket())).toList());
-      Set<Integer> lost = new TreeSet<>();
-      progress.forEach(p -> lost.add(p.bucket()));
-      lost.removeAll(saved);
-      return lost;
+      return BucketProgress.unsaved(progress, saved);
     });
   }
 

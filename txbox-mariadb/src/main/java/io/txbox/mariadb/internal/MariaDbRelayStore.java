@@ -19,7 +19,6 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
 import javax.sql.DataSource;
 
 /**
@@ -218,10 +217,7 @@ public final class MariaDbRelayStore implements OutboxStore {
         }
       }
       insertDeadLetters(c, deadLetters.stream().filter(d -> saved.contains(d.bucket())).toList());
-      Set<Integer> lost = new TreeSet<>();
-      progress.forEach(p -> lost.add(p.bucket()));
-      lost.removeAll(saved);
-      return lost;
+      return BucketProgress.unsaved(progress, saved);
     });
   }
 
