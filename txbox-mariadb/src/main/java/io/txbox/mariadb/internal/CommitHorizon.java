@@ -20,8 +20,8 @@ import java.util.List;
  * ends. To move the horizon, a relay reads the newest committed position {@code M}, then opens a
  * new epoch {@code E}: a writer that holds a position at or below {@code M} took it before that
  * read, so it locked an epoch older than {@code E}. Once the relay can lock every epoch older than
- * {@code E} without waiting ({@code SKIP LOCKED} leaves out any a writer holds), none of those writers is still open, and every
- * position up to {@code M} is final. The relay then deletes those epochs, and moves the horizon
+ * {@code E} without waiting ({@code SKIP LOCKED} leaves out any a writer holds), none of those
+ * writers is still open, and every position up to {@code M} is final. The relay then deletes those epochs, and moves the horizon
  * to {@code M}.
  *
  * <p>Positions committed one after another need no proof: a committed row's position is taken,
@@ -44,6 +44,8 @@ public final class CommitHorizon {
 
   private record Epoch(long epoch, long ceiling) {}
 
+  private record Committed(long endOfRun, long newest) {}
+
   public CommitHorizon(MariaDbSql sql, Transactions tx) {
     this.sql = sql;
     this.tx = tx;
@@ -56,13 +58,11 @@ public final class CommitHorizon {
    */
   public synchronized long advance() {
     trySeal();
-    horizon = tx.inTransaction("reading committed outbox positions", this::endOfContiguousRun);
-    if (pending == null) {
-      long newest = tx.inTransaction("reading the newest outbox position", this::newestPosition);
-      if (newest > horizon) {
-        pending = new Epoch(tx.inTransaction("opening a writer epoch", this::openEpoch), newest);
-        trySeal();
-      }
+    Committed committed = tx.inTransaction("reading committed outbox positions", this::committedAfterHorizon);
+    horizon = committed.endOfRun();
+    if (pending == null && committed.newest() > horizon) {
+      pending = new Epoch(tx.inTransaction("opening a writer epoch", this::openEpoch), committed.newest());
+      trySeal();
     }
     return horizon;
   }
@@ -75,22 +75,32 @@ public final class CommitHorizon {
   }
 
   /**
-   * The last position of the unbroken run of committed positions after the horizon. No other row
-   * can take a position that a committed row holds (positions are unique), so the run is final
-   * however many writers are still open: while writers commit in order, no epoch is needed.
+   * What one read of the committed positions after the horizon shows: where their unbroken run
+   * ends, and the newest of them. No other row can take a position that a committed row holds
+   * (positions are unique), so the run is final however many writers are still open: while
+   * writers commit in order, no epoch is needed. The newest is the last position read, unless the
+   * read stopped at its limit.
    */
-  private long endOfContiguousRun(Connection c) throws SQLException {
+  private Committed committedAfterHorizon(Connection c) throws SQLException {
     long end = horizon;
+    long last = horizon;
+    int read = 0;
+    boolean unbroken = true;
     try (PreparedStatement p = c.prepareStatement(sql.positionsAfter())) {
       p.setLong(1, horizon);
       p.setInt(2, RUN_LIMIT);
       try (ResultSet rs = p.executeQuery()) {
-        while (rs.next() && rs.getLong(1) == end + 1) {
-          end++;
+        while (rs.next()) {
+          last = rs.getLong(1);
+          read++;
+          unbroken = unbroken && last == end + 1;
+          if (unbroken) {
+            end = last;
+          }
         }
       }
     }
-    return end;
+    return new Committed(end, read < RUN_LIMIT ? last : newestPosition(c));
   }
 
   private long newestPosition(Connection c) throws SQLException {
