@@ -2,12 +2,14 @@ package io.txbox.mariadb;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
+import io.txbox.mariadb.internal.MariaDbJanitorStore;
 import io.txbox.mariadb.internal.MariaDbMigration;
 import io.txbox.mariadb.internal.MariaDbRelayStore;
 import io.txbox.mariadb.internal.MariaDbTables;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
+import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Membership;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
@@ -17,6 +19,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.Set;
 import javax.sql.DataSource;
 
@@ -50,8 +53,11 @@ import javax.sql.DataSource;
  * back; one that wrote an event and stays open holds back the events after it until it ends.
  * Tables live in the database the JDBC URL names; the relay's user needs {@code INSERT} and
  * {@code DELETE} on the epoch table, as on the others.
+ *
+ * <p>As a {@link JanitorStore}, it deletes relayed events past their retention ({@link
+ * io.txbox.Janitor}); several janitors take turns on a row lock.
  */
-public final class MariaDbOutboxStore implements OutboxStore {
+public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
 
   /** Default prefix of every table name. */
   public static final String DEFAULT_TABLE_PREFIX = "txbox_";
@@ -62,11 +68,13 @@ public final class MariaDbOutboxStore implements OutboxStore {
 
   private final MariaDbRelayStore relay;
   private final MariaDbMigration migration;
+  private final MariaDbJanitorStore janitor;
 
   private MariaDbOutboxStore(Builder b) {
     MariaDbTables tables = new MariaDbTables(b.tablePrefix);
     this.relay = new MariaDbRelayStore(b.dataSource, tables);
     this.migration = new MariaDbMigration(b.dataSource, tables, b.buckets);
+    this.janitor = new MariaDbJanitorStore(b.dataSource, tables);
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
@@ -126,6 +134,24 @@ public final class MariaDbOutboxStore implements OutboxStore {
   public Set<Integer> saveProgress(
       String subscription, String instance, List<BucketProgress> progress, List<DeadLetter> deadLetters) {
     return relay.saveProgress(subscription, instance, progress, deadLetters);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Looks at most {@code limit} rows into each bucket, in position order: events kept for the
+   * retention are not scanned again on every run. Runs at {@code READ COMMITTED}, so that the
+   * delete locks no gap a writer inserts into.
+   */
+  @Override
+  public OptionalInt deleteRelayed(Duration retention, int limit) {
+    return janitor.deleteRelayed(retention, limit);
+  }
+
+  /** No inbox on MariaDB yet: always 0. */
+  @Override
+  public OptionalInt deleteInboxRecords(Duration retention, int limit) {
+    return janitor.deleteInboxRecords(retention, limit);
   }
 
   /**

@@ -1,0 +1,122 @@
+package io.txbox.mariadb.internal;
+
+import io.txbox.spi.JanitorStore;
+import io.txbox.spi.support.Transactions;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.OptionalInt;
+import javax.sql.DataSource;
+
+/**
+ * The janitor's part of the MariaDB outbox: deletes events every subscription has relayed, one
+ * janitor at a time. {@link io.txbox.mariadb.MariaDbOutboxStore} hands its {@link JanitorStore}
+ * calls here.
+ *
+ * <p>Each call is one transaction at {@code READ COMMITTED}: under InnoDB's default
+ * {@code REPEATABLE READ} a delete also locks the gap after the last row it scans, and when that
+ * gap runs to the end of a bucket, it would block every writer of the bucket until the delete
+ * commits. The scan is bounded too: per bucket, only the first {@code limit} rows in position order
+ * are looked at, so that a day of events kept for the retention is not read again on every run.
+ */
+public final class MariaDbJanitorStore implements JanitorStore {
+  private static final String NOW = "UTC_TIMESTAMP(6)";
+
+  private final Transactions tx;
+  /** Only one janitor at a time: a row lock tried, never waited for, on a row every outbox has. */
+  private final String takeTurn;
+  private final String lowestCheckpoints;
+  private final String windowEnd;
+  private final String deleteRelayed;
+
+  public MariaDbJanitorStore(DataSource dataSource, MariaDbTables tables) {
+    this.tx = new Transactions(dataSource);
+    this.takeTurn = tables.render("SELECT name FROM {setting} WHERE name = 'bucket_count' FOR UPDATE SKIP LOCKED");
+    this.lowestCheckpoints = tables.render("SELECT bucket, MIN(position) FROM {subscription} GROUP BY bucket");
+    this.windowEnd = tables.render("SELECT MAX(position) FROM (SELECT position FROM {outbox}"
+        + " WHERE bucket = ? AND position <= ? ORDER BY position LIMIT ?) AS w");
+    this.deleteRelayed = tables.render("DELETE FROM {outbox} WHERE bucket = ? AND position <= ?"
+        + " AND created_at < " + NOW + " - INTERVAL ? MICROSECOND");
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>An event is relayed once its position is at or below its bucket's checkpoint in every
+   * subscription; with no subscription yet, nothing is.
+   */
+  @Override
+  public OptionalInt deleteRelayed(Duration retention, int limit) {
+    long retentionMicros = retention.toNanos() / 1000;
+    return tx.inTransaction("deleting relayed outbox events", c -> {
+      int isolation = c.getTransactionIsolation();
+      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED); // before the first statement
+      try {
+        return tookTurn(c) ? OptionalInt.of(deleteRelayed(c, retentionMicros, limit)) : OptionalInt.empty();
+      } finally {
+        c.setTransactionIsolation(isolation); // the session's, for the pool's next user
+      }
+    });
+  }
+
+  private int deleteRelayed(Connection c, long retentionMicros, int limit) throws SQLException {
+    int deleted = 0;
+    for (Map.Entry<Integer, Long> low : lowestCheckpoints(c).entrySet()) {
+      if (deleted >= limit) {
+        break;
+      }
+      deleted += deleteInBucket(c, low.getKey(), low.getValue(), retentionMicros, limit - deleted);
+    }
+    return deleted;
+  }
+
+  /** No inbox on MariaDB yet: nothing to delete. */
+  @Override
+  public OptionalInt deleteInboxRecords(Duration retention, int limit) {
+    return OptionalInt.of(0);
+  }
+
+  private boolean tookTurn(Connection c) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(takeTurn); ResultSet rs = p.executeQuery()) {
+      return rs.next();
+    }
+  }
+
+  private Map<Integer, Long> lowestCheckpoints(Connection c) throws SQLException {
+    Map<Integer, Long> low = new LinkedHashMap<>();
+    try (PreparedStatement p = c.prepareStatement(lowestCheckpoints); ResultSet rs = p.executeQuery()) {
+      while (rs.next()) {
+        low.put(rs.getInt(1), rs.getLong(2));
+      }
+    }
+    return low;
+  }
+
+  /** Deletes the old enough events among the first {@code window} relayed ones of a bucket. */
+  private int deleteInBucket(Connection c, int bucket, long checkpoint, long retentionMicros, int window)
+      throws SQLException {
+    long end;
+    try (PreparedStatement p = c.prepareStatement(windowEnd)) {
+      p.setInt(1, bucket);
+      p.setLong(2, checkpoint);
+      p.setInt(3, window);
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        end = rs.getLong(1);
+        if (rs.wasNull()) {
+          return 0;
+        }
+      }
+    }
+    try (PreparedStatement p = c.prepareStatement(deleteRelayed)) {
+      p.setInt(1, bucket);
+      p.setLong(2, end);
+      p.setLong(3, retentionMicros);
+      return p.executeUpdate();
+    }
+  }
+}
