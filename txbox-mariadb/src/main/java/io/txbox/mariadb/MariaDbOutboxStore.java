@@ -66,12 +66,13 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
   /** Most buckets. */
   public static final int MAX_BUCKETS = 1024;
 
+  private final MariaDbTables tables;
   private final MariaDbRelayStore relay;
   private final MariaDbMigration migration;
   private final MariaDbJanitorStore janitor;
 
   private MariaDbOutboxStore(Builder b) {
-    MariaDbTables tables = new MariaDbTables(b.tablePrefix);
+    this.tables = new MariaDbTables(b.tablePrefix);
     this.relay = new MariaDbRelayStore(b.dataSource, tables);
     this.migration = new MariaDbMigration(b.dataSource, tables, b.buckets);
     this.janitor = new MariaDbJanitorStore(b.dataSource, tables);
@@ -80,6 +81,11 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
   public static Builder builder(DataSource dataSource) {
     return new Builder(dataSource);
+  }
+
+  /** The outbox table's name, without the database: {@code txbox_outbox} by default. */
+  public String outboxTable() {
+    return tables.render("{outbox}");
   }
 
   /** Creates the tables and the trigger where they are missing; safe to run twice and at once. */

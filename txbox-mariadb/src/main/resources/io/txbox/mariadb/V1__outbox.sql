@@ -1,5 +1,5 @@
--- txbox MariaDB schema version 1: the outbox. Placeholders in braces are replaced by the migration
--- with validated values: {prefix}, {buckets}. Runs in the connection's current database; the
+-- txbox MariaDB schema version 1: the outbox. The table prefix and the bucket count in braces are
+-- filled in by the migration with validated values. Runs in the connection's current database; the
 -- mariadb client and Flyway both read the DELIMITER lines around the trigger. Every statement may run
 -- again: a migration cut short is finished by the next.
 

@@ -3,12 +3,14 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.spi.support.Secrets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.regex.Pattern;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 /**
@@ -24,7 +26,8 @@ public final class DatabaseOptions {
   private static final Pattern USER_INFO = Pattern.compile("^jdbc:[^/]*//[^/?#]*@");
 
   @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
-      description = "JDBC URL of the PostgreSQL database. Default: ${DEFAULT-VALUE}.")
+      description = "JDBC URL of the PostgreSQL database, or of the MariaDB database (jdbc:mariadb://;"
+          + " txbox relay and txbox migrate). Default: ${DEFAULT-VALUE}.")
   String jdbcUrl;
 
   @Option(names = "--db-user", description = "Database user (or in the URL).")
@@ -47,16 +50,30 @@ public final class DatabaseOptions {
   /** Options picocli fills in. */
   public DatabaseOptions() {}
 
-  /** A pool that connects on first use; only the settings are checked here. */
+  /**
+   * A pool on PostgreSQL that connects on first use; only the settings are checked here. A MariaDB
+   * URL is refused, naming the commands that run on MariaDB.
+   */
   public HikariDataSource pool() {
-    if (!jdbcUrl.startsWith("jdbc:postgresql:")) {
+    if (isMariaDb()) {
       throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.mask(jdbcUrl), 200)
-          + "' is not a PostgreSQL JDBC URL: give one such as jdbc:postgresql://db:5432/app");
+          + "' is a MariaDB URL, and this runs on PostgreSQL only so far: on MariaDB, txbox migrate and"
+          + " txbox relay --source table run; read the status and dead letters with SQL (docs/mariadb.md)");
+    }
+    return poolOnPostgresOrMariaDb();
+  }
+
+  /** A pool on PostgreSQL or MariaDB, for the commands that run on both: relay and migrate. */
+  public HikariDataSource poolOnPostgresOrMariaDb() {
+    if (!jdbcUrl.startsWith("jdbc:postgresql:") && !isMariaDb()) {
+      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.mask(jdbcUrl), 200)
+          + "' is not a PostgreSQL or MariaDB JDBC URL: give one such as jdbc:postgresql://db:5432/app"
+          + " or jdbc:mariadb://db:3306/app");
     }
     if (USER_INFO.matcher(jdbcUrl).find()) {
       // pgjdbc reads "app:secret@db" as a host name and would quote it, password and all, in its errors
       throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): " + Secrets.mask(jdbcUrl)
-          + " names a user before the host, which the PostgreSQL driver does not read: give the user as ?user="
+          + " names a user before the host, which the driver does not read: give the user as ?user="
           + " or --db-user, and the password in --db-password or TXBOX_DB_PASSWORD");
     }
     if (poolSize < 2 || poolSize > 100) {
@@ -70,8 +87,14 @@ public final class DatabaseOptions {
     ds.setMaximumPoolSize(poolSize);
     ds.setPoolName("txbox");
     ds.setConnectionTimeout(10_000);
-    ds.addDataSourceProperty("connectTimeout", "10");
+    // the same 10 s: pgjdbc counts seconds, MariaDB Connector/J milliseconds
+    ds.addDataSourceProperty("connectTimeout", isMariaDb() ? "10000" : "10");
     return ds;
+  }
+
+  /** Whether the URL names a MariaDB (or MySQL, through MariaDB Connector/J) database. */
+  public boolean isMariaDb() {
+    return jdbcUrl.startsWith("jdbc:mariadb:");
   }
 
   /** Connects once, so that an unreachable database fails at start with a message naming --jdbc-url. */
@@ -96,19 +119,52 @@ public final class DatabaseOptions {
    * a typo in the schema would otherwise surface as a raw SQL error on every query.
    */
   public void checkTables(HikariDataSource ds) {
+    if (isMariaDb()) {
+      checkMariaDbTables(ds);
+      return;
+    }
     String outbox = store(ds).build().outboxTable();
-    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement("SELECT to_regclass(?)")) {
-      p.setString(1, outbox);
+    if (!exists(ds, "SELECT to_regclass(?) IS NOT NULL", outbox)) {
+      throw new IllegalArgumentException("invalid --schema or --table-prefix (TXBOX_SCHEMA, TXBOX_TABLE_PREFIX): no"
+          + " txbox tables at " + outbox + ": name the schema and prefix that hold them, or create them with txbox migrate");
+    }
+  }
+
+  private void checkMariaDbTables(HikariDataSource ds) {
+    String outbox = tablePrefix + "outbox";
+    if (!exists(ds, "SELECT COUNT(*) > 0 FROM information_schema.tables"
+        + " WHERE table_schema = DATABASE() AND table_name = ?", outbox)) {
+      throw new IllegalArgumentException("invalid --jdbc-url or --table-prefix (TXBOX_JDBC_URL, TXBOX_TABLE_PREFIX): no"
+          + " txbox table " + outbox + " in the database the URL names: name the database and prefix that hold"
+          + " them, or create them with txbox migrate");
+    }
+  }
+
+  private static boolean exists(HikariDataSource ds, String query, String table) {
+    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(query)) {
+      p.setString(1, table);
       try (ResultSet rs = p.executeQuery()) {
-        if (rs.next() && rs.getString(1) != null) {
-          return;
-        }
+        return rs.next() && rs.getBoolean(1);
       }
     } catch (SQLException e) {
       throw new TxboxException("cannot look up the txbox tables: " + Secrets.mask(e.getMessage()), e);
     }
-    throw new IllegalArgumentException("invalid --schema or --table-prefix (TXBOX_SCHEMA, TXBOX_TABLE_PREFIX): no txbox"
-        + " tables at " + outbox + ": name the schema and prefix that hold them, or create them with txbox migrate");
+  }
+
+  /**
+   * Refuses the options that name PostgreSQL things (a schema) when the URL is MariaDB's: the
+   * tables live in the database the URL names.
+   */
+  void refusePostgresOnlyOptions(CommandSpec spec) {
+    if (isMariaDb()) {
+      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only: on MariaDB the tables live in the database"
+          + " the --jdbc-url names (jdbc:mariadb://host:3306/app)", "--schema");
+    }
+  }
+
+  /** A MariaDB store builder for the tables these options name. */
+  public MariaDbOutboxStore.Builder mariaDbStore(HikariDataSource dataSource) {
+    return MariaDbOutboxStore.builder(dataSource).tablePrefix(tablePrefix);
   }
 
   /** A store builder for the tables these options name. */

@@ -3,7 +3,9 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
 import java.util.concurrent.Callable;
+import org.mariadb.jdbc.MariaDbDataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -51,6 +53,9 @@ final class MigrateCommand implements Callable<Integer> {
           + " depends on the table's current state, so run `txbox migrate --outbox-partition-size "
           + partitionSize + "` against the database after the scripts");
     }
+    if (database.isMariaDb()) {
+      return migrateMariaDb();
+    }
     if (printSql) {
       // The store reads no database to render its scripts: a data source that never connects.
       PostgresOutboxStore store = PostgresOutboxStore.builder(new PGSimpleDataSource())
@@ -73,6 +78,28 @@ final class MigrateCommand implements Callable<Integer> {
       System.out.println(applied == 0
           ? "txbox tables in schema " + database.schema + " are up to date"
           : "applied " + applied + " txbox schema version(s) to schema " + database.schema);
+      return 0;
+    }
+  }
+
+  /** MariaDB: one script, no partitions, no logical decoding; the tables live in the URL's database. */
+  private Integer migrateMariaDb() {
+    database.refusePostgresOnlyOptions(spec);
+    TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only: drop them", "--outbox-partition-size", "--logical");
+    if (printSql) {
+      // The store reads no database to render its script: a data source that never connects.
+      MariaDbOutboxStore store = MariaDbOutboxStore.builder(new MariaDbDataSource())
+          .tablePrefix(database.tablePrefix).buckets(buckets).build();
+      spec.commandLine().getOut().println("-- txbox MariaDB schema\n" + store.migrationScript());
+      spec.commandLine().getOut().flush();
+      return 0;
+    }
+    try (HikariDataSource ds = database.poolOnPostgresOrMariaDb()) {
+      MariaDbOutboxStore store = database.mariaDbStore(ds).buckets(buckets).build();
+      database.checkConnection(ds);
+      store.migrate();
+      System.out.println("txbox tables (" + store.outboxTable() + " and the rest) are ready in the database"
+          + " the URL names");
       return 0;
     }
   }

@@ -10,9 +10,12 @@ import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
+import io.txbox.spi.JanitorStore;
+import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.Secrets;
 import java.time.Duration;
@@ -53,7 +56,7 @@ final class RelayCommand implements Callable<Integer> {
   enum Source { table, logical }
 
   @Option(names = "--source", defaultValue = "table",
-      description = "table: poll the outbox table by buckets (any PostgreSQL); logical: stream a replication"
+      description = "table: poll the outbox table by buckets (any PostgreSQL, or MariaDB); logical: stream a replication"
           + " slot in commit order, WAL messages and table rows (wal_level = logical, txbox migrate --logical)."
           + " Default: ${DEFAULT-VALUE}.")
   Source source;
@@ -137,29 +140,59 @@ final class RelayCommand implements Callable<Integer> {
     // Every setting is checked before anything connects.
     Publisher publisher = brokers.publisher();
     http.check();
-    HikariDataSource ds = database.pool();
+    refuseWhatMariaDbLacks();
+    HikariDataSource ds = database.poolOnPostgresOrMariaDb();
     PrometheusMeterRegistry registry = HttpOptions.registry();
     Running<Relay> running = startOrClose(ds, publisher, opened -> {
-      PostgresOutboxStore store = janitorOptions.configure(database.store(ds).buckets(buckets).listen(!noNotify)).build();
+      PolledOutbox outbox = database.isMariaDb() ? mariaDbOutbox(ds) : postgresOutbox(ds);
       RelayMeters meters = RelayMeters.create(registry);
-      Relay r = relay(store, publisher, meters);
-      Optional<Janitor> janitor = janitorOptions.janitor(store);
+      Relay r = relay(outbox.store(), publisher, meters);
+      Optional<Janitor> janitor = janitorOptions.janitor(outbox.janitor());
       database.checkConnection(ds);
       if (migrate) {
-        store.migrate();
+        outbox.migrate().run();
       } else {
         database.checkTables(ds);
       }
-      HttpOptions.bindProcessMeters(registry, store.outboxName());
+      HttpOptions.bindProcessMeters(registry, outbox.name().get()); // reads the database: after the check
       meters.register(subscription); // after the outbox tag's filter, so that the counters carry it
-      BacklogMeters.builder(store).subscriptions(subscription).build().bindTo(registry);
-      return serve(opened, registry, r::isRunning, r::isTroubled, () -> ready(ds, store, r), janitor, r::start);
+      BacklogMeters.builder(outbox.store()).subscriptions(subscription).build().bindTo(registry);
+      return serve(opened, registry, r::isRunning, r::isTroubled, () -> outbox.ready().apply(r), janitor, r::start);
     });
     Relay relay = running.relay();
     log.info("relay {} started: subscription {}, {}, database {}, {}", relay.instanceId(), subscription,
         brokers.describe(), Secrets.mask(database.jdbcUrl), describeJanitor(running.janitor()));
     return runUntilStopped(running, ds, "finishing the current round and giving the buckets back",
         "relay " + relay.instanceId());
+  }
+
+  /**
+   * The outbox a table relay polls, PostgreSQL's or MariaDB's, with what starting a relay on it
+   * needs: its janitor, its migration, its name for the meters' tag (read from the database, once
+   * connected) and its readiness verdict.
+   */
+  private record PolledOutbox(OutboxStore store, JanitorStore janitor, Runnable migrate, Supplier<String> name,
+      Function<Relay, OpsEndpoint.Verdict> ready) {}
+
+  private PolledOutbox postgresOutbox(HikariDataSource ds) {
+    PostgresOutboxStore store = janitorOptions.configure(database.store(ds).buckets(buckets).listen(!noNotify)).build();
+    return new PolledOutbox(store, store, store::migrate, store::outboxName, r -> ready(ds, store, r));
+  }
+
+  /** On MariaDB, ready means running: {@code txbox status} reads PostgreSQL only so far. */
+  private PolledOutbox mariaDbOutbox(HikariDataSource ds) {
+    MariaDbOutboxStore store = database.mariaDbStore(ds).buckets(buckets).build();
+    return new PolledOutbox(store, store, store::migrate, store::outboxTable,
+        r -> new OpsEndpoint.Verdict(r.isRunning(), relayDetails(r)));
+  }
+
+  /** The options that name what only PostgreSQL has, refused with a MariaDB URL. */
+  private void refuseWhatMariaDbLacks() {
+    database.refusePostgresOnlyOptions(spec);
+    if (database.isMariaDb()) {
+      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only (MariaDB has no LISTEN/NOTIFY and no outbox"
+          + " partitions in txbox yet): drop them", "--no-notify", "--partitions-ahead");
+    }
   }
 
   /**
@@ -182,12 +215,16 @@ final class RelayCommand implements Callable<Integer> {
 
   /** Ready: the relay runs and {@code txbox status} finds nothing wrong. */
   private OpsEndpoint.Verdict ready(HikariDataSource ds, OperatorStore store, Relay relay) {
+    return verdict(relay.isRunning(), relayDetails(relay), ds, store);
+  }
+
+  private Map<String, Object> relayDetails(Relay relay) {
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("relay", relay.isRunning() ? "running" : "stopped");
     details.put("subscription", subscription);
     details.put("instance", relay.instanceId());
     details.put("ownedBuckets", relay.ownedBuckets().size());
-    return verdict(relay.isRunning(), details, ds, store);
+    return details;
   }
 
   /** Ready: the logical relay streams the slot or stands by for it, and {@code txbox status} finds nothing wrong. */
@@ -337,7 +374,7 @@ final class RelayCommand implements Callable<Integer> {
     return retry.build();
   }
 
-  private Relay relay(PostgresOutboxStore store, Publisher publisher, RelayMeters meters) {
+  private Relay relay(OutboxStore store, Publisher publisher, RelayMeters meters) {
     Relay.Builder b = Relay.builder(store, publisher)
         .metrics(meters)
         .subscription(subscription)

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.Relay;
 import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestMariaDb;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -71,6 +72,45 @@ class CommandLineTest {
         .contains("% 16)")
         .contains("INSERT INTO shop.tx_schema_version (version, name) VALUES (3, 'V3__inbox_queue.sql')")
         .doesNotContain("{schema}");
+  }
+
+  @Test
+  void migrateOnMariaDbCreatesTheTablesOrPrintsTheirScript() throws Exception {
+    String[] args = {"migrate", "--print-sql", "--jdbc-url", "jdbc:mariadb://127.0.0.1:1/nowhere",
+        "--table-prefix", "tx_", "--buckets", "16"};
+    StringWriter out = new StringWriter();
+    CommandLine cli = TxboxCommand.commandLine(args, Map.of());
+    cli.setOut(new PrintWriter(out, true));
+    assertThat(cli.execute(args)).isZero();
+    assertThat(out.toString()).contains("CREATE TABLE IF NOT EXISTS tx_outbox", "% 16;", "DELIMITER //")
+        .doesNotContain("{prefix}", "{buckets}");
+
+    try (TestMariaDb mariaDb = TestMariaDb.create()) {
+      assertThat(run("relay", "--jdbc-url", mariaDb.jdbcUrl(), "--broker", "memory", "--memory-space", "s"))
+          .isNotZero();
+      assertThat(err.toString()).contains("invalid --jdbc-url or --table-prefix", "no txbox table txbox_outbox",
+          "create them with txbox migrate");
+      assertThat(run("migrate", "--jdbc-url", mariaDb.jdbcUrl())).isZero();
+      assertThat(run("migrate", "--jdbc-url", mariaDb.jdbcUrl())).isZero();
+      assertThat(mariaDb.queryLong("SELECT COUNT(*) FROM txbox_writer_epoch")).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void onMariaDbWhatOnlyPostgresHasIsRefusedNamingWhatRuns() {
+    String url = "jdbc:mariadb://127.0.0.1:1/app?user=app&password=s3cret";
+    assertThat(run("status", "--jdbc-url", url)).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", url, "--broker", "memory", "--memory-space", "s", "--source", "logical"))
+        .isEqualTo(2);
+    assertThat(run("migrate", "--jdbc-url", url, "--schema", "shop")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", url, "--broker", "memory", "--memory-space", "s", "--no-notify"))
+        .isEqualTo(2);
+    assertThat(err.toString())
+        .contains("is a MariaDB URL, and this runs on PostgreSQL only so far: on MariaDB, txbox migrate and"
+            + " txbox relay --source table run")
+        .contains("invalid --schema: they apply to PostgreSQL only")
+        .contains("invalid --no-notify: they apply to PostgreSQL only")
+        .doesNotContain("s3cret");
   }
 
   @Test
