@@ -5,12 +5,15 @@ import io.txbox.Message;
 import io.txbox.mariadb.internal.MariaDbJanitorStore;
 import io.txbox.mariadb.internal.MariaDbMigration;
 import io.txbox.mariadb.internal.MariaDbRelayStore;
+import io.txbox.mariadb.internal.MariaDbStatus;
 import io.txbox.mariadb.internal.MariaDbTables;
+import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Membership;
+import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
 import java.sql.Connection;
@@ -19,6 +22,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import javax.sql.DataSource;
@@ -70,12 +74,14 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
   private final MariaDbRelayStore relay;
   private final MariaDbMigration migration;
   private final MariaDbJanitorStore janitor;
+  private final MariaDbStatus status;
 
   private MariaDbOutboxStore(Builder b) {
     this.tables = new MariaDbTables(b.tablePrefix);
     this.relay = new MariaDbRelayStore(b.dataSource, tables);
     this.migration = new MariaDbMigration(b.dataSource, tables, b.buckets);
     this.janitor = new MariaDbJanitorStore(b.dataSource, tables);
+    this.status = new MariaDbStatus(b.dataSource, tables);
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
@@ -140,6 +146,25 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
   public Set<Integer> saveProgress(
       String subscription, String instance, List<BucketProgress> progress, List<DeadLetter> deadLetters) {
     return relay.saveProgress(subscription, instance, progress, deadLetters);
+  }
+
+  /** {@inheritDoc} Counts at most {@code limitPerBucket} events per bucket, on the clustered key's range. */
+  @Override
+  public Optional<Backlog> backlog(String subscription, int limitPerBucket) {
+    return Optional.of(status.backlog(subscription, limitPerBucket));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>On MariaDB: the oldest other transaction in {@code information_schema.INNODB_TRX} that has
+   * modified rows, what the relay's stall warning names; its {@code pid} is the connection id that
+   * {@code KILL} takes. Seeing other users' transactions takes the
+   * {@code PROCESS} privilege; without it, none is found and the warning stays silent.
+   */
+  @Override
+  public Optional<OpenTransaction> oldestOpenTransaction() {
+    return status.oldestOpenTransaction();
   }
 
   /**

@@ -2,6 +2,7 @@ package io.txbox.mariadb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.txbox.Message;
 import io.txbox.Outbox;
@@ -15,6 +16,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -232,6 +234,52 @@ class MariaDbOutboxStoreTest {
     assertThat(all.get(0).message()).isNull();
     assertThat(all.get(0).unreadable()).contains("not-a-uuid");
     assertThat(all.get(1).message().key()).isEqualTo("k");
+  }
+
+  @Test
+  void theBacklogCountsWhatIsPastTheCheckpointsCappedPerBucket() throws SQLException {
+    for (int i = 0; i < 12; i++) {
+      send(message("k" + i, "e" + i));
+    }
+    assertThat(store.backlog("s", 1000)).hasValueSatisfying(b -> {
+      assertThat(b.pending()).isEqualTo(12);
+      assertThat(b.capped()).isFalse();
+      assertThat(b.oldestCreatedAt()).isPresent();
+    });
+    assertThat(store.backlog("never-opened", 1000).orElseThrow().pending())
+        .as("a subscription no relay opened starts at the beginning").isEqualTo(12);
+    db.execute("UPDATE txbox_subscription s SET position = (SELECT COALESCE(MAX(position), 0) FROM txbox_outbox o"
+        + " WHERE o.bucket = s.bucket) WHERE subscription = 's'");
+    send(message("late", "after the checkpoints"));
+    assertThat(store.backlog("s", 1000).orElseThrow().pending()).isEqualTo(1);
+    assertThat(store.backlog("never-opened", 1).orElseThrow().capped()).isTrue();
+  }
+
+  @Test
+  void theOldestOpenTransactionIsOneThatWroteNotOneThatOnlyRead() throws SQLException {
+    try (Connection reader = db.dataSource().getConnection(); Connection writer = db.dataSource().getConnection()) {
+      reader.setAutoCommit(false);
+      reader.createStatement().executeQuery("SELECT COUNT(*) FROM txbox_outbox").close();
+      assertThat(store.oldestOpenTransaction()).as("a reader holds nothing back").isEmpty();
+
+      writer.setAutoCommit(false);
+      outbox.send(writer, message("k", "held"));
+      long connectionId;
+      try (Statement s = writer.createStatement(); java.sql.ResultSet rs = s.executeQuery("SELECT CONNECTION_ID()")) {
+        rs.next();
+        connectionId = rs.getLong(1);
+      }
+      // INNODB_TRX is a cache that InnoDB refreshes when it was not read for 100 ms
+      await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(store.oldestOpenTransaction())
+          .hasValueSatisfying(tx -> {
+            assertThat(tx.pid()).isEqualTo(connectionId);
+            assertThat(tx.age().isNegative()).isFalse();
+            assertThat(tx.database()).isEqualTo(db.database());
+          }));
+      writer.rollback();
+      reader.rollback();
+    }
+    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(store.oldestOpenTransaction()).isEmpty());
   }
 
   private List<StoredMessage> readAll() {

@@ -19,6 +19,7 @@ import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.internal.BrokerClients;
 import io.txbox.spring.internal.ContextBound;
+import io.txbox.spring.internal.DataSourceUrl;
 import io.txbox.spring.internal.InboxListeners;
 import io.txbox.spring.internal.LogicalRelayState;
 import io.txbox.spring.internal.OpenTelemetryTracing;
@@ -60,7 +61,8 @@ import org.springframework.util.function.SingletonSupplier;
  *   <li>an {@link Outbox} whose {@code send(message)} joins the caller's Spring transaction and
  *       refuses to run outside one, and whose {@code sendEvent(event)} writes event objects with
  *       the application's {@code EventTypes} bean, when it has one;
- *   <li>the PostgreSQL stores, migrated at start-up unless {@code txbox.migrate=false};
+ *   <li>the PostgreSQL stores, migrated at start-up unless {@code txbox.migrate=false} (on a
+ *       {@code jdbc:mariadb:} URL, {@link TxboxMariaDbAutoConfiguration} builds txbox instead);
  *   <li>a {@link Relay} to the broker, started with the context and drained when it stops
  *       ({@code txbox.relay.enabled}); with {@code txbox.relay.source=logical} and txbox-postgres-cdc,
  *       a {@code LogicalRelay} streaming the replication slot instead;
@@ -92,6 +94,7 @@ import org.springframework.util.function.SingletonSupplier;
     "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
     "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"})
 @ConditionalOnSingleCandidate(DataSource.class)
+@Conditional(DataSourceUrl.NotMariaDb.class)
 @EnableConfigurationProperties(TxboxProperties.class)
 public class TxboxAutoConfiguration {
   private static final String LOGICAL_DECODING = "io.txbox.cdc.LogicalReplication";
@@ -149,7 +152,13 @@ public class TxboxAutoConfiguration {
   @ConditionalOnMissingBean
   public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
       ObjectProvider<EventWriter> events, @Qualifier(WAL_OUTBOX_STORE) ObjectProvider<OutboxStore> walMessages) {
-    Outbox.Builder outbox = Outbox.builder(walMessages.getIfAvailable(() -> store))
+    return outbox(walMessages.getIfAvailable(() -> store), dataSource, tracing, events);
+  }
+
+  /** The outbox over {@code store}, joining the Spring transaction; shared with the MariaDB configuration. */
+  static Outbox outbox(OutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
+      ObjectProvider<EventWriter> events) {
+    Outbox.Builder outbox = Outbox.builder(store)
         .currentTransaction(new SpringTransaction(dataSource))
         .headers(tracing.getIfAvailable(() -> Tracing.NONE).outgoingHeaders());
     events.ifAvailable(outbox::events);
@@ -292,6 +301,12 @@ public class TxboxAutoConfiguration {
   public ContextBound<Relay> txboxRelay(
       PostgresOutboxStore store, TxboxProperties properties, Environment environment,
       ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
+    return relay(store, properties, environment, metrics, tracing);
+  }
+
+  /** The table relay over {@code store}, started with the context; shared with the MariaDB configuration. */
+  static ContextBound<Relay> relay(OutboxStore store, TxboxProperties properties, Environment environment,
+      ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     TxboxProperties.Relay r = properties.relay();
     return new ContextBound<>("txbox relay", () -> {
       Publisher publisher = publisher(properties, environment, tracing);
@@ -330,6 +345,11 @@ public class TxboxAutoConfiguration {
   @Bean
   @ConditionalOnProperty(name = "txbox.janitor.enabled", matchIfMissing = true)
   public ContextBound<Janitor> txboxJanitor(JanitorStore store, TxboxProperties properties) {
+    return janitor(store, properties);
+  }
+
+  /** The janitor over {@code store}, started with the context; shared with the MariaDB configuration. */
+  static ContextBound<Janitor> janitor(JanitorStore store, TxboxProperties properties) {
     TxboxProperties.Janitor j = properties.janitor();
     Janitor janitor = Settings.build("txbox.janitor", () -> Janitor.builder(store)
         .outboxRetention(j.outboxRetention())
