@@ -1,6 +1,5 @@
 package io.txbox.bench;
 
-import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresOutboxStore;
@@ -10,26 +9,16 @@ import io.txbox.testkit.KafkaBroker;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * Commit-to-broker-ack latency at an offered rate: writers commit events at a steady pace; the
- * relay's {@link Metrics#published} callback, which runs after the broker's ack and the
- * checkpoint, marks the end. Also the relay's query rate while idle.
+ * Commit-to-broker-ack latency at an offered rate, measured by {@link CommitToAck}: writers commit
+ * events at a steady pace and the relay stamps each ack. Also the relay's query rate while idle.
  */
 @Command(name = "latency", description = "Commit-to-broker-ack latency at 1,000 and 10,000 events/s, with and without NOTIFY, and the idle query rate.")
 final class Latency implements Callable<Integer> {
@@ -43,9 +32,6 @@ final class Latency implements Callable<Integer> {
 
   @Option(names = "--batch-size", defaultValue = "" + Relay.DEFAULT_BATCH_SIZE)
   int batchSize;
-
-  private final Map<UUID, Long> committed = new ConcurrentHashMap<>();
-  private final Map<UUID, Long> acked = new ConcurrentHashMap<>();
 
   @Override
   public Integer call() throws Exception {
@@ -74,31 +60,16 @@ final class Latency implements Callable<Integer> {
 
   private void measure(BenchDatabase db, KafkaBroker kafka, boolean notify, int txPerSecond, int eventsPerTx,
       Results results, String label) throws Exception {
-    committed.clear();
-    acked.clear();
     PostgresOutboxStore store = db.store().notifyOnAppend(notify).build();
     // Each phase starts from an empty log, so that no relay first drains an earlier phase's events.
     db.execute("TRUNCATE " + store.outboxTable());
-    Metrics stamp = new Metrics() {
-      @Override
-      public void published(String subscription, List<Message> acknowledged) {
-        long now = System.nanoTime();
-        acknowledged.forEach(m -> acked.put(m.id(), now));
-      }
-    };
-    try (Relay relay = relay(store, kafka, stamp).start()) {
-      write(db, Outbox.create(store), txPerSecond, eventsPerTx);
+    CommitToAck run = new CommitToAck(WRITERS);
+    try (Relay relay = relay(store, kafka, run.stamp()).start()) {
+      run.write(db.dataSource, Outbox.create(store), txPerSecond, eventsPerTx, seconds);
       Thread.sleep(3000); // let the last events arrive
     }
-    List<Long> micros = new ArrayList<>();
-    committed.forEach((id, at) -> {
-      Long ack = acked.get(id);
-      if (ack != null) {
-        micros.add(Math.max(0, (ack - at) / 1000));
-      }
-    });
-    long[] sorted = WriteOverhead.sorted(micros);
-    System.out.printf("%s: %,d of %,d events measured%n", label, sorted.length, committed.size());
+    long[] sorted = run.sortedMicros();
+    System.out.printf("%s: %,d of %,d events measured%n", label, sorted.length, run.committedCount());
     results.add(label + ": p50", WriteOverhead.percentile(sorted, 50) / 1000.0, "ms");
     results.add(label + ": p99", WriteOverhead.percentile(sorted, 99) / 1000.0, "ms");
     results.add(label + ": max", sorted.length == 0 ? Double.NaN : sorted[sorted.length - 1] / 1000.0, "ms");
@@ -110,42 +81,6 @@ final class Latency implements Callable<Integer> {
         .metrics(metrics)
         .batchSize(batchSize)
         .build();
-  }
-
-  /** Writers commit at a fixed pace; the first second is warm-up and not recorded. */
-  private void write(BenchDatabase db, Outbox outbox, int txPerSecond, int eventsPerTx) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(WRITERS);
-    long intervalNanos = 1_000_000_000L * WRITERS / txPerSecond;
-    long start = System.nanoTime();
-    long end = start + seconds * 1_000_000_000L;
-    long recordFrom = start + 1_000_000_000L;
-    List<Future<?>> writers = new ArrayList<>();
-    for (int w = 0; w < WRITERS; w++) {
-      long offset = intervalNanos * w / WRITERS;
-      writers.add(pool.submit(() -> {
-        try (Connection c = db.dataSource.getConnection()) {
-          c.setAutoCommit(false);
-          for (long next = start + offset; next < end; next += intervalNanos) {
-            LockSupport.parkNanos(next - System.nanoTime());
-            List<Message> batch = new ArrayList<>();
-            for (int i = 0; i < eventsPerTx; i++) {
-              batch.add(Events.orderPlaced("latency", next));
-            }
-            outbox.send(c, batch);
-            c.commit();
-            long now = System.nanoTime();
-            if (now >= recordFrom) {
-              batch.forEach(m -> committed.put(m.id(), now));
-            }
-          }
-        }
-        return null;
-      }));
-    }
-    for (Future<?> writer : writers) {
-      writer.get();
-    }
-    pool.shutdown();
   }
 
   /**
