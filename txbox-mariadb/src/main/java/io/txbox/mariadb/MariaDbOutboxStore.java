@@ -170,9 +170,10 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
   /**
    * {@inheritDoc}
    *
-   * <p>Looks at most {@code limit} rows into each bucket, in position order: events kept for the
-   * retention are not scanned again on every run. Runs at {@code READ COMMITTED}, so that the
-   * delete locks no gap a writer inserts into.
+   * <p>Passes over a bucket whose oldest relayed event is within the retention, and otherwise
+   * looks at most {@code limit} rows into it, in position order: events kept for the retention are
+   * not scanned on every run. Runs at {@code READ COMMITTED}, so that the delete locks no gap a
+   * writer inserts into.
    */
   @Override
   public OptionalInt deleteRelayed(Duration retention, int limit) {

@@ -68,6 +68,31 @@ class MariaDbJanitorTest {
   }
 
   @Test
+  void anEventDatedInTheFutureStopsNothingButItself() throws SQLException {
+    db.execute("INSERT INTO txbox_outbox (`key`, type, destination, payload, created_at)"
+        + " VALUES ('k0', 'T', 'd', x'01', UTC_TIMESTAMP(6) + INTERVAL 10 YEAR)");
+    write(1, 30, TWO_DAYS_AGO); // k0 shares its bucket with some of these, behind it
+    checkpoint("fast", Long.MAX_VALUE);
+    checkpoint("slow", Long.MAX_VALUE);
+
+    assertThat(Janitor.builder(store).outboxRetention(Duration.ofDays(1)).build().runOnce().outboxEvents())
+        .isEqualTo(30);
+    assertThat(db.queryLong("SELECT COUNT(*) FROM txbox_outbox")).isEqualTo(1);
+  }
+
+  @Test
+  void aBucketWhoseOldestRelayedEventIsWithinTheRetentionIsPassedOver() throws SQLException {
+    write(0, 20, Instant.now());
+    write(20, 20, TWO_DAYS_AGO); // older by their clock, but behind young events in every bucket
+    checkpoint("fast", Long.MAX_VALUE);
+    checkpoint("slow", Long.MAX_VALUE);
+
+    assertThat(Janitor.builder(store).outboxRetention(Duration.ofDays(1)).build().runOnce().outboxEvents())
+        .as("they go once the events before them do").isZero();
+    assertThat(db.queryLong("SELECT COUNT(*) FROM txbox_outbox")).isEqualTo(40);
+  }
+
+  @Test
   void nothingIsRemovedWhileNoSubscriptionHasRelayedIt() throws SQLException {
     write(0, 30, TWO_DAYS_AGO);
     assertThat(Janitor.builder(store).build().runOnce().outboxEvents()).isZero();

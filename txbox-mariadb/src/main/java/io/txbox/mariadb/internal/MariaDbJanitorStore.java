@@ -20,8 +20,11 @@ import javax.sql.DataSource;
  * <p>Each call is one transaction at {@code READ COMMITTED}: under InnoDB's default
  * {@code REPEATABLE READ} a delete also locks the gap after the last row it scans, and when that
  * gap runs to the end of a bucket, it would block every writer of the bucket until the delete
- * commits. The scan is bounded too: per bucket, only the first {@code limit} rows in position order
- * are looked at, so that a day of events kept for the retention is not read again on every run.
+ * commits. The scan is bounded too. A bucket whose oldest relayed event is still within the
+ * retention is passed over after reading that one row: events are appended roughly in time order,
+ * so the rest are younger, and a day of events kept for the retention is not read on every run.
+ * Otherwise only the first {@code limit} rows in position order are looked at, so that one event
+ * dated in the future by its writer stops nothing but itself.
  */
 public final class MariaDbJanitorStore implements JanitorStore {
   private static final String NOW = "UTC_TIMESTAMP(6)";
@@ -30,6 +33,7 @@ public final class MariaDbJanitorStore implements JanitorStore {
   /** Only one janitor at a time: a row lock tried, never waited for, on a row every outbox has. */
   private final String takeTurn;
   private final String lowestCheckpoints;
+  private final String headIsDue;
   private final String windowEnd;
   private final String deleteRelayed;
 
@@ -37,6 +41,10 @@ public final class MariaDbJanitorStore implements JanitorStore {
     this.tx = new Transactions(dataSource);
     this.takeTurn = tables.render("SELECT name FROM {setting} WHERE name = 'bucket_count' FOR UPDATE SKIP LOCKED");
     this.lowestCheckpoints = tables.render("SELECT bucket, MIN(position) FROM {subscription} GROUP BY bucket");
+    // Due: past the retention, or dated in the future (a writer's clock or a hostile row), which
+    // must not keep the bucket from being looked at.
+    this.headIsDue = tables.render("SELECT created_at < " + NOW + " - INTERVAL ? MICROSECOND OR created_at > " + NOW
+        + " FROM {outbox} WHERE bucket = ? AND position <= ? ORDER BY position LIMIT 1");
     this.windowEnd = tables.render("SELECT MAX(position) FROM (SELECT position FROM {outbox}"
         + " WHERE bucket = ? AND position <= ? ORDER BY position LIMIT ?) AS w");
     this.deleteRelayed = tables.render("DELETE FROM {outbox} WHERE bucket = ? AND position <= ?"
@@ -86,6 +94,17 @@ public final class MariaDbJanitorStore implements JanitorStore {
     }
   }
 
+  private boolean headIsDue(Connection c, int bucket, long checkpoint, long retentionMicros) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(headIsDue)) {
+      p.setLong(1, retentionMicros);
+      p.setInt(2, bucket);
+      p.setLong(3, checkpoint);
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
   private Map<Integer, Long> lowestCheckpoints(Connection c) throws SQLException {
     Map<Integer, Long> low = new LinkedHashMap<>();
     try (PreparedStatement p = c.prepareStatement(lowestCheckpoints); ResultSet rs = p.executeQuery()) {
@@ -99,6 +118,9 @@ public final class MariaDbJanitorStore implements JanitorStore {
   /** Deletes the old enough events among the first {@code window} relayed ones of a bucket. */
   private int deleteInBucket(Connection c, int bucket, long checkpoint, long retentionMicros, int window)
       throws SQLException {
+    if (!headIsDue(c, bucket, checkpoint, retentionMicros)) {
+      return 0;
+    }
     long end;
     try (PreparedStatement p = c.prepareStatement(windowEnd)) {
       p.setInt(1, bucket);
