@@ -26,9 +26,10 @@ import org.junit.jupiter.api.Test;
 class PackageGraphTest {
 
   /** Each module's root package (its Automatic-Module-Name); core's is {@code io.txbox}. */
-  private static final List<String> MODULE_ROOTS = List.of("io.txbox.jdbc", "io.txbox.kafka", "io.txbox.nats",
-      "io.txbox.rabbitmq", "io.txbox.sqs", "io.txbox.cdc", "io.txbox.micrometer", "io.txbox.jackson",
-      "io.txbox.testkit", "io.txbox.spring", "io.txbox.server", "io.txbox.demo", "io.txbox.examples");
+  private static final List<String> MODULE_ROOTS = List.of("io.txbox.jdbc", "io.txbox.mariadb", "io.txbox.kafka",
+      "io.txbox.nats", "io.txbox.rabbitmq", "io.txbox.sqs", "io.txbox.cdc", "io.txbox.micrometer",
+      "io.txbox.jackson", "io.txbox.testkit", "io.txbox.spring", "io.txbox.server", "io.txbox.demo",
+      "io.txbox.examples");
   private static final String CORE = "io.txbox";
 
   private static final JavaClasses TXBOX = new ClassFileImporter()
