@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -90,6 +91,19 @@ public final class DatabaseOptions {
     // the same 10 s: pgjdbc counts seconds, MariaDB Connector/J milliseconds
     ds.addDataSourceProperty("connectTimeout", isMariaDb() ? "10000" : "10");
     return ds;
+  }
+
+  /**
+   * Has PostgreSQL end a session of this pool that sits idle inside a transaction longer than
+   * {@code limit}. A relay frozen mid-transaction (a stopped process, a long pause) would otherwise
+   * keep its row locks, and the other relays, which skip locked rows, would stay off its buckets
+   * until it woke; one that stalls that long has lost its lease anyway. Not on MariaDB yet, whose
+   * setting for it MySQL lacks.
+   */
+  void endStalledTransactionsAfter(HikariDataSource ds, Duration limit) {
+    if (!isMariaDb()) {
+      ds.setConnectionInitSql("SET idle_in_transaction_session_timeout = " + Math.max(1, limit.toMillis()));
+    }
   }
 
   /** Whether the URL names a MariaDB (or MySQL, through MariaDB Connector/J) database. */

@@ -144,6 +144,7 @@ final class RelayCommand implements Callable<Integer> {
     http.check();
     refuseWhatMariaDbLacks();
     HikariDataSource ds = database.poolOnPostgresOrMariaDb();
+    database.endStalledTransactionsAfter(ds, leaseDuration != null ? leaseDuration : Relay.DEFAULT_LEASE_DURATION);
     PrometheusMeterRegistry registry = HttpOptions.registry();
     Running<Relay> running = startOrClose(ds, publisher, opened -> {
       PolledOutbox outbox = database.isMariaDb() ? mariaDbOutbox(ds) : postgresOutbox(ds);
