@@ -27,8 +27,6 @@ import javax.sql.DataSource;
  * dated in the future by its writer stops nothing but itself.
  */
 public final class MariaDbJanitorStore implements JanitorStore {
-  private static final String NOW = "UTC_TIMESTAMP(6)";
-
   private final Transactions tx;
   /** Only one janitor at a time: a row lock tried, never waited for, on a row every outbox has. */
   private final String takeTurn;
@@ -43,12 +41,13 @@ public final class MariaDbJanitorStore implements JanitorStore {
     this.lowestCheckpoints = tables.render("SELECT bucket, MIN(position) FROM {subscription} GROUP BY bucket");
     // Due: past the retention, or dated in the future (a writer's clock or a hostile row), which
     // must not keep the bucket from being looked at.
-    this.headIsDue = tables.render("SELECT created_at < " + NOW + " - INTERVAL ? MICROSECOND OR created_at > " + NOW
+    this.headIsDue = tables.render("SELECT created_at < " + MariaDbSql.NOW + " - INTERVAL ? MICROSECOND"
+        + " OR created_at > " + MariaDbSql.NOW
         + " FROM {outbox} WHERE bucket = ? AND position <= ? ORDER BY position LIMIT 1");
     this.windowEnd = tables.render("SELECT MAX(position) FROM (SELECT position FROM {outbox}"
         + " WHERE bucket = ? AND position <= ? ORDER BY position LIMIT ?) AS w");
     this.deleteRelayed = tables.render("DELETE FROM {outbox} WHERE bucket = ? AND position <= ?"
-        + " AND created_at < " + NOW + " - INTERVAL ? MICROSECOND");
+        + " AND created_at < " + MariaDbSql.NOW + " - INTERVAL ? MICROSECOND");
   }
 
   /**

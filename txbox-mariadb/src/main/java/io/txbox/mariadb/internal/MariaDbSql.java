@@ -33,7 +33,8 @@ public record MariaDbSql(
     String deadLetter,
     String readBucket) {
 
-  private static final String NOW = "UTC_TIMESTAMP(6)";
+  /** The time every table holds: UTC, to the microsecond. */
+  static final String NOW = "UTC_TIMESTAMP(6)";
   private static final String LEASE = NOW + " + INTERVAL ? MICROSECOND";
 
   /** Renders every statement for {@code tables}. */

@@ -30,7 +30,7 @@ public final class MariaDbStatus {
 
   public MariaDbStatus(DataSource dataSource, MariaDbTables tables) {
     this.tx = new Transactions(dataSource);
-    this.bucketCount = tables.render("SELECT value FROM {setting} WHERE name = 'bucket_count'");
+    this.bucketCount = MariaDbSql.of(tables).bucketCount();
     this.checkpoints = tables.render("SELECT bucket, position FROM {subscription} WHERE subscription = ?");
     // At most a limit of rows per bucket past its checkpoint, on the clustered key's range, so that
     // a gauge over a backlog of millions stays cheap.
