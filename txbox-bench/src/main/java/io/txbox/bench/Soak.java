@@ -4,7 +4,11 @@ import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
+import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.spi.OutboxStore;
+import io.txbox.testkit.TestDatabase;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.spi.Metrics;
 import io.txbox.testkit.KafkaBroker;
@@ -13,6 +17,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +28,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -59,6 +65,11 @@ final class Soak implements Callable<Integer> {
   @Option(names = "--sample-seconds", defaultValue = "30", description = "Time between samples.")
   int sampleSeconds;
 
+  @Option(names = "--mariadb-url", description = "Soak MariaDB's outbox instead, on this server (such as"
+      + " jdbc:mariadb://127.0.0.1:3306/?user=root), in a database txbox_soak it creates and drops. The dead rows"
+      + " column then shows InnoDB's history list length (undo records waiting for purge), its analogue.")
+  String mariaDbUrl;
+
   @Option(names = "--standalone", description = "Path of txbox.jar: relay with `txbox relay` as its own process,"
       + " with its own janitor (--outbox-retention, --janitor-interval) and nothing else; acks and latency are"
       + " read from its /metrics, and a real Prometheus (when on the PATH) scrapes it with the repository's rules.")
@@ -82,6 +93,9 @@ final class Soak implements Callable<Integer> {
     if (standalone != null) {
       return new StandaloneSoak(this).call();
     }
+    if (mariaDbUrl != null) {
+      return onMariaDb();
+    }
     Results results = partitionSize == 0
         ? new Results("soak", "java -jar txbox-bench/target/txbox-bench.jar soak")
         : new Results("soak-partitioned",
@@ -103,30 +117,10 @@ final class Soak implements Callable<Integer> {
       results.setting("autovacuum", db.setting("autovacuum"));
       Janitor janitor = Janitor.builder(store).outboxRetention(retention).build();
       AtomicBoolean writing = new AtomicBoolean(true);
-      List<Thread> writers = startWriters(db, Outbox.create(store), writing);
+      List<Thread> writers = startWriters(db.dataSource, Outbox.create(store), writing);
       try (Relay relay = relay(store, kafka).start()) {
-        long start = System.nanoTime();
-        long end = start + Duration.ofMinutes(minutes).toNanos();
-        long nextJanitor = start + janitorInterval.toNanos();
-        long nextSample = start + Duration.ofSeconds(sampleSeconds).toNanos();
-        long lastWritten = 0;
-        long lastAcked = 0;
-        while (System.nanoTime() < end) {
-          LockSupport.parkNanos(Math.min(nextJanitor, nextSample) - System.nanoTime());
-          if (System.nanoTime() >= nextJanitor) {
-            deleted.addAndGet(janitor.runOnce().outboxEvents());
-            nextJanitor += janitorInterval.toNanos();
-          }
-          if (System.nanoTime() >= nextSample) {
-            Sample s = sample(db, store, (System.nanoTime() - start) / 60e9, written.get() - lastWritten,
-                acked.get() - lastAcked);
-            lastWritten = written.get();
-            lastAcked = acked.get();
-            samples.add(s);
-            print(s, samples.size() == 1);
-            nextSample += Duration.ofSeconds(sampleSeconds).toNanos();
-          }
-        }
+        run(janitor, samples, (minute, writtenInWindow, ackedInWindow) ->
+            sample(db, store, minute, writtenInWindow, ackedInWindow));
         writing.set(false);
         for (Thread w : writers) {
           w.join();
@@ -137,6 +131,123 @@ final class Soak implements Callable<Integer> {
     results.setting("samples", samples);
     results.publish(Path.of("txbox-bench", "results"));
     return 0;
+  }
+
+  /**
+   * The same run on MariaDB: the janitor's deletes are InnoDB's undo records for purge, where
+   * PostgreSQL has dead tuples for VACUUM; the history list length is sampled in their place.
+   */
+  private int onMariaDb() throws Exception {
+    Results results = new Results("soak-mariadb", "java -jar txbox-bench/target/txbox-bench.jar soak --mariadb-url "
+        + mariaDbUrl.replaceAll("password=[^&]*", "password=***"));
+    results.setting("minutes", minutes);
+    results.setting("rate", rate);
+    results.setting("writers", WRITERS);
+    results.setting("retention", retention.toString());
+    results.setting("janitorInterval", janitorInterval.toString());
+    results.setting("table", "txbox_outbox on MariaDB: rows deleted in batches by the janitor; dead rows = history list");
+    List<Sample> samples = new ArrayList<>();
+    try (HikariDataSource server = TestDatabase.pool(mariaDbUrl, 1); KafkaBroker kafka = KafkaBroker.start("1g")) {
+      execute(server, "DROP DATABASE IF EXISTS txbox_soak");
+      execute(server, "CREATE DATABASE txbox_soak");
+      try (HikariDataSource db = TestDatabase.pool(mariaDbUrl.replace("3306/", "3306/txbox_soak"), 12)) {
+        kafka.createTopic("soak", 8);
+        MariaDbOutboxStore store = MariaDbOutboxStore.builder(db).build();
+        store.migrate();
+        Janitor janitor = Janitor.builder(store).outboxRetention(retention).build();
+        AtomicBoolean writing = new AtomicBoolean(true);
+        List<Thread> writers = startWriters(db, Outbox.create(store), writing);
+        try (Relay relay = relay(store, kafka).start()) {
+          run(janitor, samples, (minute, writtenInWindow, ackedInWindow) ->
+              sampleMariaDb(db, minute, writtenInWindow, ackedInWindow));
+          writing.set(false);
+          for (Thread w : writers) {
+            w.join();
+          }
+        }
+      } finally {
+        execute(server, "DROP DATABASE IF EXISTS txbox_soak");
+      }
+    }
+    summarize(results, samples);
+    results.setting("samples", samples);
+    results.publish(Path.of("txbox-bench", "results"));
+    return 0;
+  }
+
+  /** A sample of the run: counts in the window so far, read now. */
+  @FunctionalInterface
+  private interface Sampler {
+    Sample take(double minute, long writtenInWindow, long ackedInWindow) throws SQLException;
+  }
+
+  /** Runs the janitor and takes samples at their intervals until the minutes are over. */
+  private void run(Janitor janitor, List<Sample> samples, Sampler sampler) throws SQLException {
+    long start = System.nanoTime();
+    long end = start + Duration.ofMinutes(minutes).toNanos();
+    long nextJanitor = start + janitorInterval.toNanos();
+    long nextSample = start + Duration.ofSeconds(sampleSeconds).toNanos();
+    long lastWritten = 0;
+    long lastAcked = 0;
+    while (System.nanoTime() < end) {
+      LockSupport.parkNanos(Math.min(nextJanitor, nextSample) - System.nanoTime());
+      if (System.nanoTime() >= nextJanitor) {
+        deleted.addAndGet(janitor.runOnce().outboxEvents());
+        nextJanitor += janitorInterval.toNanos();
+      }
+      if (System.nanoTime() >= nextSample) {
+        Sample s = sampler.take((System.nanoTime() - start) / 60e9, written.get() - lastWritten,
+            acked.get() - lastAcked);
+        lastWritten = written.get();
+        lastAcked = acked.get();
+        samples.add(s);
+        print(s, samples.size() == 1);
+        nextSample += Duration.ofSeconds(sampleSeconds).toNanos();
+      }
+    }
+  }
+
+  private Sample sampleMariaDb(HikariDataSource db, double minute, long writtenInWindow, long ackedInWindow)
+      throws SQLException {
+    long[] micros = windowMicros();
+    try (Connection c = db.getConnection(); Statement s = c.createStatement()) {
+      s.execute("ANALYZE TABLE txbox_outbox"); // InnoDB's sizes are statistics: refreshed, not guessed
+      long rows;
+      try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM txbox_outbox")) {
+        rs.next();
+        rows = rs.getLong(1);
+      }
+      long history;
+      try (ResultSet rs = s.executeQuery(
+          "SELECT count FROM information_schema.INNODB_METRICS WHERE name = 'trx_rseg_history_len'")) {
+        history = rs.next() ? rs.getLong(1) : -1;
+      }
+      try (ResultSet rs = s.executeQuery("SELECT data_length, index_length FROM information_schema.TABLES"
+          + " WHERE table_schema = DATABASE() AND table_name = 'txbox_outbox'")) {
+        rs.next();
+        return new Sample(Math.round(minute * 100) / 100.0, writtenInWindow / (double) sampleSeconds,
+            ackedInWindow / (double) sampleSeconds, percentile(micros, 50), percentile(micros, 99),
+            rs.getLong(1) / 1e6, rs.getLong(2) / 1e6, rows, history, 0, deleted.get(), 1);
+      }
+    }
+  }
+
+  private static void execute(HikariDataSource ds, String sql) throws SQLException {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  private long[] windowMicros() {
+    synchronized (windowMicros) {
+      long[] micros = WriteOverhead.sorted(windowMicros);
+      windowMicros.clear();
+      return micros;
+    }
+  }
+
+  private static double percentile(long[] micros, int p) {
+    return micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, p) / 1000.0;
   }
 
   /** First and last fifth of the run side by side: throughput, latency and size. */
@@ -165,14 +276,8 @@ final class Soak implements Callable<Integer> {
 
   private Sample sample(BenchDatabase db, PostgresOutboxStore store, double minute, long writtenInWindow,
       long ackedInWindow) throws SQLException {
-    long[] micros;
-    synchronized (windowMicros) {
-      micros = WriteOverhead.sorted(windowMicros);
-      windowMicros.clear();
-    }
-    return sample(db, store, minute, writtenInWindow, ackedInWindow,
-        micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 50) / 1000.0,
-        micros.length == 0 ? Double.NaN : WriteOverhead.percentile(micros, 99) / 1000.0);
+    long[] micros = windowMicros();
+    return sample(db, store, minute, writtenInWindow, ackedInWindow, percentile(micros, 50), percentile(micros, 99));
   }
 
   /** A sample with latency measured elsewhere: the table's size and tuples, read now. */
@@ -205,7 +310,7 @@ final class Soak implements Callable<Integer> {
         s.indexMegabytes(), s.liveRows(), s.deadRows(), s.autovacuums(), s.deleted(), s.partitions());
   }
 
-  private Relay relay(PostgresOutboxStore store, KafkaBroker kafka) {
+  private Relay relay(OutboxStore store, KafkaBroker kafka) {
     Metrics stamp = new Metrics() {
       @Override
       public void published(String subscription, List<Message> acknowledged) {
@@ -228,13 +333,13 @@ final class Soak implements Callable<Integer> {
   }
 
   /** Writers committing one event per transaction at a fixed pace together. */
-  List<Thread> startWriters(BenchDatabase db, Outbox outbox, AtomicBoolean writing) {
+  List<Thread> startWriters(DataSource dataSource, Outbox outbox, AtomicBoolean writing) {
     long interval = 1_000_000_000L * WRITERS / rate;
     List<Thread> writers = new ArrayList<>();
     for (int w = 0; w < WRITERS; w++) {
       long offset = interval * w / WRITERS;
       Thread t = new Thread(() -> {
-        try (Connection c = db.dataSource.getConnection()) {
+        try (Connection c = dataSource.getConnection()) {
           c.setAutoCommit(false);
           for (long next = System.nanoTime() + offset; writing.get(); next += interval) {
             LockSupport.parkNanos(next - System.nanoTime());

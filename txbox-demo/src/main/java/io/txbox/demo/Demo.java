@@ -9,6 +9,8 @@ import io.txbox.examples.orders.OrderService;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalOutboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.spi.support.Secrets;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -17,7 +19,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,13 +42,16 @@ final class Demo {
   /** How events go from the order service to the relays: outbox rows, or WAL messages through a slot. */
   enum Source { table, logical }
 
+  /** Where the services keep their rows and txbox its tables. */
+  enum Database { postgresql, mariadb }
+
   /**
    * What to run; see {@link DemoCommand} for the defaults. {@code jdbcUrl} and {@code brokerAddress}
    * null: start our own.
    */
   record Settings(long events, int perSecond, int products, int writers, int relays, int consumers,
       int consumerThreads, boolean chaos, Duration chaosInterval, Duration warmUp, String jdbcUrl, Broker broker,
-      String brokerAddress, Duration timeout, boolean keep, Source source) {
+      String brokerAddress, Duration timeout, boolean keep, Source source, Database database) {
     Settings {
       require(events >= 1 && events <= 100_000_000, "--events must be 1 to 100,000,000, was " + events);
       require(perSecond >= 1 && perSecond <= 100_000, "--rate must be 1 to 100,000 events/s, was " + perSecond);
@@ -65,6 +69,16 @@ final class Demo {
       require(!warmUp.isNegative() && warmUp.compareTo(Duration.ofMinutes(10)) <= 0,
           "--warm-up must be 0 to 10m, was " + warmUp);
       require(timeout.toSeconds() >= 1, "--timeout must be at least 1s, was " + timeout);
+      require(database != Database.mariadb || jdbcUrl != null && jdbcUrl.startsWith("jdbc:mariadb://"),
+          "--database mariadb needs --jdbc-url of a MariaDB server, such as jdbc:mariadb://127.0.0.1:3306/?user=root"
+              + " (there is no embedded MariaDB); the demo creates a database of its own there, was "
+              + (jdbcUrl == null ? "none" : "'" + Secrets.mask(jdbcUrl) + "'"));
+      require(database != Database.mariadb || source == Source.table,
+          "--source logical is PostgreSQL's: on --database mariadb the relays read the table");
+    }
+
+    boolean mariaDb() {
+      return database == Database.mariadb;
     }
 
     private static void require(boolean ok, String message) {
@@ -84,6 +98,9 @@ final class Demo {
 
   DemoReport run() throws Exception {
     String run = UUID.randomUUID().toString().substring(0, 8);
+    if (settings.mariaDb()) {
+      return runOnMariaDb(run);
+    }
     try (EmbeddedDatabase embedded = settings.jdbcUrl() == null ? startDatabase() : null;
         DemoBroker broker = startBroker(run)) {
       String jdbcUrl = embedded != null ? embedded.jdbcUrl() : settings.jdbcUrl();
@@ -105,6 +122,48 @@ final class Demo {
           }
         }
       }
+    }
+  }
+
+  /**
+   * The same run on MariaDB: a database of its own on the server {@code --jdbc-url} names, where
+   * txbox's tables (in the URL's database, as on MariaDB they always are) and the shop's live.
+   */
+  private DemoReport runOnMariaDb(String run) throws Exception {
+    String database = "txbox_demo_" + run;
+    try (HikariDataSource server = pool(settings.jdbcUrl()); DemoBroker broker = startBroker(run)) {
+      execute(server, "CREATE DATABASE " + database);
+      try {
+        String jdbcUrl = withDatabase(settings.jdbcUrl(), database);
+        try (HikariDataSource ds = pool(jdbcUrl)) {
+          MariaDbOutboxStore store = MariaDbOutboxStore.builder(ds).build();
+          store.migrate();
+          try (Connection c = ds.getConnection()) {
+            ShopSchema.create(c, database, settings.products());
+          }
+          return runServices(ds, Outbox.create(store), jdbcUrl, broker, database);
+        }
+      } finally {
+        if (!settings.keep()) {
+          execute(server, "DROP DATABASE IF EXISTS " + database);
+        }
+      }
+    }
+  }
+
+  /** {@code jdbcUrl} with its database replaced: {@code jdbc:mariadb://host:port/database?options}. */
+  static String withDatabase(String jdbcUrl, String database) {
+    int hosts = jdbcUrl.indexOf("//") + 2;
+    int options = jdbcUrl.indexOf('?', hosts);
+    int path = jdbcUrl.indexOf('/', hosts);
+    String head = path >= 0 && (options < 0 || path < options) ? jdbcUrl.substring(0, path)
+        : jdbcUrl.substring(0, options < 0 ? jdbcUrl.length() : options);
+    return head + "/" + database + (options < 0 ? "" : jdbcUrl.substring(options));
+  }
+
+  private static void execute(HikariDataSource ds, String sql) throws SQLException {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
     }
   }
 
@@ -140,7 +199,7 @@ final class Demo {
           TimeUnit.SECONDS);
       warmUp(ds, schema, writer);
       long measuredFrom = System.nanoTime();
-      Timestamp measuredSince = databaseNow(ds);
+      String measuredSince = databaseNow(ds);
       Chaos chaos = settings.chaos() ? Chaos.start(processes, settings.chaosInterval(), out) : null;
       out.printf("placing %,d orders at %,d/s over %d SKUs%s%n", settings.events(), settings.perSecond(),
           settings.products(), chaos == null ? "" : "; chaos kills a process about every "
@@ -159,7 +218,8 @@ final class Demo {
       awaitReservations(ds, schema, settings.events());
       progress.shutdownNow();
       processes.stop(30);
-      return DemoReport.read(ds, schema, chaos == null ? 0 : chaos.kills(), measuredSince, writeSeconds);
+      return DemoReport.read(ds, schema, settings.mariaDb(), chaos == null ? 0 : chaos.kills(), measuredSince,
+          writeSeconds);
     } finally {
       progress.shutdownNow();
     }
@@ -181,6 +241,11 @@ final class Demo {
   }
 
   private List<String> relayArgs(String jdbcUrl, String schema, String instance) {
+    if (settings.mariaDb()) {
+      // the tables live in the database the URL names
+      return List.of("relay", "--jdbc-url", jdbcUrl, "--instance-id", instance,
+          "--lease-duration", "4s", "--heartbeat-interval", "1s", "--http-port", "0");
+    }
     if (settings.source() == Source.logical) {
       // one relay streams the slot, the others stand by and take it over when it dies
       return List.of("relay", "--source", "logical", "--jdbc-url", jdbcUrl, "--schema", schema,
@@ -238,11 +303,12 @@ final class Demo {
     }
   }
 
-  private static Timestamp databaseNow(HikariDataSource ds) throws SQLException {
-    try (Connection c = ds.getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT clock_timestamp()")) {
+  /** The database's clock now, as an SQL expression that reads the same time back. */
+  private String databaseNow(HikariDataSource ds) throws SQLException {
+    String now = settings.mariaDb() ? "SELECT CAST(UTC_TIMESTAMP(6) AS CHAR)" : "SELECT clock_timestamp()::text";
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(now)) {
       rs.next();
-      return rs.getTimestamp(1);
+      return "'" + rs.getString(1) + "'" + (settings.mariaDb() ? "" : "::timestamptz");
     }
   }
 

@@ -71,8 +71,14 @@ final class DemoCommand implements Callable<Integer> {
       description = "Orders at the full rate before the measured run, which wait until reserved. Default: 5s.")
   Duration warmUp;
 
-  @Option(names = "--jdbc-url", description = "PostgreSQL to use instead of an embedded one.")
+  @Option(names = "--jdbc-url", description = "PostgreSQL to use instead of an embedded one; with --database mariadb,"
+      + " the MariaDB server to use (required), such as jdbc:mariadb://127.0.0.1:3306/?user=root.")
   String jdbcUrl;
+
+  @Option(names = "--database", defaultValue = "postgresql",
+      description = "Where the services and txbox keep their rows: ${COMPLETION-CANDIDATES}. MariaDB needs"
+          + " --jdbc-url; the demo creates a database of its own there and drops it at the end. Default: ${DEFAULT-VALUE}.")
+  Demo.Database database;
 
   @Option(names = "--broker", defaultValue = "kafka",
       description = "Where the events travel: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
@@ -114,7 +120,7 @@ final class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     int processes = consumers != null ? consumers : broker == Demo.Broker.nats ? 1 : 2;
     Demo.Settings settings = new Demo.Settings(events, rate, products, writers, relays, processes, consumerThreads, chaos,
-        chaosInterval, warmUp, jdbcUrl, broker, brokerAddress(), timeout, keep, source);
+        chaosInterval, warmUp, jdbcUrl, broker, brokerAddress(), timeout, keep, source, database);
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
     if (resultsJson != null) {
@@ -137,6 +143,7 @@ final class DemoCommand implements Callable<Integer> {
     ran.put("chaos", settings.chaos());
     ran.put("broker", settings.broker().name());
     ran.put("source", settings.source().name());
+    ran.put("database", settings.database().name());
     ran.put("embeddedDatabase", settings.jdbcUrl() == null);
     json.put("settings", ran);
     json.put("report", report);

@@ -5,7 +5,6 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.sql.Timestamp;
 import javax.sql.DataSource;
 
 /**
@@ -42,16 +41,21 @@ record DemoReport(long written, long delivered, long duplicates, long applied, l
     return lost == 0 && appliedTwice == 0 && orderViolations == 0 && wrongStockLevels == 0;
   }
 
-  static DemoReport read(DataSource ds, String schema, int kills, Timestamp measuredSince, double writeSeconds)
-      throws SQLException {
+  /**
+   * Reads the report. {@code measuredSince} is an SQL expression of the database's own clock
+   * ({@link Demo}'s {@code databaseNow}), {@code mariaDb} says whose SQL to speak.
+   */
+  static DemoReport read(DataSource ds, String schema, boolean mariaDb, int kills, String measuredSince,
+      double writeSeconds) throws SQLException {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-      String since = "'" + measuredSince.toInstant() + "'::timestamptz";
-      boolean exact = "on".equals(single(s, "SELECT current_setting('track_commit_timestamp')"));
+      String since = measuredSince;
+      boolean exact = !mariaDb && "on".equals(single(s, "SELECT current_setting('track_commit_timestamp')"));
       String placed = exact ? "pg_xact_commit_timestamp(o.xmin)" : "o.placed_at";
       String reserved = exact ? "pg_xact_commit_timestamp(r.xmin)" : "r.reserved_at";
       long written = count(s, "SELECT count(*) FROM " + schema + ".orders");
       long reservations = count(s, "SELECT count(*) FROM " + schema + ".reservation");
       long applied = count(s, "SELECT count(DISTINCT order_id) FROM " + schema + ".reservation");
+      String lastReserved = "(SELECT max(reserved_at) FROM " + schema + ".reservation)";
       try (ResultSet rs = s.executeQuery("SELECT 0, coalesce(sum(duplicates), 0) FROM "
           + schema + ".subscriber_stats")) {
         rs.next();
@@ -66,22 +70,32 @@ record DemoReport(long written, long delivered, long duplicates, long applied, l
             kills,
             count(s, "SELECT count(*) FROM " + schema + ".orders WHERE placed_at >= " + since),
             writeSeconds,
-            seconds(s, "SELECT extract(epoch FROM (SELECT max(reserved_at) FROM " + schema + ".reservation) - " + since + ")"),
-            latency(c, schema, placed, reserved, since), exact);
+            seconds(s, "SELECT " + millisBetween(mariaDb, since, lastReserved) + " / 1000"),
+            latency(c, schema, mariaDb, millisBetween(mariaDb, placed, reserved), since), exact);
       }
     }
   }
 
-  private static Latency latency(Connection c, String schema, String placed, String reserved, String since)
+  /** Milliseconds from {@code from} to {@code to}, both times, in the database's SQL. */
+  private static String millisBetween(boolean mariaDb, String from, String to) {
+    return mariaDb ? "TIMESTAMPDIFF(MICROSECOND, " + from + ", " + to + ") / 1000"
+        : "extract(epoch FROM (" + to + " - " + from + ")) * 1000";
+  }
+
+  private static Latency latency(Connection c, String schema, boolean mariaDb, String ms, String since)
       throws SQLException {
-    String ms = "extract(epoch FROM (" + reserved + " - " + placed + ")) * 1000";
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(
-        "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY ms),"
-            + " percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), max(ms) FROM (SELECT " + ms + " AS ms FROM "
-            + schema + ".reservation r JOIN " + schema + ".orders o ON o.id = r.order_id WHERE o.placed_at >= "
-            + since + ") x")) {
-      rs.next();
-      return new Latency(rs.getDouble(1), rs.getDouble(2), rs.getDouble(3), rs.getDouble(4));
+    String rows = " FROM (SELECT " + ms + " AS ms FROM " + schema + ".reservation r JOIN " + schema
+        + ".orders o ON o.id = r.order_id WHERE o.placed_at >= " + since + ") x";
+    // MariaDB has the percentiles as window functions only: one row per reservation, all alike.
+    String query = mariaDb
+        ? "SELECT DISTINCT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) OVER (),"
+            + " percentile_cont(0.95) WITHIN GROUP (ORDER BY ms) OVER (),"
+            + " percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) OVER (), max(ms) OVER ()" + rows
+        : "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), percentile_cont(0.95) WITHIN GROUP (ORDER BY ms),"
+            + " percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), max(ms)" + rows;
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(query)) {
+      return rs.next() ? new Latency(rs.getDouble(1), rs.getDouble(2), rs.getDouble(3), rs.getDouble(4))
+          : new Latency(0, 0, 0, 0);
     }
   }
 

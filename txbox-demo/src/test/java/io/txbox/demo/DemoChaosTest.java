@@ -6,13 +6,15 @@ import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.NatsServer;
 import io.txbox.testkit.RabbitServer;
 import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestMariaDb;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
  * The demo's chaos run against the machine's PostgreSQL and a real broker: 100,000 orders while
  * relays and inventory services (separate JVMs) are SIGKILLed every few seconds; and in logical
- * mode, WAL messages streamed from a slot, on an embedded PostgreSQL with {@code wal_level=logical}.
+ * mode, WAL messages streamed from a slot, on an embedded PostgreSQL with {@code wal_level=logical};
+ * and on the machine's MariaDB.
  */
 class DemoChaosTest {
 
@@ -20,7 +22,7 @@ class DemoChaosTest {
   void hundredThousandEventsUnderChaosAreAppliedOnceEachAndInOrderPerKey() throws Exception {
     Demo.Settings settings = new Demo.Settings(100_000, 1_000, 50, 4, 2, 2, 2, true, Duration.ofSeconds(3),
         Duration.ofSeconds(2), TestDatabase.jdbcUrl(), Demo.Broker.kafka, KafkaBroker.shared().bootstrapServers(),
-        Duration.ofMinutes(5), false, Demo.Source.table);
+        Duration.ofMinutes(5), false, Demo.Source.table, Demo.Database.postgresql);
 
     DemoReport report = new Demo(settings, System.out).run();
     report.print(System.out);
@@ -37,12 +39,12 @@ class DemoChaosTest {
 
   @Test
   void onNatsTheChaosRunAppliesEveryEventOnceInOrder() throws Exception {
-    assertSmallChaosRunHolds(Demo.Broker.nats, NatsServer.MACHINE_URL, 1, 20_000, 500);
+    assertSmallChaosRunHolds(Demo.Broker.nats, NatsServer.MACHINE_URL, 1, 12_000, 500);
   }
 
   @Test
   void onRabbitMqTheChaosRunAppliesEveryEventOnceInOrder() throws Exception {
-    assertSmallChaosRunHolds(Demo.Broker.rabbitmq, RabbitServer.MACHINE_URI, 2, 20_000, 500);
+    assertSmallChaosRunHolds(Demo.Broker.rabbitmq, RabbitServer.MACHINE_URI, 2, 12_000, 500);
   }
 
   @Test
@@ -52,11 +54,20 @@ class DemoChaosTest {
   }
 
   @Test
+  void onMariaDbTheChaosRunAppliesEveryEventOnceInOrder() throws Exception {
+    // the machine's MariaDB: the outbox, the relays' leases and the inventory's inbox all on it
+    Demo.Settings settings = new Demo.Settings(12_000, 500, 50, 4, 2, 2, 2, true, Duration.ofSeconds(2),
+        Duration.ofSeconds(2), TestMariaDb.serverJdbcUrl(), Demo.Broker.kafka, KafkaBroker.shared().bootstrapServers(),
+        Duration.ofMinutes(5), false, Demo.Source.table, Demo.Database.mariadb);
+    assertChaosRunHolds(settings, 12_000);
+  }
+
+  @Test
   void withWalMessagesStreamedFromASlotTheChaosRunAppliesEveryEventOnceInOrder() throws Exception {
     // the machine's PostgreSQL runs with wal_level=replica: the demo's embedded one, with logical
     Demo.Settings settings = new Demo.Settings(20_000, 500, 50, 4, 2, 2, 2, true, Duration.ofSeconds(2),
         Duration.ofSeconds(2), null, Demo.Broker.kafka, KafkaBroker.shared().bootstrapServers(),
-        Duration.ofMinutes(5), false, Demo.Source.logical);
+        Duration.ofMinutes(5), false, Demo.Source.logical, Demo.Database.postgresql);
     assertChaosRunHolds(settings, 20_000);
   }
 
@@ -65,7 +76,7 @@ class DemoChaosTest {
       int rate) throws Exception {
     assertChaosRunHolds(new Demo.Settings(orders, rate, 50, 4, 2, consumers, 2, true, Duration.ofSeconds(2),
         Duration.ofSeconds(2), TestDatabase.jdbcUrl(), broker, address, Duration.ofMinutes(5), false,
-        Demo.Source.table), orders);
+        Demo.Source.table, Demo.Database.postgresql), orders);
   }
 
   private static void assertChaosRunHolds(Demo.Settings settings, int orders) throws Exception {

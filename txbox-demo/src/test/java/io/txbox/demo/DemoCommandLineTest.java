@@ -32,12 +32,29 @@ class DemoCommandLineTest {
     assertThat(run("--broker", "nats", "--consumers", "2")).isEqualTo(2);
     assertThat(run("--broker", "nats", "--kafka-bootstrap-servers", "127.0.0.1:1")).isEqualTo(2);
     assertThat(run("quickstart", "--events", "0")).isEqualTo(2);
+    assertThat(run("--database", "mariadb")).isEqualTo(2);
+    assertThat(run("--database", "mariadb", "--jdbc-url", "jdbc:mariadb://db/?user=u&password=hunter2",
+        "--source", "logical")).isEqualTo(2);
     assertThat(err.toString())
+        .contains("--database mariadb needs --jdbc-url of a MariaDB server, such as"
+            + " jdbc:mariadb://127.0.0.1:3306/?user=root (there is no embedded MariaDB)")
+        .contains("--source logical is PostgreSQL's: on --database mariadb the relays read the table")
+        .doesNotContain("hunter2")
         .contains("--consumers must be 1 with --broker nats")
         .contains("--kafka-bootstrap-servers does not go with --broker nats")
         .contains("--events must be 1 to 100,000,000, was 0")
         .contains("--consumers must be 1 to 8 (the topic's partitions), was 9")
         .contains("quickstart: invalid --events (TXBOX_EVENTS): events and keys must be >= 1");
+  }
+
+  @Test
+  void theMariaDbRunNamesItsOwnDatabaseInTheUrlItWasGiven() {
+    assertThat(Demo.withDatabase("jdbc:mariadb://127.0.0.1:3306/?user=root", "demo"))
+        .isEqualTo("jdbc:mariadb://127.0.0.1:3306/demo?user=root");
+    assertThat(Demo.withDatabase("jdbc:mariadb://db:3306/shop?user=root&password=x", "demo"))
+        .isEqualTo("jdbc:mariadb://db:3306/demo?user=root&password=x");
+    assertThat(Demo.withDatabase("jdbc:mariadb://db", "demo")).isEqualTo("jdbc:mariadb://db/demo");
+    assertThat(Demo.withDatabase("jdbc:mariadb://db?user=u", "demo")).isEqualTo("jdbc:mariadb://db/demo?user=u");
   }
 
   @Test

@@ -15,7 +15,8 @@ import java.util.function.Function;
 /**
  * Reads a row of the PostgreSQL outbox table given as text, column by column, the way PostgreSQL
  * prints it (logical decoding's {@code pgoutput}, {@code COPY}): {@code bytea} in hex, {@code
- * timestamptz} in ISO style, {@code headers} as a JSON object of strings.
+ * timestamptz} in ISO style, {@code headers} as a JSON object of strings. {@link Columns} takes
+ * a row already read by type (logical decoding's binary format), with the same rules.
  *
  * <pre>{@code
  * Map<String, String> columns = ...; // "id" -> "0193...", "payload" -> "\\x7b7d", ...
@@ -38,25 +39,95 @@ public final class OutboxRowText {
    * @throws IllegalArgumentException naming the column that is not a valid message field
    */
   public static Message message(Function<String, String> column) {
-    String id = column.apply("id");
+    return message(new Columns() {
+      @Override
+      public String text(String name) {
+        return column.apply(name);
+      }
+
+      @Override
+      public UUID uuid(String name) {
+        String text = column.apply(name);
+        return text == null ? null : UUID.fromString(text);
+      }
+
+      @Override
+      public Integer integer(String name) {
+        String text = column.apply(name);
+        return text == null ? null : Integer.valueOf(text);
+      }
+
+      @Override
+      public byte[] bytes(String name) {
+        String text = column.apply(name);
+        return text == null ? null : bytea(text);
+      }
+
+      @Override
+      public Instant instant(String name) {
+        String text = column.apply(name);
+        return text == null ? null : timestamp(text);
+      }
+    });
+  }
+
+  /**
+   * The message in a row whose columns are already read by type, as logical decoding's binary
+   * format gives them; the same rules as {@link #message(Function)}.
+   *
+   * @throws IllegalArgumentException naming the column that is not a valid message field
+   */
+  public static Message message(Columns row) {
     try {
-      String version = column.apply("version");
-      String contentType = column.apply("content_type");
-      String availableAt = column.apply("available_at");
+      Integer version = row.integer("version");
+      String contentType = row.text("content_type");
       return new Message(
-          UUID.fromString(required(column, "id")),
-          column.apply("type"),
-          version == null ? 1 : Integer.parseInt(version),
-          column.apply("key"),
-          column.apply("destination"),
-          bytea(required(column, "payload")),
+          required(row.uuid("id"), "id"),
+          row.text("type"),
+          version == null ? 1 : version,
+          row.text("key"),
+          row.text("destination"),
+          required(row.bytes("payload"), "payload"),
           contentType == null ? Message.DEFAULT_CONTENT_TYPE : contentType,
-          headers(column.apply("headers")),
-          timestamp(required(column, "created_at")),
-          availableAt == null ? null : timestamp(availableAt));
+          headers(row.text("headers")),
+          required(row.instant("created_at"), "created_at"),
+          row.instant("available_at"));
     } catch (RuntimeException e) {
-      throw new IllegalArgumentException("event " + id + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException("event " + idOrNull(row) + ": " + e.getMessage(), e);
     }
+  }
+
+  private static String idOrNull(Columns row) {
+    try {
+      return row.text("id");
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /**
+   * An outbox row's columns by name, each read as the type the message needs; {@code null} for
+   * SQL null.
+   *
+   * <pre>{@code
+   * Message message = OutboxRowText.message(columns); // columns decoded from pgoutput's binary tuples
+   * }</pre>
+   */
+  public interface Columns {
+    /** A column as text: {@code id}, {@code type}, {@code key}, {@code headers} (JSON). */
+    String text(String name);
+
+    /** The {@code id} column. */
+    UUID uuid(String name);
+
+    /** The {@code version} column. */
+    Integer integer(String name);
+
+    /** The {@code payload} column. */
+    byte[] bytes(String name);
+
+    /** The {@code created_at} and {@code available_at} columns. */
+    Instant instant(String name);
   }
 
   /**
@@ -82,8 +153,7 @@ public final class OutboxRowText {
     return HexFormat.of().parseHex(text, 2, text.length());
   }
 
-  private static String required(Function<String, String> column, String name) {
-    String value = column.apply(name);
+  private static <T> T required(T value, String name) {
     if (value == null) {
       throw new IllegalArgumentException(name + " must not be null");
     }

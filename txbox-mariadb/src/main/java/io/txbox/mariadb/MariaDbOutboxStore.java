@@ -2,10 +2,18 @@ package io.txbox.mariadb;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
+import io.txbox.jdbc.DeadLetters;
+import io.txbox.jdbc.MigrationScript;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.Replay;
+import io.txbox.jdbc.StoreStatus;
+import io.txbox.mariadb.internal.MariaDbDeadLetters;
 import io.txbox.mariadb.internal.MariaDbJanitorStore;
 import io.txbox.mariadb.internal.MariaDbMigration;
 import io.txbox.mariadb.internal.MariaDbRelayStore;
+import io.txbox.mariadb.internal.MariaDbReplay;
 import io.txbox.mariadb.internal.MariaDbStatus;
+import io.txbox.mariadb.internal.MariaDbStatusQueries;
 import io.txbox.mariadb.internal.MariaDbTables;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
@@ -16,7 +24,10 @@ import io.txbox.spi.Membership;
 import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
+import io.txbox.spi.support.Transactions;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
@@ -59,9 +70,10 @@ import javax.sql.DataSource;
  * {@code DELETE} on the epoch table, as on the others.
  *
  * <p>As a {@link JanitorStore}, it deletes relayed events past their retention ({@link
- * io.txbox.Janitor}); several janitors take turns on a row lock.
+ * io.txbox.Janitor}); several janitors take turns on a row lock. As an {@link OperatorStore} it
+ * gives {@code txbox status}, {@code dead-letters}, {@code replay} and the console what they read.
  */
-public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
+public final class MariaDbOutboxStore implements OutboxStore, JanitorStore, OperatorStore {
 
   /** Default prefix of every table name. */
   public static final String DEFAULT_TABLE_PREFIX = "txbox_";
@@ -75,13 +87,17 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
   private final MariaDbMigration migration;
   private final MariaDbJanitorStore janitor;
   private final MariaDbStatus status;
+  private final MariaDbStatusQueries statusQueries;
+  private final DataSource dataSource;
 
   private MariaDbOutboxStore(Builder b) {
+    this.dataSource = b.dataSource;
     this.tables = new MariaDbTables(b.tablePrefix);
     this.relay = new MariaDbRelayStore(b.dataSource, tables);
     this.migration = new MariaDbMigration(b.dataSource, tables, b.buckets);
     this.janitor = new MariaDbJanitorStore(b.dataSource, tables);
     this.status = new MariaDbStatus(b.dataSource, tables);
+    this.statusQueries = new MariaDbStatusQueries(b.dataSource, tables, status);
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
@@ -90,13 +106,61 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
   }
 
   /** The outbox table's name, without the database: {@code txbox_outbox} by default. */
+  @Override
   public String outboxTable() {
     return tables.render("{outbox}");
   }
 
-  /** Creates the tables and the trigger where they are missing; safe to run twice and at once. */
-  public void migrate() {
-    migration.run();
+  /** The database the URL names and the outbox table, such as {@code shop.txbox_outbox}. */
+  @Override
+  public String outboxName() {
+    String database = new Transactions(dataSource).inTransaction("reading the database's name", c -> {
+      try (PreparedStatement p = c.prepareStatement("SELECT DATABASE()"); ResultSet rs = p.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    });
+    return database + "." + outboxTable();
+  }
+
+  /**
+   * Creates the tables and the trigger where they are missing; safe to run twice and at once.
+   *
+   * @return how many schema versions it applied
+   */
+  @Override
+  public int migrate() {
+    return migration.run();
+  }
+
+  /** {@inheritDoc} One script per version; {@code DELIMITER} lines set off the trigger's body. */
+  @Override
+  public List<MigrationScript> migrationScripts() {
+    return migration.scripts();
+  }
+
+  /** {@inheritDoc} MariaDB's outbox is never partitioned, so {@code outboxPartitions} is empty. */
+  @Override
+  public StoreStatus status(int limitPerBucket) {
+    return statusQueries.read(limitPerBucket);
+  }
+
+  @Override
+  public List<StoreStatus.Minute> writtenPerMinute(int minutes) {
+    if (minutes < 1 || minutes > MAX_MINUTES) {
+      throw new IllegalArgumentException("minutes must be between 1 and " + MAX_MINUTES + ", was " + minutes);
+    }
+    return statusQueries.writtenPerMinute(minutes);
+  }
+
+  @Override
+  public DeadLetters deadLetters() {
+    return new MariaDbDeadLetters(dataSource, tables);
+  }
+
+  @Override
+  public Replay replay() {
+    return new MariaDbReplay(dataSource, tables);
   }
 
   /**
@@ -180,7 +244,7 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore {
     return janitor.deleteRelayed(retention, limit);
   }
 
-  /** No inbox on MariaDB yet: always 0. */
+  /** {@inheritDoc} Records of messages still queued, dead or parked stay. */
   @Override
   public OptionalInt deleteInboxRecords(Duration retention, int limit) {
     return janitor.deleteInboxRecords(retention, limit);

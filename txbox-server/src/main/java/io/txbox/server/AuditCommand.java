@@ -29,10 +29,10 @@ final class AuditCommand implements Callable<Integer> {
     if (limit < 1 || limit > 10_000) {
       throw new IllegalArgumentException("invalid --limit: must be between 1 and 10000, was " + limit);
     }
-    try (HikariDataSource ds = database.pool()) {
+    try (HikariDataSource ds = database.operatorPool(spec)) {
       database.checkDatabase(ds);
       PrintWriter out = spec.commandLine().getOut();
-      for (DeadLetters.AuditEntry e : database.store(ds).build().deadLetters().audit(limit)) {
+      for (DeadLetters.AuditEntry e : database.operatorStore(ds).deadLetters().audit(limit)) {
         out.printf("%s %s %s %s%s: %d message(s), %s%n", e.at(), TerminalText.of(e.operator()), e.action(), e.target(),
             e.dryRun() ? " (dry run)" : "", e.count(), TerminalText.of(e.scope()));
       }

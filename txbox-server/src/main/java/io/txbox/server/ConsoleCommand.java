@@ -3,7 +3,6 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.txbox.Inbox;
-import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.server.console.Console;
 import io.txbox.server.console.ConsoleUsers;
@@ -80,14 +79,13 @@ final class ConsoleCommand implements Callable<Integer> {
     http.check();
     // before the console's own server starts: the JDK reads them once
     OpsEndpoint.limitSlowClients(requestTimeout, "--request-timeout (TXBOX_REQUEST_TIMEOUT)");
-    HikariDataSource ds = database.pool();
+    HikariDataSource ds = database.operatorPool(spec);
     Console console = null;
     Optional<OpsEndpoint> endpoint;
     try {
       database.checkDatabase(ds);
-      OperatorStore store = database.store(ds).build();
-      Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema)
-          .tablePrefix(database.tablePrefix).build());
+      OperatorStore store = database.operatorStore(ds);
+      Inbox inbox = Inbox.create(ds, database.inboxStore());
       console = Console.start(settings, store, inbox, publisher);
       endpoint = serveOps(store);
     } catch (Exception e) {

@@ -3,7 +3,11 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.spi.InboxStore;
 import io.txbox.spi.support.Secrets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -58,13 +62,23 @@ public final class DatabaseOptions {
   public HikariDataSource pool() {
     if (isMariaDb()) {
       throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.mask(jdbcUrl), 200)
-          + "' is a MariaDB URL, and this runs on PostgreSQL only so far: on MariaDB, txbox migrate and"
-          + " txbox relay --source table run; read the status and dead letters with SQL (docs/mariadb.md)");
+          + "' is a MariaDB URL, and this runs on PostgreSQL only (logical decoding is PostgreSQL's): on MariaDB,"
+          + " txbox migrate, relay --source table, status, dead-letters, replay, audit and console run (docs/mariadb.md)");
     }
     return poolOnPostgresOrMariaDb();
   }
 
-  /** A pool on PostgreSQL or MariaDB, for the commands that run on both: relay and migrate. */
+  /**
+   * A pool on PostgreSQL or MariaDB for the operators' commands (status, dead-letters, replay,
+   * audit, console), which run on both; on MariaDB the options that name PostgreSQL things are
+   * refused first.
+   */
+  HikariDataSource operatorPool(CommandSpec spec) {
+    refusePostgresOnlyOptions(spec);
+    return poolOnPostgresOrMariaDb();
+  }
+
+  /** A pool on PostgreSQL or MariaDB, for the commands that run on both. */
   public HikariDataSource poolOnPostgresOrMariaDb() {
     if (!jdbcUrl.startsWith("jdbc:postgresql:") && !isMariaDb()) {
       throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.mask(jdbcUrl), 200)
@@ -94,14 +108,18 @@ public final class DatabaseOptions {
   }
 
   /**
-   * Has PostgreSQL end a session of this pool that sits idle inside a transaction longer than
+   * Has the database end a session of this pool that sits idle inside a transaction longer than
    * {@code limit}. A relay frozen mid-transaction (a stopped process, a long pause) would otherwise
    * keep its row locks, and the other relays, which skip locked rows, would stay off its buckets
-   * until it woke; one that stalls that long has lost its lease anyway. Not on MariaDB yet, whose
-   * setting for it MySQL lacks.
+   * until it woke; one that stalls that long has lost its lease anyway. MariaDB counts whole
+   * seconds (rounded up); MySQL has no such setting, so the statement sets it inside a comment
+   * only MariaDB executes ({@code /*M! ... *}{@code /}), and on MySQL sets a user variable alone.
    */
   void endStalledTransactionsAfter(HikariDataSource ds, Duration limit) {
-    if (!isMariaDb()) {
+    if (isMariaDb()) {
+      long seconds = Math.max(1, (limit.toMillis() + 999) / 1000);
+      ds.setConnectionInitSql("SET @txbox_relay = 1 /*M!, SESSION idle_transaction_timeout = " + seconds + " */");
+    } else {
       ds.setConnectionInitSql("SET idle_in_transaction_session_timeout = " + Math.max(1, limit.toMillis()));
     }
   }
@@ -174,6 +192,17 @@ public final class DatabaseOptions {
       TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only: on MariaDB the tables live in the database"
           + " the --jdbc-url names (jdbc:mariadb://host:3306/app)", "--schema");
     }
+  }
+
+  /** The operators' view of the tables these options name, on PostgreSQL or MariaDB. */
+  public OperatorStore operatorStore(HikariDataSource dataSource) {
+    return isMariaDb() ? mariaDbStore(dataSource).build() : store(dataSource).build();
+  }
+
+  /** The inbox store of the tables these options name, on PostgreSQL or MariaDB. */
+  public InboxStore inboxStore() {
+    return isMariaDb() ? MariaDbInboxStore.builder().tablePrefix(tablePrefix).build()
+        : PostgresInboxStore.builder().schema(schema).tablePrefix(tablePrefix).build();
   }
 
   /** A MariaDB store builder for the tables these options name. */

@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Inbox;
 import io.txbox.ParkedMessage;
 import io.txbox.jdbc.DeadLetters;
-import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Scope;
 import java.io.PrintWriter;
@@ -115,9 +114,9 @@ final class DeadLettersCommand {
         scope.checkConsumerScope(this instanceof ShowCommand);
       }
       who = operator.who();
-      try (HikariDataSource ds = database.pool()) {
+      try (HikariDataSource ds = database.operatorPool(spec)) {
         database.checkDatabase(ds);
-        OperatorStore store = database.store(ds).build();
+        OperatorStore store = database.operatorStore(ds);
         PrintWriter out = spec.commandLine().getOut();
         int code = scope.consumer == null ? outbox(store.deadLetters(), out) : inbox(ds, store, out);
         out.flush();
@@ -130,8 +129,7 @@ final class DeadLettersCommand {
     abstract int inbox(HikariDataSource ds, OperatorStore store, PrintWriter out) throws Exception;
 
     Inbox inbox(HikariDataSource ds) {
-      return Inbox.create(ds, PostgresInboxStore.builder().schema(database.schema).tablePrefix(database.tablePrefix)
-          .build());
+      return Inbox.create(ds, database.inboxStore());
     }
 
     List<ParkedMessage> parkedKey(Inbox inbox) throws Exception {

@@ -14,13 +14,11 @@ import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
-import io.txbox.spi.Backlog;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.Secrets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -182,22 +180,10 @@ final class RelayCommand implements Callable<Integer> {
     return new PolledOutbox(store, store, store::migrate, store::outboxName, r -> ready(ds, store, r));
   }
 
-  /**
-   * On MariaDB, ready means running with no event waiting longer than {@code --max-pending-age}:
-   * {@code txbox status} reads PostgreSQL only so far, so the verdict reads the backlog itself.
-   */
+  /** On MariaDB as on PostgreSQL, ready means running, and {@code txbox status} finds nothing wrong. */
   private PolledOutbox mariaDbOutbox(HikariDataSource ds) {
     MariaDbOutboxStore store = database.mariaDbStore(ds).buckets(buckets).build();
-    return new PolledOutbox(store, store, store::migrate, store::outboxTable, r -> {
-      Map<String, Object> details = relayDetails(r);
-      Backlog backlog = store.backlog(subscription, STATUS_LIMIT_PER_BUCKET).orElseThrow();
-      Duration waited = backlog.oldestAge(Instant.now());
-      details.put("pending", backlog.pending() + (backlog.capped() ? "+" : ""));
-      boolean fresh = waited.compareTo(maxPendingAge) <= 0;
-      details.put("problems", fresh ? List.of() : List.of("the oldest pending event has waited "
-          + waited.toSeconds() + " s, longer than --max-pending-age " + DurationConverter.format(maxPendingAge)));
-      return new OpsEndpoint.Verdict(r.isRunning() && fresh, details);
-    });
+    return new PolledOutbox(store, store, store::migrate, store::outboxName, r -> ready(ds, store, r));
   }
 
   /** The options that name what only PostgreSQL has, refused with a MariaDB URL. */

@@ -89,9 +89,9 @@ final class ReplayCommand implements Callable<Integer> {
       brokers.check(); // a dry run needs no broker, but refuses the broker settings the real run would
     }
     PrintWriter out = spec.commandLine().getOut();
-    try (HikariDataSource ds = database.pool()) {
+    try (HikariDataSource ds = database.operatorPool(spec)) {
       database.checkDatabase(ds);
-      OperatorStore store = database.store(ds).build();
+      OperatorStore store = database.operatorStore(ds);
       Replay replay = store.replay();
       Preview preview = replay.preview(request.scope());
       print(out, request, preview);

@@ -59,7 +59,7 @@ final class StatusCommand implements Callable<Integer> {
     if (limitPerBucket < 1 || limitPerBucket > 1_000_000) {
       throw new IllegalArgumentException("invalid --limit-per-bucket: must be between 1 and 1000000, was " + limitPerBucket);
     }
-    try (HikariDataSource ds = database.pool()) {
+    try (HikariDataSource ds = database.operatorPool(spec)) {
       return report(ds);
     } catch (TxboxException e) {
       spec.commandLine().getErr().println("status: " + Secrets.mask(e.getMessage()));
@@ -72,7 +72,7 @@ final class StatusCommand implements Callable<Integer> {
 
   private int report(HikariDataSource ds) throws Exception {
     database.checkDatabase(ds);
-    StatusReport report = StatusReport.read(ds, database.store(ds).build(), limitPerBucket, maxPendingAge);
+    StatusReport report = StatusReport.read(ds, database.operatorStore(ds), limitPerBucket, maxPendingAge);
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
       Map<String, Object> document = asJson(report.status(), report.problems());

@@ -99,15 +99,15 @@ class CommandLineTest {
   @Test
   void onMariaDbWhatOnlyPostgresHasIsRefusedNamingWhatRuns() {
     String url = "jdbc:mariadb://127.0.0.1:1/app?user=app&password=s3cret";
-    assertThat(run("status", "--jdbc-url", url)).isEqualTo(2);
+    assertThat(run("logical", "status", "--jdbc-url", url)).isEqualTo(2);
     assertThat(run("relay", "--jdbc-url", url, "--broker", "memory", "--memory-space", "s", "--source", "logical"))
         .isEqualTo(2);
     assertThat(run("migrate", "--jdbc-url", url, "--schema", "shop")).isEqualTo(2);
     assertThat(run("relay", "--jdbc-url", url, "--broker", "memory", "--memory-space", "s", "--no-notify"))
         .isEqualTo(2);
     assertThat(err.toString())
-        .contains("is a MariaDB URL, and this runs on PostgreSQL only so far: on MariaDB, txbox migrate and"
-            + " txbox relay --source table run")
+        .contains("is a MariaDB URL, and this runs on PostgreSQL only (logical decoding is PostgreSQL's): on MariaDB,"
+            + " txbox migrate, relay --source table, status, dead-letters, replay, audit and console run")
         .contains("invalid --schema: they apply to PostgreSQL only")
         .contains("invalid --no-notify: they apply to PostgreSQL only")
         .doesNotContain("s3cret");

@@ -52,7 +52,7 @@ class MariaDbRelayCommandTest {
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
         OpsClient.Answer ready = ops.get("/health/ready");
         assertThat(ready.status()).as(ready.body()).isEqualTo(200);
-        assertThat(ready.body()).contains("\"pending\":\"0\"", "\"problems\":[]");
+        assertThat(ready.body()).contains("\"relay\":\"running\"", "\"problems\":[]");
       });
       assertThat(ops.get("/metrics").body()).contains("txbox_outbox_pending{");
 
@@ -63,7 +63,8 @@ class MariaDbRelayCommandTest {
         await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
           OpsClient.Answer ready = ops.get("/health/ready");
           assertThat(ready.status()).as(ready.body()).isEqualTo(503);
-          assertThat(ready.body()).contains("\"pending\":\"1\"", "longer than --max-pending-age 2s");
+          assertThat(ready.body()).contains("subscription default: the oldest pending event has waited",
+              "more than the limit of PT2S");
         });
         await().atMost(Duration.ofSeconds(30)).until(() -> relays.log(0)
             .contains("delivery is held back by a transaction open for"));
@@ -72,7 +73,7 @@ class MariaDbRelayCommandTest {
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
         OpsClient.Answer ready = ops.get("/health/ready");
         assertThat(ready.status()).as(ready.body()).isEqualTo(200);
-        assertThat(ready.body()).contains("\"pending\":\"0\"");
+        assertThat(ready.body()).contains("\"problems\":[]");
       });
     }
   }

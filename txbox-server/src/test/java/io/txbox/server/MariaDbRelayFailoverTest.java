@@ -25,6 +25,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -74,7 +75,12 @@ class MariaDbRelayFailoverTest {
       for (int i = 0; i < RELAYS; i++) {
         running.add(relays.start(dir, relayArgs(i)));
       }
-      await().atMost(Duration.ofSeconds(60)).until(() -> tableExists() && owners() == RELAYS);
+      try {
+        await().atMost(Duration.ofSeconds(60)).until(() -> tableExists() && owners() == RELAYS);
+      } catch (ConditionTimeoutException e) {
+        throw new AssertionError("the " + RELAYS + " relays did not all come to hold buckets; their logs:\n"
+            + relays.logTails(15), e);
+      }
 
       CompletableFuture<Void> writers = CompletableFuture.allOf(IntStream.range(0, WRITERS)
           .mapToObj(w -> CompletableFuture.runAsync(() -> writeEvents(w))).toArray(CompletableFuture[]::new));

@@ -50,6 +50,17 @@ final class RelayProcesses implements AutoCloseable {
     return Files.readString(logs.get(index));
   }
 
+  /** The last lines of every process's log, for a failure message that says what the processes saw. */
+  String logTails(int lines) throws IOException {
+    StringBuilder tails = new StringBuilder();
+    for (int i = 0; i < logs.size(); i++) {
+      List<String> all = Files.readAllLines(logs.get(i));
+      tails.append("--- process ").append(i).append(" (").append(logs.get(i).getFileName()).append(")\n");
+      all.subList(Math.max(0, all.size() - lines), all.size()).forEach(line -> tails.append(line).append('\n'));
+    }
+    return tails.toString();
+  }
+
   @Override
   public void close() {
     processes.forEach(Process::destroyForcibly);

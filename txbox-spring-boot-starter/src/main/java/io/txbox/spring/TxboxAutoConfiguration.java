@@ -8,6 +8,7 @@ import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalOutboxStore;
 import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.spi.InboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
@@ -336,6 +337,12 @@ public class TxboxAutoConfiguration {
   @Conditional(RelaySource.Table.class)
   public RelayState txboxRelayState(PostgresOutboxStore store, TxboxProperties properties,
       ObjectProvider<ContextBound<Relay>> relay) {
+    return tableRelayState(store, properties, relay);
+  }
+
+  /** The table relay's state over {@code store}: PostgreSQL's or MariaDB's. */
+  static RelayState tableRelayState(OutboxStore store, TxboxProperties properties,
+      ObjectProvider<ContextBound<Relay>> relay) {
     return new TableRelayState(store, properties.relay().subscription(),
         () -> Optional.ofNullable(relay.getIfAvailable()), properties.health().maxPendingAge(),
         properties.metrics().backlogLimitPerBucket(), Clock.systemUTC());
@@ -367,6 +374,14 @@ public class TxboxAutoConfiguration {
   @ConditionalOnProperty(name = "txbox.inbox.enabled", matchIfMissing = true)
   public InboxListeners txboxInboxListeners(
       List<InboxListener> listeners, PostgresInboxStore store, DataSource dataSource,
+      ListableBeanFactory beans, TxboxProperties properties, Environment environment,
+      ObjectProvider<Tracing> tracing) {
+    return inboxListeners(listeners, store, dataSource, beans, properties, environment, tracing);
+  }
+
+  /** The inbox listeners on {@code store}: PostgreSQL's or MariaDB's. */
+  static InboxListeners inboxListeners(
+      List<InboxListener> listeners, InboxStore store, DataSource dataSource,
       ListableBeanFactory beans, TxboxProperties properties, Environment environment,
       ObjectProvider<Tracing> tracing) {
     TransactionTemplate transactions = new TransactionTemplate(transactionManager(beans, properties));

@@ -3,11 +3,14 @@ package io.txbox.spring;
 import io.txbox.Janitor;
 import io.txbox.Outbox;
 import io.txbox.Relay;
+import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.spi.EventWriter;
 import io.txbox.spi.Metrics;
 import io.txbox.spring.internal.ContextBound;
 import io.txbox.spring.internal.DataSourceUrl;
+import io.txbox.spring.internal.InboxListeners;
+import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.Settings;
 import io.txbox.spring.internal.Tracing;
 import java.util.List;
@@ -15,6 +18,7 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -29,18 +33,18 @@ import org.springframework.core.env.Environment;
  * txbox on MariaDB, chosen when {@code spring.datasource.url} is a {@code jdbc:mariadb:} URL and
  * {@code txbox-mariadb} is on the class path: the {@link MariaDbOutboxStore} (migrated at
  * start-up unless {@code txbox.migrate=false}), an {@link Outbox} joining the caller's Spring
- * transaction, the table relay and the janitor, with the same {@code txbox.*} settings as on
- * PostgreSQL.
+ * transaction, the table relay, the janitor, the {@link MariaDbInboxStore} and a subscriber for
+ * each {@link InboxListener} bean, with the same {@code txbox.*} settings as on PostgreSQL; the
+ * meters and the health indicator follow, as on PostgreSQL.
  *
  * <pre>{@code
  * spring.datasource.url=jdbc:mariadb://db:3306/shop
  * txbox.broker=kafka
  * }</pre>
  *
- * <p>What MariaDB does not have in txbox yet is refused at start-up, naming the setting: the
- * inbox ({@link InboxListener} beans), {@code txbox.schema} (the tables live in the URL's
- * database), logical decoding and outbox partitions. The relay's meters and health indicator are
- * PostgreSQL's only so far.
+ * <p>What MariaDB does not have in txbox is refused at start-up, naming the setting:
+ * {@code txbox.schema} (the tables live in the URL's database), logical decoding and outbox
+ * partitions.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
@@ -59,9 +63,8 @@ public class TxboxMariaDbAutoConfiguration {
   /** The outbox log, checkpoints, leases and dead letters on MariaDB; migrated unless turned off. */
   @Bean
   @ConditionalOnMissingBean
-  public MariaDbOutboxStore txboxOutboxStore(DataSource dataSource, TxboxProperties properties,
-      ListableBeanFactory beans) {
-    refuseWhatMariaDbLacks(properties, beans);
+  public MariaDbOutboxStore txboxOutboxStore(DataSource dataSource, TxboxProperties properties) {
+    refuseWhatMariaDbLacks(properties);
     MariaDbOutboxStore store = Settings.build("txbox", () -> MariaDbOutboxStore.builder(dataSource)
         .tablePrefix(properties.tablePrefix())
         .buckets(properties.buckets())
@@ -80,12 +83,37 @@ public class TxboxMariaDbAutoConfiguration {
     return TxboxAutoConfiguration.outbox(store, dataSource, tracing, events);
   }
 
+  /** The inbox records; its tables come with the outbox store's migration. */
+  @Bean
+  @ConditionalOnMissingBean
+  public MariaDbInboxStore txboxInboxStore(TxboxProperties properties) {
+    return Settings.build("txbox", () -> MariaDbInboxStore.builder().tablePrefix(properties.tablePrefix()).build());
+  }
+
+  /** A subscriber for each {@link InboxListener} bean, each message in a Spring transaction. */
+  @Bean
+  @ConditionalOnBean(InboxListener.class)
+  @ConditionalOnProperty(name = "txbox.inbox.enabled", matchIfMissing = true)
+  public InboxListeners txboxInboxListeners(
+      List<InboxListener> listeners, MariaDbInboxStore store, DataSource dataSource,
+      ListableBeanFactory beans, TxboxProperties properties, Environment environment,
+      ObjectProvider<Tracing> tracing) {
+    return TxboxAutoConfiguration.inboxListeners(listeners, store, dataSource, beans, properties, environment, tracing);
+  }
+
   /** The table relay, started with the application context and drained when it stops. */
   @Bean
   @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
   public ContextBound<Relay> txboxRelay(MariaDbOutboxStore store, TxboxProperties properties,
       Environment environment, ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     return TxboxAutoConfiguration.relay(store, properties, environment, metrics, tracing);
+  }
+
+  /** The health indicator's and meters' view of the relay and its backlog. */
+  @Bean
+  public RelayState txboxRelayState(MariaDbOutboxStore store, TxboxProperties properties,
+      ObjectProvider<ContextBound<Relay>> relay) {
+    return TxboxAutoConfiguration.tableRelayState(store, properties, relay);
   }
 
   /** The janitor, deleting relayed events while the context runs. */
@@ -96,13 +124,7 @@ public class TxboxMariaDbAutoConfiguration {
   }
 
   /** A setting that only PostgreSQL honours would be ignored in silence here: it is refused instead. */
-  private static void refuseWhatMariaDbLacks(TxboxProperties properties, ListableBeanFactory beans) {
-    List<String> listeners = List.of(beans.getBeanNamesForType(InboxListener.class));
-    if (!listeners.isEmpty() && properties.inbox().enabled()) {
-      throw new IllegalStateException("txbox's inbox runs on PostgreSQL only so far, and this application's"
-          + " DataSource is MariaDB (spring.datasource.url) with InboxListener beans " + listeners + ": consume"
-          + " from a PostgreSQL service, or set txbox.inbox.enabled=false to start without them");
-    }
+  private static void refuseWhatMariaDbLacks(TxboxProperties properties) {
     refuse(!"public".equals(properties.schema()), "txbox.schema", "on MariaDB the tables live in the database"
         + " spring.datasource.url names: remove it");
     refuse(properties.usesLogicalDecoding(), "txbox.relay.source / txbox.outbox.write-mode",

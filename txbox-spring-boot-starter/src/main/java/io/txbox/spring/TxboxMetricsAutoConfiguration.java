@@ -9,6 +9,8 @@ import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.spi.OutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.InboxMeters;
 import io.txbox.micrometer.OutboxTag;
@@ -42,6 +44,7 @@ import org.springframework.context.annotation.Configuration;
     after = TxboxAutoConfiguration.class,
     // Boot 3's name, then Boot 4's: the registry this binds to must exist first.
     afterName = {
+        "io.txbox.spring.TxboxMariaDbAutoConfiguration",
         "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, RelayMeters.class})
@@ -83,7 +86,23 @@ public class TxboxMetricsAutoConfiguration {
    */
   @Bean
   @Conditional(RelaySource.Table.class)
+  @ConditionalOnBean(PostgresOutboxStore.class)
   public BacklogMeters txboxBacklogMeters(PostgresOutboxStore store, TxboxProperties properties) {
+    return backlogMeters(store, properties);
+  }
+
+  /** The backlog gauges on MariaDB, whose relay is always a table relay. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.txbox.mariadb.MariaDbOutboxStore")
+  static class MariaDb {
+    @Bean
+    @ConditionalOnBean(type = "io.txbox.mariadb.MariaDbOutboxStore")
+    BacklogMeters txboxBacklogMeters(MariaDbOutboxStore store, TxboxProperties properties) {
+      return backlogMeters(store, properties);
+    }
+  }
+
+  private static BacklogMeters backlogMeters(OutboxStore store, TxboxProperties properties) {
     return BacklogMeters.builder(store)
         .subscriptions(properties.relay().subscription())
         .refresh(properties.metrics().backlogRefresh())

@@ -45,6 +45,11 @@ public final class TestMariaDb implements AutoCloseable {
     return new TestMariaDb(database, TestDatabase.pool(withUser(serverUrl() + database), 20));
   }
 
+  /** The JDBC URL of the server, with no database and the user included: for tools that make their own. */
+  public static String serverJdbcUrl() {
+    return withUser(serverUrl());
+  }
+
   private static String serverUrl() {
     String url = System.getenv(URL_VARIABLE);
     return url == null || url.isBlank() ? DEFAULT_URL : url;

@@ -3,6 +3,7 @@ package io.txbox.spi.support;
 import io.txbox.TxboxException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.OptionalInt;
 import javax.sql.DataSource;
 
 /** Runs a unit of relay work in its own short transaction, turning SQL errors into TxboxException. */
@@ -21,15 +22,38 @@ public final class Transactions {
 
   /** Runs {@code work} and commits; rolls back on any error. {@code what} names it in errors. */
   public <T> T inTransaction(String what, Work<T> work) {
+    return run(what, OptionalInt.empty(), work);
+  }
+
+  /**
+   * Runs {@code work} at READ COMMITTED and commits, then gives the connection back at its own
+   * level. For rows that many relay instances update at once, such as leases and checkpoints:
+   * at REPEATABLE READ InnoDB keeps a lock on every row an UPDATE or a locking read scans, not only
+   * on those it matches, and concurrent scans in different orders deadlock.
+   */
+  public <T> T inReadCommitted(String what, Work<T> work) {
+    return run(what, OptionalInt.of(Connection.TRANSACTION_READ_COMMITTED), work);
+  }
+
+  private <T> T run(String what, OptionalInt isolation, Work<T> work) {
     try (Connection c = connect(what)) {
+      // asked only when it changes: pgjdbc may answer it with a round trip
+      int own = isolation.isPresent() ? c.getTransactionIsolation() : Connection.TRANSACTION_NONE;
       c.setAutoCommit(false);
       try {
+        if (isolation.isPresent()) {
+          c.setTransactionIsolation(isolation.getAsInt()); // before the first statement
+        }
         T result = work.run(c);
         c.commit();
         return result;
       } catch (SQLException | RuntimeException e) {
         Rollback.after(c, e);
         throw e;
+      } finally {
+        if (isolation.isPresent()) {
+          c.setTransactionIsolation(own); // the pool's next user gets the level it expects
+        }
       }
     } catch (SQLException e) {
       throw new TxboxException(what + " failed: " + e.getMessage(), e);

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Inbox;
 import io.txbox.examples.ShopSchema;
 import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.nats.NatsSubscriber;
 import io.txbox.rabbitmq.RabbitSubscriber;
@@ -39,7 +40,9 @@ import org.slf4j.LoggerFactory;
  * --member} names the process's place in the group across restarts (static membership). With NATS
  * and RabbitMQ, {@code --threads} handle different keys in parallel. {@code --instance} names this
  * run of the process. Every 200 ms it writes its subscriber's counts to {@code subscriber_stats},
- * so the demo can report how many redeliveries the inbox absorbed.
+ * so the demo can report how many redeliveries the inbox absorbed. With a {@code jdbc:mariadb:}
+ * URL the inbox is {@code MariaDbInboxStore}, in the database the URL names; {@code --schema}
+ * then names the database of the shop's tables.
  */
 public final class InventoryApp {
   private static final Logger log = LoggerFactory.getLogger(InventoryApp.class);
@@ -57,16 +60,20 @@ public final class InventoryApp {
     int threads = threads(options.getOrDefault("--threads", "1"));
     ds.setMaximumPoolSize(threads + 1);
     ds.setPoolName("inventory");
-    Inbox inbox = Inbox.create(ds, PostgresInboxStore.builder().schema(schema).build());
+    boolean mariaDb = ds.getJdbcUrl().startsWith("jdbc:mariadb:");
+    // On MariaDB the inbox's tables live in the database the URL names; the shop's in --schema.
+    Inbox inbox = Inbox.create(ds, mariaDb ? MariaDbInboxStore.builder().build()
+        : PostgresInboxStore.builder().schema(schema).build());
     Subscriber subscriber = subscriber(options, inbox, new InventoryService(schema), threads);
     String instance = required(options, "--instance");
     ScheduledExecutorService stats = Executors.newSingleThreadScheduledExecutor();
-    stats.scheduleWithFixedDelay(() -> report(ds, schema, instance, subscriber), 200, 200, TimeUnit.MILLISECONDS);
+    String reportSql = reportSql(schema, mariaDb);
+    stats.scheduleWithFixedDelay(() -> report(ds, reportSql, instance, subscriber), 200, 200, TimeUnit.MILLISECONDS);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       subscriber.close();
       stats.shutdownNow();
-      report(ds, schema, instance, subscriber);
+      report(ds, reportSql, instance, subscriber);
       ds.close();
       stopped.countDown();
     }, "inventory-shutdown"));
@@ -111,11 +118,18 @@ public final class InventoryApp {
     };
   }
 
-  private static void report(HikariDataSource ds, String schema, String instance, Subscriber subscriber) {
-    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-        "INSERT INTO " + schema + ".subscriber_stats (instance, processed, duplicates) VALUES (?, ?, ?)"
-            + " ON CONFLICT (instance) DO UPDATE SET processed = excluded.processed,"
-            + " duplicates = excluded.duplicates, updated_at = now()")) {
+  /** The upsert of a subscriber's counts, in the database's own words. */
+  private static String reportSql(String schema, boolean mariaDb) {
+    String insert = "INSERT INTO " + schema + ".subscriber_stats (instance, processed, duplicates) VALUES (?, ?, ?)";
+    return mariaDb
+        ? insert + " ON DUPLICATE KEY UPDATE processed = VALUES(processed), duplicates = VALUES(duplicates),"
+            + " updated_at = UTC_TIMESTAMP(6)"
+        : insert + " ON CONFLICT (instance) DO UPDATE SET processed = excluded.processed,"
+            + " duplicates = excluded.duplicates, updated_at = now()";
+  }
+
+  private static void report(HikariDataSource ds, String sql, String instance, Subscriber subscriber) {
+    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(sql)) {
       p.setString(1, instance);
       p.setLong(2, subscriber.processed());
       p.setLong(3, subscriber.duplicates());

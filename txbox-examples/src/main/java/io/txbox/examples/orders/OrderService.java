@@ -31,6 +31,7 @@ public final class OrderService {
   private final Outbox outbox;
   private final EventTypes events;
   private final String countOrder;
+  private final String readCount;
   private final String insertOrder;
 
   /** An order service writing into {@code schema} and publishing to {@code topic}. */
@@ -38,7 +39,10 @@ public final class OrderService {
     this.outbox = outbox;
     this.events = ShopEvents.types(new ObjectMapper(), topic);
     ShopSchema.requireName(schema);
-    this.countOrder = "UPDATE " + schema + ".order_counter SET placed = placed + 1 WHERE sku = ? RETURNING placed";
+    // Two statements, not UPDATE ... RETURNING, which MariaDB does not have: the row stays locked
+    // by the update, so the count read next is this order's.
+    this.countOrder = "UPDATE " + schema + ".order_counter SET placed = placed + 1 WHERE sku = ?";
+    this.readCount = "SELECT placed FROM " + schema + ".order_counter WHERE sku = ?";
     this.insertOrder = "INSERT INTO " + schema + ".orders (id, sku, quantity, sequence) VALUES (?, ?, ?, ?)";
   }
 
@@ -60,10 +64,14 @@ public final class OrderService {
   private long countOrder(Connection transaction, String sku) throws SQLException {
     try (PreparedStatement p = transaction.prepareStatement(countOrder)) {
       p.setString(1, sku);
+      if (p.executeUpdate() == 0) {
+        throw new IllegalArgumentException("unknown SKU '" + sku + "': it has no row in order_counter");
+      }
+    }
+    try (PreparedStatement p = transaction.prepareStatement(readCount)) {
+      p.setString(1, sku);
       try (ResultSet rs = p.executeQuery()) {
-        if (!rs.next()) {
-          throw new IllegalArgumentException("unknown SKU '" + sku + "': it has no row in order_counter");
-        }
+        rs.next();
         return rs.getLong(1);
       }
     }

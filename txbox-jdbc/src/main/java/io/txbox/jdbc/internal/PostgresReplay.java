@@ -1,16 +1,14 @@
 package io.txbox.jdbc.internal;
 
 import io.txbox.Message;
+import io.txbox.jdbc.PacedPublishing;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.Scope;
-import io.txbox.spi.PermanentPublishException;
-import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.Transactions;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -18,15 +16,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 
 /** Replays on PostgreSQL, as {@link io.txbox.jdbc.PostgresOutboxStore#replay()} gives them. */
 public final class PostgresReplay implements Replay {
-  private static final Duration FIRST_BACKOFF = Duration.ofMillis(500);
-  private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
-
   private final Transactions tx;
   private final PostgresTables tables;
   private final PostgresDeadLetters audit;
@@ -64,7 +58,7 @@ public final class PostgresReplay implements Replay {
       checkSubscription(c, request.scope());
       return null;
     });
-    Run run = new Run(request, publisher, progress);
+    PacedPublishing run = new PacedPublishing(request, publisher, progress);
     try {
       // A batch never holds more than a second's worth, so the rate holds from the first batch on.
       int batchSize = Math.min(request.batchSize(), request.eventsPerSecond());
@@ -73,13 +67,13 @@ public final class PostgresReplay implements Replay {
       do {
         page = page(request.scope(), after, batchSize);
         run.publish(page.stream().filter(r -> r.message() != null)
-            .map(r -> retarget(r.message(), request.toDestination())).toList());
+            .map(r -> PacedPublishing.retarget(r.message(), request.toDestination())).toList());
         after = page.isEmpty() ? after : page.get(page.size() - 1).cursor();
       } while (page.size() == batchSize);
     } finally {
-      audit.record(request.operator(), "replay", "outbox", request.describe(), run.published, false);
+      audit.record(request.operator(), "replay", "outbox", request.describe(), run.published(), false);
     }
-    return new Result(run.published, run.failed, List.copyOf(run.failures));
+    return run.result();
   }
 
   /** Where a page of the log ends: the primary key of its last row. */
@@ -88,97 +82,6 @@ public final class PostgresReplay implements Replay {
   }
 
   private record Read(Cursor cursor, Message message) {}
-
-  /** Publishing, pacing and counting for one replay. */
-  private static final class Run {
-    private final Request request;
-    private final Publisher publisher;
-    private final LongConsumer progress;
-    private final long startNanos = System.nanoTime();
-    private long published;
-    private long failed;
-    private final List<String> failures = new ArrayList<>();
-
-    Run(Request request, Publisher publisher, LongConsumer progress) {
-      this.request = request;
-      this.publisher = publisher;
-      this.progress = progress;
-    }
-
-    /**
-     * Publishes {@code batch}; a failure that may pass resends the batch from the first such
-     * failure on, as the relay does, so each key's order holds for what the consumer keeps.
-     */
-    void publish(List<Message> batch) throws InterruptedException {
-      List<Message> left = batch;
-      Duration backoff = FIRST_BACKOFF;
-      for (int attempt = 1; !left.isEmpty(); attempt++) {
-        pace();
-        PublishResult result = publisher.publish(left);
-        int retryFrom = firstTransientFailure(result);
-        count(left, result, retryFrom);
-        if (retryFrom == left.size()) {
-          break;
-        }
-        if (attempt == request.maxAttempts()) {
-          throw new StoppedException(published, attempt, result.failure(retryFrom));
-        }
-        left = left.subList(retryFrom, left.size());
-        waitUntil(System.nanoTime() + backoff.toNanos());
-        backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
-      }
-      progress.accept(published);
-    }
-
-    private static int firstTransientFailure(PublishResult result) {
-      for (var failure : result.failures().entrySet()) {
-        if (!(failure.getValue() instanceof PermanentPublishException)) {
-          return failure.getKey();
-        }
-      }
-      return result.size();
-    }
-
-    /** Counts what was settled before {@code retryFrom}: acknowledged, or refused for good. */
-    private void count(List<Message> sent, PublishResult result, int retryFrom) {
-      for (int i = 0; i < retryFrom; i++) {
-        Exception failure = result.failure(i);
-        if (failure == null) {
-          published++;
-        } else {
-          failed++;
-          if (failures.size() < FAILURES_KEPT) {
-            failures.add("event " + sent.get(i).id() + " to " + sent.get(i).destination() + ": " + failure.getMessage());
-          }
-        }
-      }
-    }
-
-    /** Waits until what was sent so far took at least the time the rate allows for it. */
-    private void pace() throws InterruptedException {
-      waitUntil(startNanos + (published + failed) * 1_000_000_000L / request.eventsPerSecond());
-    }
-
-    /**
-     * Holds the replay's thread until {@code dueNanos}: a replay is one caller's job, done in
-     * that caller's thread (the command's, or the console's replay worker), so pausing it is the
-     * rate limit and the backoff; an interrupt ends the wait and the replay.
-     */
-    private static void waitUntil(long dueNanos) throws InterruptedException {
-      long waitNanos = dueNanos - System.nanoTime();
-      if (waitNanos > 0) {
-        TimeUnit.NANOSECONDS.sleep(waitNanos);
-      }
-    }
-  }
-
-  private static Message retarget(Message m, String destination) {
-    if (destination == null) {
-      return m;
-    }
-    return new Message(m.id(), m.type(), m.version(), m.key(), destination, m.payload(), m.contentType(), m.headers(),
-        m.createdAt(), m.availableAt());
-  }
 
   /**
    * The next {@code limit} events of the scope after {@code after}, in primary-key order: one

@@ -13,8 +13,8 @@ import java.util.OptionalInt;
 import javax.sql.DataSource;
 
 /**
- * The janitor's part of the MariaDB outbox: deletes events every subscription has relayed, one
- * janitor at a time. {@link io.txbox.mariadb.MariaDbOutboxStore} hands its {@link JanitorStore}
+ * The janitor's part of the MariaDB outbox: deletes events every subscription has relayed, and
+ * inbox records past their retention, one janitor at a time. {@link io.txbox.mariadb.MariaDbOutboxStore} hands its {@link JanitorStore}
  * calls here.
  *
  * <p>Each call is one transaction at {@code READ COMMITTED}: under InnoDB's default
@@ -34,6 +34,7 @@ public final class MariaDbJanitorStore implements JanitorStore {
   private final String headIsDue;
   private final String windowEnd;
   private final String deleteRelayed;
+  private final String deleteInboxRecords;
 
   public MariaDbJanitorStore(DataSource dataSource, MariaDbTables tables) {
     this.tx = new Transactions(dataSource);
@@ -48,6 +49,9 @@ public final class MariaDbJanitorStore implements JanitorStore {
         + " WHERE bucket = ? AND position <= ? ORDER BY position LIMIT ?) AS w");
     this.deleteRelayed = tables.render("DELETE FROM {outbox} WHERE bucket = ? AND position <= ?"
         + " AND created_at < " + MariaDbSql.NOW + " - INTERVAL ? MICROSECOND");
+    // The records of messages still queued, dead or parked stay: they keep a redelivery a duplicate.
+    this.deleteInboxRecords = tables.render("DELETE FROM {inbox} WHERE received_at < " + MariaDbSql.NOW
+        + " - INTERVAL ? MICROSECOND AND status NOT IN ('queued', 'dead', 'parked') ORDER BY received_at LIMIT ?");
   }
 
   /**
@@ -59,15 +63,18 @@ public final class MariaDbJanitorStore implements JanitorStore {
   @Override
   public OptionalInt deleteRelayed(Duration retention, int limit) {
     long retentionMicros = retention.toNanos() / 1000;
-    return tx.inTransaction("deleting relayed outbox events", c -> {
-      int isolation = c.getTransactionIsolation();
-      c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED); // before the first statement
-      try {
-        return tookTurn(c) ? OptionalInt.of(deleteRelayed(c, retentionMicros, limit)) : OptionalInt.empty();
-      } finally {
-        c.setTransactionIsolation(isolation); // the session's, for the pool's next user
-      }
-    });
+    return underJanitorTurn("deleting relayed outbox events", c -> deleteRelayed(c, retentionMicros, limit));
+  }
+
+  /** A delete of the janitor's, in one transaction; empty when another janitor has its turn. */
+  private OptionalInt underJanitorTurn(String what, Delete delete) {
+    return tx.inReadCommitted(what, c -> tookTurn(c) ? OptionalInt.of(delete.run(c)) : OptionalInt.empty());
+  }
+
+  /** Deletes rows; how many. */
+  @FunctionalInterface
+  private interface Delete {
+    int run(Connection c) throws SQLException;
   }
 
   private int deleteRelayed(Connection c, long retentionMicros, int limit) throws SQLException {
@@ -81,10 +88,15 @@ public final class MariaDbJanitorStore implements JanitorStore {
     return deleted;
   }
 
-  /** No inbox on MariaDB yet: nothing to delete. */
   @Override
   public OptionalInt deleteInboxRecords(Duration retention, int limit) {
-    return OptionalInt.of(0);
+    return underJanitorTurn("deleting old inbox records", c -> {
+      try (PreparedStatement p = c.prepareStatement(deleteInboxRecords)) {
+        p.setLong(1, retention.toNanos() / 1000);
+        p.setInt(2, limit);
+        return p.executeUpdate();
+      }
+    });
   }
 
   private boolean tookTurn(Connection c) throws SQLException {

@@ -1,6 +1,7 @@
 package io.txbox.mariadb.internal;
 
 import io.txbox.TxboxException;
+import io.txbox.jdbc.MigrationScript;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -21,7 +22,7 @@ import javax.sql.DataSource;
  * records it in the setting table, has run.
  */
 public final class MariaDbMigration {
-  private static final List<String> VERSIONS = List.of("V1__outbox.sql");
+  private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql", "V3__audit.sql");
   private static final int LOCK_SECONDS = 60;
 
   private final DataSource dataSource;
@@ -43,8 +44,21 @@ public final class MariaDbMigration {
     return all.toString();
   }
 
-  /** Applies the versions not applied yet; safe to run twice and from several instances at once. */
-  public void run() {
+  /** Every version as a script of its own, numbered from 1. */
+  public List<MigrationScript> scripts() {
+    List<MigrationScript> scripts = new ArrayList<>();
+    for (int v = 0; v < VERSIONS.size(); v++) {
+      scripts.add(new MigrationScript(v + 1, VERSIONS.get(v), render(VERSIONS.get(v))));
+    }
+    return scripts;
+  }
+
+  /**
+   * Applies the versions not applied yet; safe to run twice and from several instances at once.
+   *
+   * @return how many versions it applied
+   */
+  public int run() {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
       String lock = "txbox_migrate_" + tables.prefix();
@@ -58,6 +72,7 @@ public final class MariaDbMigration {
             }
           }
         }
+        return VERSIONS.size() - applied;
       } finally {
         try (PreparedStatement p = c.prepareStatement("SELECT RELEASE_LOCK(?)")) {
           p.setString(1, lock);

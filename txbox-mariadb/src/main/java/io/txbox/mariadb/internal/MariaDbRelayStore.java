@@ -16,6 +16,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -85,18 +86,20 @@ public final class MariaDbRelayStore implements OutboxStore {
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Every relay instance beats at once on the same rows, and a relay whose first beat fails
+   * exits, so the beat is built not to deadlock: it runs at READ COMMITTED, where an UPDATE locks
+   * only the rows it changes, and it touches instance rows by their key alone (dead instances are
+   * found by a plain read, then deleted one by one), never by a locking range scan.
+   */
   @Override
   public Membership heartbeat(String subscription, String instance, Duration lease) {
-    return tx.inTransaction("heartbeat of " + instance, c -> {
-      try (PreparedStatement touch = c.prepareStatement(sql.touchInstance());
-          PreparedStatement forget = c.prepareStatement(sql.forgetDeadInstances());
-          PreparedStatement renew = c.prepareStatement(sql.renewLeases())) {
-        touch.setString(1, subscription);
-        touch.setString(2, instance);
-        touch.setLong(3, micros(lease));
-        touch.executeUpdate();
-        forget.setString(1, subscription);
-        forget.executeUpdate();
+    return tx.inReadCommitted("heartbeat of " + instance, c -> {
+      touch(c, subscription, instance, lease);
+      forgetDeadInstances(c, subscription);
+      try (PreparedStatement renew = c.prepareStatement(sql.renewLeases())) {
         renew.setLong(1, micros(lease));
         renew.setString(2, subscription);
         renew.setString(3, instance);
@@ -111,9 +114,41 @@ public final class MariaDbRelayStore implements OutboxStore {
     });
   }
 
+  /** Renews this instance's row; the first beat inserts it. */
+  private void touch(Connection c, String subscription, String instance, Duration lease) throws SQLException {
+    try (PreparedStatement touch = c.prepareStatement(sql.touchInstance())) {
+      touch.setLong(1, micros(lease));
+      touch.setString(2, subscription);
+      touch.setString(3, instance);
+      if (touch.executeUpdate() == 1) {
+        return;
+      }
+    }
+    try (PreparedStatement join = c.prepareStatement(sql.joinInstance())) {
+      join.setString(1, subscription);
+      join.setString(2, instance);
+      join.setLong(3, micros(lease));
+      join.executeUpdate();
+    }
+  }
+
+  private void forgetDeadInstances(Connection c, String subscription) throws SQLException {
+    List<String> dead = strings(c, sql.deadInstances(), subscription);
+    if (dead.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement forget = c.prepareStatement(sql.forgetDeadInstance())) {
+      for (String instance : dead) {
+        forget.setString(1, subscription);
+        forget.setString(2, instance);
+        forget.executeUpdate(); // the condition again: the instance may have come back since
+      }
+    }
+  }
+
   @Override
   public List<BucketState> claimBuckets(String subscription, String instance, int max, Duration lease) {
-    return tx.inTransaction("claiming buckets for " + instance, c -> {
+    return tx.inReadCommitted("claiming buckets for " + instance, c -> {
       List<BucketState> claimed = new ArrayList<>();
       try (PreparedStatement p = c.prepareStatement(sql.claimableBuckets())) {
         p.setString(1, subscription);
@@ -138,9 +173,9 @@ public final class MariaDbRelayStore implements OutboxStore {
 
   @Override
   public void releaseBuckets(String subscription, String instance, Collection<Integer> released) {
-    tx.inTransaction("releasing buckets of " + instance, c -> {
+    tx.inReadCommitted("releasing buckets of " + instance, c -> {
       try (PreparedStatement p = c.prepareStatement(sql.releaseBuckets())) {
-        for (int bucket : released) {
+        for (int bucket : released.stream().sorted().toList()) { // in bucket order, as saveProgress
           p.setString(1, subscription);
           p.setString(2, instance);
           p.setInt(3, bucket);
@@ -153,7 +188,7 @@ public final class MariaDbRelayStore implements OutboxStore {
 
   @Override
   public void leave(String subscription, String instance) {
-    tx.inTransaction("leaving subscription " + subscription, c -> {
+    tx.inReadCommitted("leaving subscription " + subscription, c -> {
       try (PreparedStatement release = c.prepareStatement(sql.releaseAll());
           PreparedStatement remove = c.prepareStatement(sql.removeInstance())) {
         release.setString(1, subscription);
@@ -199,11 +234,13 @@ public final class MariaDbRelayStore implements OutboxStore {
     if (progress.isEmpty()) {
       return Set.of();
     }
-    return tx.inTransaction("saving checkpoints", c -> {
+    return tx.inReadCommitted("saving checkpoints", c -> {
       Set<Integer> saved = new HashSet<>();
       try (PreparedStatement p = c.prepareStatement(sql.saveProgress())) {
         // One statement per bucket: its count of matched rows says whether the lease still held.
-        for (BucketProgress bp : progress) {
+        // In bucket order, the order the heartbeat's renewal locks them in, so the two never wait
+        // on each other in a cycle.
+        for (BucketProgress bp : progress.stream().sorted(Comparator.comparingInt(BucketProgress::bucket)).toList()) {
           p.setLong(1, bp.checkpoint().position());
           p.setInt(2, bp.attempts());
           p.setObject(3, bp.nextAttemptAt() == null ? null : MariaDbRows.utc(bp.nextAttemptAt()));

@@ -14,7 +14,9 @@ public record MariaDbSql(
     String bucketCount,
     String createBucket,
     String touchInstance,
-    String forgetDeadInstances,
+    String joinInstance,
+    String deadInstances,
+    String forgetDeadInstance,
     String liveInstances,
     String renewLeases,
     String ownedBuckets,
@@ -44,10 +46,14 @@ public record MariaDbSql(
             + " headers, created_at, available_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         t.render("SELECT value FROM {setting} WHERE name = 'bucket_count'"),
         t.render("INSERT IGNORE INTO {subscription} (subscription, bucket) VALUES (?, ?)"),
+        // The heartbeat touches rows by their key only, never a range: see MariaDbRelayStore.heartbeat.
+        t.render("UPDATE {relay_instance} SET alive_until = " + LEASE + " WHERE subscription = ? AND instance = ?"),
         t.render("INSERT INTO {relay_instance} (subscription, instance, alive_until) VALUES (?, ?, " + LEASE + ")"
             + " ON DUPLICATE KEY UPDATE alive_until = VALUES(alive_until)"),
-        t.render("DELETE FROM {relay_instance}"
+        t.render("SELECT instance FROM {relay_instance}"
             + " WHERE subscription = ? AND alive_until < " + NOW + " - INTERVAL 1 HOUR"),
+        t.render("DELETE FROM {relay_instance}"
+            + " WHERE subscription = ? AND instance = ? AND alive_until < " + NOW + " - INTERVAL 1 HOUR"),
         t.render("SELECT instance FROM {relay_instance}"
             + " WHERE subscription = ? AND alive_until > " + NOW + " ORDER BY instance"),
         t.render("UPDATE {subscription} SET lease_until = " + LEASE + " WHERE subscription = ? AND owner = ?"),

@@ -36,13 +36,18 @@ public record MariaDbTables(String prefix) {
         + prefix + "') to match", e.getSQLState(), e.getErrorCode(), e);
   }
 
-  /** {@code sql} with {@code {outbox}}, {@code {subscription}} and the other names filled in. */
+  /** {@code sql} with {@code {outbox}}, {@code {inbox}} and the other names filled in. */
   public String render(String sql) {
     return sql.replace("{outbox}", prefix + "outbox")
         .replace("{writer_epoch}", prefix + "writer_epoch")
         .replace("{subscription}", prefix + "subscription")
         .replace("{relay_instance}", prefix + "relay_instance")
         .replace("{dead_letter}", prefix + "dead_letter")
-        .replace("{setting}", prefix + "setting");
+        .replace("{setting}", prefix + "setting")
+        .replace("{inbox}", prefix + "inbox")
+        .replace("{inbox_queue}", prefix + "inbox_queue")
+        .replace("{inbox_key}", prefix + "inbox_key")
+        .replace("{inbox_parked_key}", prefix + "inbox_parked_key")
+        .replace("{audit}", prefix + "audit");
   }
 }

@@ -1,0 +1,199 @@
+package io.txbox.mariadb;
+
+import io.txbox.Message;
+import io.txbox.ParkedMessage;
+import io.txbox.mariadb.internal.MariaDbInboxParking;
+import io.txbox.mariadb.internal.MariaDbInboxParking.Body;
+import io.txbox.mariadb.internal.MariaDbInboxQueue;
+import io.txbox.mariadb.internal.MariaDbTables;
+import io.txbox.spi.InboxQueueStore;
+import io.txbox.spi.InboxStore;
+import io.txbox.spi.QueuedMessage;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The inbox on MariaDB (and MySQL 8 where the SQL allows): table {@code <prefix>inbox} in the
+ * connection's current database, created by the same migration as the outbox
+ * ({@link MariaDbOutboxStore#migrate()} or {@code txbox migrate}).
+ *
+ * <pre>{@code
+ * MariaDbInboxStore store = MariaDbInboxStore.builder().tablePrefix("txbox_").build();
+ * Inbox inbox = Inbox.create(dataSource, store);
+ * }</pre>
+ *
+ * <p>Recording is a plain {@code INSERT} on the primary key {@code (consumer, message_id)}; a
+ * duplicate-key error means a duplicate. InnoDB undoes only the failed statement, so the caller's
+ * transaction goes on. A concurrent delivery of the same message to the same consumer waits on the
+ * first one's row lock, then sees the duplicate once the first commits, or records the message
+ * itself if the first rolled back: the same as on PostgreSQL.
+ *
+ * <p>Differences from {@code PostgresInboxStore}, each for a reason:
+ * <ul>
+ *   <li>A batch ({@link #admitAll}) is admitted one message at a time, in the order given. Two
+ *       instances admitting the same messages in different orders can deadlock; InnoDB then
+ *       rolls one back, and its messages come again from the broker.</li>
+ *   <li>An {@link io.txbox.InboxQueue} worker holds its key by locking the key's first message
+ *       ({@code FOR UPDATE SKIP LOCKED}) instead of an advisory lock, which MariaDB has only per
+ *       session. Only a key's first message is ever processed, so that row stands for the key,
+ *       and messages enqueued meanwhile are not held up.</li>
+ * </ul>
+ */
+public final class MariaDbInboxStore implements InboxStore, InboxQueueStore {
+  private final MariaDbTables tables;
+  private final MariaDbInboxParking parking;
+  private final MariaDbInboxQueue queue;
+  private final String record;
+
+  private MariaDbInboxStore(MariaDbTables tables) {
+    this.tables = tables;
+    this.parking = new MariaDbInboxParking(tables);
+    this.queue = new MariaDbInboxQueue(tables);
+    this.record = tables.render("INSERT INTO {inbox} (consumer, message_id, processed_at) VALUES (?, ?, "
+        + "UTC_TIMESTAMP(6))");
+  }
+
+  /** A builder with the default table prefix of {@link MariaDbOutboxStore}, {@code txbox_}. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public boolean record(Connection tx, String consumer, UUID messageId) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(record)) {
+      p.setString(1, consumer);
+      p.setString(2, messageId.toString());
+      return MariaDbInboxParking.inserted(p);
+    } catch (SQLException e) {
+      throw tables.explainMissing(e); // the first statement a consumer-only service runs
+    }
+  }
+
+  @Override
+  public Admission admit(Connection tx, String consumer, Message m) throws SQLException {
+    String queueKey = InboxStore.queueKey(m);
+    boolean parked;
+    try {
+      parked = parking.isParked(tx, consumer, queueKey);
+    } catch (SQLException e) {
+      throw tables.explainMissing(e);
+    }
+    if (!parked) {
+      return record(tx, consumer, m.id()) ? Admission.NEW : Admission.DUPLICATE;
+    }
+    return parking.store(tx, consumer, m, new Body(queueKey, null, "parked", 0, null))
+        ? Admission.PARKED : Admission.DUPLICATE;
+  }
+
+  @Override
+  public boolean deadLetter(Connection tx, String consumer, Message m, int attempts, String error)
+      throws SQLException {
+    String queueKey = InboxStore.queueKey(m);
+    if (!parking.store(tx, consumer, m, new Body(queueKey, null, "dead", attempts, error))) {
+      return false;
+    }
+    parking.park(tx, consumer, queueKey);
+    return true;
+  }
+
+  @Override
+  public List<ParkedMessage> parked(Connection tx, String consumer, int limit) throws SQLException {
+    return parking.list(tx, consumer, limit);
+  }
+
+  @Override
+  public Optional<ParkedMessage> nextParked(Connection tx, String consumer, String queueKey) throws SQLException {
+    return parking.next(tx, consumer, queueKey);
+  }
+
+  @Override
+  public void processedParked(Connection tx, String consumer, UUID messageId) throws SQLException {
+    parking.processed(tx, consumer, messageId);
+  }
+
+  @Override
+  public void failedParked(Connection tx, String consumer, UUID messageId, String error) throws SQLException {
+    parking.failedAgain(tx, consumer, messageId, error);
+  }
+
+  @Override
+  public int discardParked(Connection tx, String consumer, String queueKey) throws SQLException {
+    MariaDbInboxParking.Discarded discarded = parking.discard(tx, consumer, queueKey);
+    if (discarded.lastSequence() != null) {
+      queue.moveKey(tx, consumer, queueKey, discarded.lastSequence());
+    }
+    return discarded.count();
+  }
+
+  @Override
+  public int requeueParked(Connection tx, String consumer, String queueKey) throws SQLException {
+    return parking.requeue(tx, consumer, queueKey);
+  }
+
+  @Override
+  public boolean requestRetry(Connection tx, String consumer, String queueKey, String operator) throws SQLException {
+    return parking.requestRetry(tx, consumer, queueKey, operator);
+  }
+
+  @Override
+  public List<String> takeRetryRequests(Connection tx, String consumer, int limit) throws SQLException {
+    return parking.takeRetryRequests(tx, consumer, limit);
+  }
+
+  @Override
+  public Admission enqueue(Connection tx, String consumer, Message m, String queueKey, Long sequence)
+      throws SQLException {
+    boolean parked = parking.isParked(tx, consumer, queueKey);
+    Body body = new Body(queueKey, sequence, parked ? "parked" : "queued", 0, null);
+    if (!parking.store(tx, consumer, m, body)) {
+      return Admission.DUPLICATE;
+    }
+    return parked ? Admission.PARKED : Admission.NEW;
+  }
+
+  @Override
+  public Optional<QueuedMessage> claim(Connection tx, String consumer, Duration gapTimeout) throws SQLException {
+    return queue.claim(tx, consumer, gapTimeout);
+  }
+
+  @Override
+  public void complete(Connection tx, String consumer, QueuedMessage m) throws SQLException {
+    queue.complete(tx, consumer, m);
+  }
+
+  @Override
+  public void retryLater(Connection tx, String consumer, QueuedMessage m, Instant retryAt, String error)
+      throws SQLException {
+    queue.retryLater(tx, consumer, m, retryAt, error);
+  }
+
+  @Override
+  public void deadLetter(Connection tx, String consumer, QueuedMessage m, String error) throws SQLException {
+    queue.deadLetter(tx, consumer, m, error);
+    parking.park(tx, consumer, m.queueKey());
+  }
+
+  /** Builds a {@link MariaDbInboxStore}; {@link #build()} checks the prefix. */
+  public static final class Builder {
+    private String tablePrefix = MariaDbOutboxStore.DEFAULT_TABLE_PREFIX;
+
+    private Builder() {}
+
+    /** The prefix of every table name. Default {@value MariaDbOutboxStore#DEFAULT_TABLE_PREFIX}. */
+    public Builder tablePrefix(String tablePrefix) {
+      this.tablePrefix = tablePrefix;
+      return this;
+    }
+
+    /** Checks the prefix and builds the store. */
+    public MariaDbInboxStore build() {
+      return new MariaDbInboxStore(new MariaDbTables(tablePrefix));
+    }
+  }
+}

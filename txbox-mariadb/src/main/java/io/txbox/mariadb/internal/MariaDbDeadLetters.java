@@ -1,0 +1,194 @@
+package io.txbox.mariadb.internal;
+
+import io.txbox.jdbc.DeadLetters;
+import io.txbox.jdbc.Scope;
+import io.txbox.spi.support.Transactions;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/**
+ * The outbox's dead letters on MariaDB, as {@link io.txbox.mariadb.MariaDbOutboxStore#deadLetters()}
+ * gives them. A retry or discard first locks the scope's dead letters, so that two operators
+ * retrying at once put each event back once: the second finds them gone.
+ */
+public final class MariaDbDeadLetters implements DeadLetters {
+  private static final String ENTRY = "subscription, position, id, `key`, type, version, destination, error,"
+      + " attempts, dead_lettered_at, OCTET_LENGTH(payload)";
+
+  private final Transactions tx;
+  private final String count;
+  private final String list;
+  private final String show;
+  private final String lock;
+  private final String putBack;
+  private final String delete;
+  private final String audit;
+  private final String readAudit;
+
+  public MariaDbDeadLetters(DataSource dataSource, MariaDbTables tables) {
+    this.tx = new Transactions(dataSource);
+    String where = " WHERE" + MariaDbScope.deadLetterConditions();
+    this.count = tables.render("SELECT COUNT(*) FROM {dead_letter}" + where);
+    this.list = tables.render("SELECT " + ENTRY + " FROM {dead_letter}" + where
+        + " ORDER BY dead_lettered_at, subscription, position LIMIT ?");
+    this.show = tables.render("SELECT " + ENTRY + ", payload, content_type, headers, created_at FROM {dead_letter}"
+        + " WHERE subscription = ? AND id = ? ORDER BY position LIMIT 1");
+    this.lock = tables.render("SELECT position FROM {dead_letter}" + where + " FOR UPDATE");
+    // The insert trigger gives each event its bucket and position, after what its key sent meanwhile.
+    this.putBack = tables.render("INSERT INTO {outbox} (id, `key`, type, version, destination, payload, content_type,"
+        + " headers, created_at) SELECT id, `key`, type, version, destination, payload, content_type, headers,"
+        + " created_at FROM {dead_letter}" + where + " ORDER BY position");
+    this.delete = tables.render("DELETE FROM {dead_letter}" + where);
+    this.audit = tables.render("INSERT INTO {audit} (operator, action, target, scope, count, dry_run)"
+        + " VALUES (?, ?, ?, ?, ?, ?)");
+    this.readAudit = tables.render("SELECT id, at, operator, action, target, scope, count, dry_run FROM {audit}"
+        + " ORDER BY id DESC LIMIT ?");
+  }
+
+  @Override
+  public long count(Scope scope) {
+    return tx.inTransaction("counting dead letters", c -> {
+      try (PreparedStatement p = c.prepareStatement(count)) {
+        MariaDbScope.bindDeadLetters(p, 1, scope);
+        try (ResultSet rs = p.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
+  }
+
+  @Override
+  public List<Entry> list(Scope scope, int limit) {
+    return tx.inTransaction("listing dead letters", c -> {
+      try (PreparedStatement p = c.prepareStatement(list)) {
+        p.setInt(MariaDbScope.bindDeadLetters(p, 1, scope), limit);
+        List<Entry> entries = new ArrayList<>();
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            entries.add(entry(rs));
+          }
+        }
+        return entries;
+      }
+    });
+  }
+
+  @Override
+  public Optional<Details> show(String subscription, UUID id) {
+    return tx.inTransaction("reading a dead letter", c -> {
+      try (PreparedStatement p = c.prepareStatement(show)) {
+        p.setString(1, subscription);
+        p.setString(2, id.toString());
+        try (ResultSet rs = p.executeQuery()) {
+          if (!rs.next()) {
+            return Optional.empty();
+          }
+          return Optional.of(new Details(entry(rs), rs.getBytes(12), rs.getString(13), rs.getString(14),
+              MariaDbRows.instant(rs, 15)));
+        }
+      }
+    });
+  }
+
+  @Override
+  public int retry(Scope scope, String operator) {
+    return tx.inTransaction("retrying dead letters", c -> {
+      lock(c, scope);
+      try (PreparedStatement p = c.prepareStatement(putBack)) {
+        MariaDbScope.bindDeadLetters(p, 1, scope);
+        p.executeUpdate();
+      }
+      int count = delete(c, scope);
+      audit(c, operator, "retry", "outbox", scope.describe(), count, false);
+      return count;
+    });
+  }
+
+  @Override
+  public int discard(Scope scope, String operator) {
+    return tx.inTransaction("discarding dead letters", c -> {
+      lock(c, scope);
+      int count = delete(c, scope);
+      audit(c, operator, "discard", "outbox", scope.describe(), count, false);
+      return count;
+    });
+  }
+
+  private void lock(Connection c, Scope scope) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(lock)) {
+      MariaDbScope.bindDeadLetters(p, 1, scope);
+      p.executeQuery().close();
+    }
+  }
+
+  private int delete(Connection c, Scope scope) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(delete)) {
+      MariaDbScope.bindDeadLetters(p, 1, scope);
+      return p.executeUpdate();
+    }
+  }
+
+  @Override
+  public void record(String operator, String action, String target, String scope, long count, boolean dryRun) {
+    tx.inTransaction("recording an audit entry", c -> {
+      audit(c, operator, action, target, scope, count, dryRun);
+      return null;
+    });
+  }
+
+  @Override
+  public List<AuditEntry> audit(int limit) {
+    return tx.inTransaction("reading the audit table", c -> {
+      try (PreparedStatement p = c.prepareStatement(readAudit)) {
+        p.setInt(1, limit);
+        List<AuditEntry> entries = new ArrayList<>();
+        try (ResultSet rs = p.executeQuery()) {
+          while (rs.next()) {
+            entries.add(new AuditEntry(rs.getLong(1), MariaDbRows.instant(rs, 2), rs.getString(3), rs.getString(4),
+                rs.getString(5), rs.getString(6), rs.getLong(7), rs.getBoolean(8)));
+          }
+        }
+        return entries;
+      }
+    });
+  }
+
+  private static Entry entry(ResultSet rs) throws SQLException {
+    return new Entry(rs.getString(1), rs.getLong(2), idOrNull(rs.getString(3)), rs.getString(4),
+        rs.getString(5), rs.getInt(6), rs.getString(7), rs.getString(8), rs.getInt(9), MariaDbRows.instant(rs, 10),
+        rs.getInt(11));
+  }
+
+  /**
+   * The event's id; null for one that is not a UUID, which only a plain-SQL writer can leave (the
+   * relay dead-lettered it for that, and its error says so), so that it lists like any other.
+   */
+  private static UUID idOrNull(String id) {
+    try {
+      return UUID.fromString(id);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  private void audit(Connection c, String operator, String action, String target, String scope, long count,
+      boolean dryRun) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(audit)) {
+      p.setString(1, operator);
+      p.setString(2, action);
+      p.setString(3, target);
+      p.setString(4, scope);
+      p.setLong(5, count);
+      p.setBoolean(6, dryRun);
+      p.executeUpdate();
+    }
+  }
+}

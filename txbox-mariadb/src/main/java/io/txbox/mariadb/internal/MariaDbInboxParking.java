@@ -1,0 +1,318 @@
+package io.txbox.mariadb.internal;
+
+import io.txbox.Message;
+import io.txbox.ParkedMessage;
+import io.txbox.spi.support.JsonHeaders;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The SQL of consumer-side dead letters on MariaDB. Message bodies live in {@code inbox_queue}
+ * (status {@code dead} or {@code parked}); {@code inbox_parked_key} has a row per parked key.
+ * Parking a message reads that row in share mode, freeing the key locks it for update before
+ * looking for what is left, so a message is never parked behind a key that was just freed.
+ *
+ * <p>Under InnoDB's default {@code REPEATABLE READ}, the share-mode read of a key that is not
+ * parked also locks the gap where its row would go: a message being parked at the same moment
+ * waits for the admitting transaction to end instead of racing it (PostgreSQL has no such lock,
+ * and lets that race go).
+ */
+public final class MariaDbInboxParking {
+  /** MariaDB's and MySQL's "duplicate entry" for a key. */
+  private static final int DUPLICATE_KEY = 1062;
+  /** Sequence order as PostgreSQL's: messages without a sequence after those with one. */
+  static final String KEY_ORDER = "q.sequence IS NULL, q.sequence, q.position";
+  /** The columns of a message body, as {@link MariaDbRows#message} maps them from column 1. */
+  static final String MESSAGE_COLUMNS = "q.message_id, q.`key`, q.type, q.version, q.destination, q.payload,"
+      + " q.content_type, q.headers, q.created_at, NULL";
+  private static final String COLUMNS = MESSAGE_COLUMNS
+      + ", q.queue_key, q.status, q.attempts, q.last_error, q.received_at";
+  private static final String PARKED = "q.status IN ('dead', 'parked')";
+
+  private final String isParked;
+  private final String lockParked;
+  private final String park;
+  private final String unpark;
+  private final String insertBody;
+  private final String recordAs;
+  private final String list;
+  private final String first;
+  private final String forget;
+  private final String forgetRecord;
+  private final String markProcessed;
+  private final String bodyFailedAgain;
+  private final String recordFailedAgain;
+  private final String parkQueued;
+  private final String requeueRecords;
+  private final String requeueBodies;
+  private final String countParked;
+  private final String discardRecords;
+  private final String discardBodies;
+  private final String requestRetry;
+  private final String retryRequests;
+  private final String clearRetryRequest;
+
+  public MariaDbInboxParking(MariaDbTables tables) {
+    String now = MariaDbSql.NOW;
+    this.isParked = tables.render("SELECT 1 FROM {inbox_parked_key} WHERE consumer = ? AND queue_key = ? LOCK IN SHARE MODE");
+    this.lockParked = tables.render("SELECT 1 FROM {inbox_parked_key} WHERE consumer = ? AND queue_key = ? FOR UPDATE");
+    this.park = tables.render("INSERT INTO {inbox_parked_key} (consumer, queue_key) VALUES (?, ?)"
+        + " ON DUPLICATE KEY UPDATE queue_key = queue_key");
+    this.unpark = tables.render("DELETE FROM {inbox_parked_key} WHERE consumer = ? AND queue_key = ?");
+    this.insertBody = tables.render("INSERT INTO {inbox_queue} (consumer, message_id, queue_key, sequence, `key`,"
+        + " type, version, destination, payload, content_type, headers, created_at, status, attempts, last_error)"
+        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    this.recordAs = tables.render("INSERT INTO {inbox} (consumer, message_id, status, attempts, last_error)"
+        + " VALUES (?, ?, ?, ?, ?)");
+    this.list = tables.render("SELECT " + COLUMNS + " FROM {inbox_queue} q WHERE q.consumer = ? AND " + PARKED
+        + " ORDER BY q.queue_key, " + KEY_ORDER + " LIMIT ?");
+    this.first = tables.render("SELECT " + COLUMNS + " FROM {inbox_queue} q"
+        + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED + " ORDER BY " + KEY_ORDER + " LIMIT 1");
+    this.forget = tables.render("DELETE FROM {inbox_queue} WHERE consumer = ? AND message_id = ?");
+    this.forgetRecord = tables.render("DELETE FROM {inbox} WHERE consumer = ? AND message_id = ?");
+    this.markProcessed = tables.render("UPDATE {inbox} SET status = 'processed', processed_at = " + now
+        + ", attempts = attempts + 1 WHERE consumer = ? AND message_id = ?");
+    this.bodyFailedAgain = tables.render("UPDATE {inbox_queue} SET status = 'dead', attempts = attempts + 1,"
+        + " last_error = ? WHERE consumer = ? AND message_id = ?");
+    this.recordFailedAgain = tables.render("UPDATE {inbox} SET status = 'dead', attempts = attempts + 1,"
+        + " last_error = ? WHERE consumer = ? AND message_id = ?");
+    this.parkQueued = tables.render("UPDATE {inbox_queue} SET status = 'parked'"
+        + " WHERE consumer = ? AND queue_key = ? AND status = 'queued'");
+    // The records first: the join finds them through the bodies' status, which the next statement changes.
+    this.requeueRecords = tables.render("UPDATE {inbox} i JOIN {inbox_queue} q"
+        + " ON q.consumer = i.consumer AND q.message_id = i.message_id SET i.status = 'queued'"
+        + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED);
+    this.requeueBodies = tables.render("UPDATE {inbox_queue} q SET q.status = 'queued', q.attempts = 0,"
+        + " q.available_at = " + now + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED);
+    this.countParked = tables.render("SELECT COUNT(*), MAX(q.sequence) FROM {inbox_queue} q"
+        + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED + " FOR UPDATE");
+    this.discardRecords = tables.render("UPDATE {inbox} i JOIN {inbox_queue} q"
+        + " ON q.consumer = i.consumer AND q.message_id = i.message_id SET i.status = 'discarded'"
+        + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED);
+    this.discardBodies = tables.render("DELETE q FROM {inbox_queue} q WHERE q.consumer = ? AND q.queue_key = ? AND "
+        + PARKED);
+    this.requestRetry = tables.render("UPDATE {inbox_parked_key} SET retry_requested_at = " + now + ","
+        + " retry_requested_by = ? WHERE consumer = ? AND queue_key = ?");
+    // SKIP LOCKED: a key whose retry is running right now is locked by it and taken next time.
+    this.retryRequests = tables.render("SELECT queue_key FROM {inbox_parked_key}"
+        + " WHERE consumer = ? AND retry_requested_at IS NOT NULL ORDER BY retry_requested_at LIMIT ?"
+        + " FOR UPDATE SKIP LOCKED");
+    this.clearRetryRequest = tables.render("UPDATE {inbox_parked_key} SET retry_requested_at = NULL"
+        + " WHERE consumer = ? AND queue_key = ?");
+  }
+
+  /** Runs an insert; false when a row with its key exists already (the transaction goes on). */
+  public static boolean inserted(PreparedStatement p) throws SQLException {
+    try {
+      return p.executeUpdate() == 1;
+    } catch (SQLException e) {
+      if (e.getErrorCode() == DUPLICATE_KEY) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /** Asks the running consumer to retry {@code queueKey}; false when the key is not parked. */
+  public boolean requestRetry(Connection tx, String consumer, String queueKey, String operator) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(requestRetry)) {
+      p.setString(1, operator);
+      p.setString(2, consumer);
+      p.setString(3, queueKey);
+      return p.executeUpdate() == 1;
+    }
+  }
+
+  /** Takes up to {@code limit} retry requests: each is cleared here and returned once. */
+  public List<String> takeRetryRequests(Connection tx, String consumer, int limit) throws SQLException {
+    List<String> keys = new ArrayList<>();
+    try (PreparedStatement p = tx.prepareStatement(retryRequests)) {
+      p.setString(1, consumer);
+      p.setInt(2, limit);
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          keys.add(rs.getString(1));
+        }
+      }
+    }
+    for (String key : keys) {
+      update(tx, clearRetryRequest, consumer, key);
+    }
+    return keys;
+  }
+
+  /** Whether {@code queueKey} is parked; if so, it stays parked until this transaction ends. */
+  public boolean isParked(Connection tx, String consumer, String queueKey) throws SQLException {
+    return exists(tx, isParked, consumer, queueKey);
+  }
+
+  /**
+   * Records {@code m} with {@code status} and stores its body beside it.
+   *
+   * @return false when the consumer had it already; nothing was stored
+   */
+  public boolean store(Connection tx, String consumer, Message m, Body body) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(recordAs)) {
+      p.setString(1, consumer);
+      p.setString(2, m.id().toString());
+      p.setString(3, body.status());
+      p.setInt(4, body.attempts());
+      p.setString(5, body.error());
+      if (!inserted(p)) {
+        return false;
+      }
+    }
+    if (!storeBody(tx, consumer, m, body)) {
+      // Its body is kept already (a dead message whose record is gone): a new record would point
+      // at nothing that is ever processed, so the message is a duplicate of the one kept.
+      update(tx, forgetRecord, consumer, m.id().toString());
+      return false;
+    }
+    return true;
+  }
+
+  private boolean storeBody(Connection tx, String consumer, Message m, Body body) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(insertBody)) {
+      p.setString(1, consumer);
+      p.setString(2, m.id().toString());
+      p.setString(3, body.queueKey());
+      p.setObject(4, body.sequence());
+      p.setString(5, m.key());
+      p.setString(6, m.type());
+      p.setInt(7, m.version());
+      p.setString(8, m.destination());
+      p.setBytes(9, m.payload());
+      p.setString(10, m.contentType());
+      p.setString(11, JsonHeaders.write(m.headers()));
+      p.setObject(12, MariaDbRows.utc(m.createdAt()));
+      p.setString(13, body.status());
+      p.setInt(14, body.attempts());
+      p.setString(15, body.error());
+      return inserted(p);
+    }
+  }
+
+  /** Parks {@code queueKey}, and the key's queued messages behind whatever made it park. */
+  public void park(Connection tx, String consumer, String queueKey) throws SQLException {
+    update(tx, park, consumer, queueKey);
+    update(tx, parkQueued, consumer, queueKey);
+  }
+
+  public List<ParkedMessage> list(Connection tx, String consumer, int limit) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(list)) {
+      p.setString(1, consumer);
+      p.setInt(2, limit);
+      try (ResultSet rs = p.executeQuery()) {
+        List<ParkedMessage> parked = new ArrayList<>();
+        while (rs.next()) {
+          parked.add(parkedMessage(rs));
+        }
+        return parked;
+      }
+    }
+  }
+
+  /** Locks the parked key, returns its first message, or frees the key when none is left. */
+  public Optional<ParkedMessage> next(Connection tx, String consumer, String queueKey) throws SQLException {
+    if (!exists(tx, lockParked, consumer, queueKey)) {
+      return Optional.empty();
+    }
+    try (PreparedStatement p = tx.prepareStatement(first)) {
+      p.setString(1, consumer);
+      p.setString(2, queueKey);
+      try (ResultSet rs = p.executeQuery()) {
+        if (rs.next()) {
+          return Optional.of(parkedMessage(rs));
+        }
+      }
+    }
+    update(tx, unpark, consumer, queueKey);
+    return Optional.empty();
+  }
+
+  public void processed(Connection tx, String consumer, UUID messageId) throws SQLException {
+    update(tx, forget, consumer, messageId.toString());
+    update(tx, markProcessed, consumer, messageId.toString());
+  }
+
+  public void failedAgain(Connection tx, String consumer, UUID messageId, String error) throws SQLException {
+    for (String sql : List.of(bodyFailedAgain, recordFailedAgain)) {
+      try (PreparedStatement p = tx.prepareStatement(sql)) {
+        p.setString(1, error);
+        p.setString(2, consumer);
+        p.setString(3, messageId.toString());
+        p.executeUpdate();
+      }
+    }
+  }
+
+  /** Queues the key's parked messages again and frees it; how many were queued. */
+  public int requeue(Connection tx, String consumer, String queueKey) throws SQLException {
+    if (!exists(tx, lockParked, consumer, queueKey)) {
+      return 0;
+    }
+    update(tx, requeueRecords, consumer, queueKey);
+    int queued = update(tx, requeueBodies, consumer, queueKey);
+    update(tx, unpark, consumer, queueKey);
+    return queued;
+  }
+
+  /**
+   * Drops the key's parked messages and frees it.
+   *
+   * @return how many were dropped, and the highest sequence number among them (null when none had one)
+   */
+  public Discarded discard(Connection tx, String consumer, String queueKey) throws SQLException {
+    exists(tx, lockParked, consumer, queueKey);
+    Discarded discarded;
+    try (PreparedStatement p = tx.prepareStatement(countParked)) {
+      p.setString(1, consumer);
+      p.setString(2, queueKey);
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        long last = rs.getLong(2);
+        discarded = new Discarded(rs.getInt(1), rs.wasNull() ? null : last);
+      }
+    }
+    update(tx, discardRecords, consumer, queueKey);
+    update(tx, discardBodies, consumer, queueKey);
+    update(tx, unpark, consumer, queueKey);
+    return discarded;
+  }
+
+  /** How a message body is stored. */
+  public record Body(String queueKey, Long sequence, String status, int attempts, String error) {}
+
+  /** What {@link #discard} dropped. */
+  public record Discarded(int count, Long lastSequence) {}
+
+  private static ParkedMessage parkedMessage(ResultSet rs) throws SQLException {
+    Message message = MariaDbRows.message(rs, 1);
+    return new ParkedMessage(message, rs.getString(11), "dead".equals(rs.getString(12)), rs.getInt(13),
+        rs.getString(14), MariaDbRows.instant(rs, 15));
+  }
+
+  private static boolean exists(Connection tx, String sql, String consumer, String queueKey) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(sql)) {
+      p.setString(1, consumer);
+      p.setString(2, queueKey);
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next();
+      }
+    }
+  }
+
+  static int update(Connection tx, String sql, String consumer, String second) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(sql)) {
+      p.setString(1, consumer);
+      p.setString(2, second);
+      return p.executeUpdate();
+    }
+  }
+}

@@ -1,0 +1,170 @@
+package io.txbox.mariadb.internal;
+
+import io.txbox.Message;
+import io.txbox.spi.QueuedMessage;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The SQL of {@link io.txbox.InboxQueue}'s workers on MariaDB: which key's first message may be
+ * processed now, and what becomes of it.
+ *
+ * <p>A worker holds a key by locking the key's first message with {@code FOR UPDATE SKIP
+ * LOCKED}. Only a key's first message is ever processed, so while one worker has it, every other
+ * worker finds that row locked and goes on to other keys. The candidates are read without locks
+ * (a consistent read, so that messages enqueued meanwhile are not held up); the lock is then taken
+ * on the message's primary key, and the row it returns is the latest committed one: a message
+ * processed, retried later or parked since the read is not taken.
+ */
+public final class MariaDbInboxQueue {
+  /** Keys looked at per claim: the keys whose first message was received first. */
+  private static final int CLAIM_CANDIDATES = 256;
+  private static final String NOW = MariaDbSql.NOW;
+
+  private final String candidates;
+  private final String lockHead;
+  private final String forget;
+  private final String markProcessed;
+  private final String moveKey;
+  private final String retryLater;
+  private final String markDead;
+  private final String markRecordDead;
+
+  public MariaDbInboxQueue(MariaDbTables tables) {
+    // Each key's first queued message, whether ready or not: a first message waiting for its
+    // retry or for a missing sequence number holds its key back, and the workers go on to other
+    // keys. A parked key is passed over even with a message queued: one enqueued while its dead
+    // message was being parked commits as queued, since parking cannot see it yet.
+    this.candidates = tables.render("SELECT h.message_id, h.last_sequence FROM ("
+        + " SELECT q.message_id, q.position, COALESCE(k.last_sequence, 0) AS last_sequence,"
+        + "  q.available_at <= " + NOW + " AND (q.sequence IS NULL"
+        + "   OR q.sequence <= COALESCE(k.last_sequence, 0) + 1"
+        + "   OR q.received_at <= " + NOW + " - INTERVAL ? MICROSECOND) AS ready,"
+        + "  ROW_NUMBER() OVER (PARTITION BY q.queue_key ORDER BY " + MariaDbInboxParking.KEY_ORDER + ") AS n"
+        + " FROM {inbox_queue} q LEFT JOIN {inbox_key} k ON k.consumer = q.consumer AND k.`key` = q.queue_key"
+        + " WHERE q.consumer = ? AND q.status = 'queued' AND NOT EXISTS (SELECT 1 FROM {inbox_parked_key} pk"
+        + "  WHERE pk.consumer = q.consumer AND pk.queue_key = q.queue_key)) h"
+        + " WHERE h.n = 1 AND h.ready ORDER BY h.position LIMIT " + CLAIM_CANDIDATES);
+    // available_at is NULL in the message: a delay was the sender's, and it is over.
+    this.lockHead = tables.render("SELECT " + MariaDbInboxParking.MESSAGE_COLUMNS + ", q.queue_key, q.sequence,"
+        + " q.attempts, q.status = 'queued' AND q.available_at <= " + NOW
+        + " FROM {inbox_queue} q WHERE q.consumer = ? AND q.message_id = ? FOR UPDATE SKIP LOCKED");
+    this.forget = tables.render("DELETE FROM {inbox_queue} WHERE consumer = ? AND message_id = ?");
+    this.markProcessed = tables.render("UPDATE {inbox} SET status = 'processed', processed_at = " + NOW + ","
+        + " attempts = ? WHERE consumer = ? AND message_id = ?");
+    this.moveKey = tables.render("INSERT INTO {inbox_key} (consumer, `key`, last_sequence) VALUES (?, ?, ?)"
+        + " ON DUPLICATE KEY UPDATE last_sequence = GREATEST(last_sequence, VALUES(last_sequence))");
+    this.retryLater = tables.render("UPDATE {inbox_queue} SET attempts = attempts + 1, available_at = ?,"
+        + " last_error = ? WHERE consumer = ? AND message_id = ?");
+    this.markDead = tables.render("UPDATE {inbox_queue} SET status = 'dead', attempts = attempts + 1,"
+        + " last_error = ? WHERE consumer = ? AND message_id = ?");
+    this.markRecordDead = tables.render("UPDATE {inbox} SET status = 'dead', attempts = ?, last_error = ?"
+        + " WHERE consumer = ? AND message_id = ?");
+  }
+
+  /** The first ready message of a key no other worker holds, its key held until the transaction ends. */
+  public Optional<QueuedMessage> claim(Connection tx, String consumer, Duration gapTimeout) throws SQLException {
+    for (Candidate candidate : candidates(tx, consumer, gapTimeout)) {
+      Optional<QueuedMessage> locked = lock(tx, consumer, candidate);
+      if (locked.isPresent()) {
+        return locked;
+      }
+    }
+    return Optional.empty();
+  }
+
+  private record Candidate(String messageId, long lastSequence) {}
+
+  private List<Candidate> candidates(Connection tx, String consumer, Duration gapTimeout) throws SQLException {
+    List<Candidate> found = new ArrayList<>();
+    try (PreparedStatement p = tx.prepareStatement(candidates)) {
+      p.setLong(1, gapTimeout.toNanos() / 1000);
+      p.setString(2, consumer);
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          found.add(new Candidate(rs.getString(1), rs.getLong(2)));
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Locks the candidate, unless another worker holds it; empty as well when it was processed,
+   * retried later or parked since the candidates were read.
+   */
+  private Optional<QueuedMessage> lock(Connection tx, String consumer, Candidate candidate) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(lockHead)) {
+      p.setString(1, consumer);
+      p.setString(2, candidate.messageId());
+      try (ResultSet rs = p.executeQuery()) {
+        if (!rs.next() || !rs.getBoolean(14)) {
+          return Optional.empty();
+        }
+        Message message = MariaDbRows.message(rs, 1);
+        long sequence = rs.getLong(12);
+        Long seq = rs.wasNull() ? null : sequence;
+        return Optional.of(new QueuedMessage(message, rs.getString(11), seq, candidate.lastSequence(), rs.getInt(13)));
+      }
+    }
+  }
+
+  /** The claimed message was processed: its body goes, its record says so, its key moves past it. */
+  public void complete(Connection tx, String consumer, QueuedMessage m) throws SQLException {
+    MariaDbInboxParking.update(tx, forget, consumer, m.message().id().toString());
+    try (PreparedStatement p = tx.prepareStatement(markProcessed)) {
+      p.setInt(1, m.failedAttempts() + 1);
+      p.setString(2, consumer);
+      p.setString(3, m.message().id().toString());
+      p.executeUpdate();
+    }
+    if (m.sequence() != null) {
+      moveKey(tx, consumer, m.queueKey(), m.sequence());
+    }
+  }
+
+  public void retryLater(Connection tx, String consumer, QueuedMessage m, Instant retryAt, String error)
+      throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(retryLater)) {
+      p.setObject(1, MariaDbRows.utc(retryAt));
+      p.setString(2, error);
+      p.setString(3, consumer);
+      p.setString(4, m.message().id().toString());
+      p.executeUpdate();
+    }
+  }
+
+  /** Marks the claimed message dead, body and record; the caller parks its key. */
+  public void deadLetter(Connection tx, String consumer, QueuedMessage m, String error) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(markDead)) {
+      p.setString(1, error);
+      p.setString(2, consumer);
+      p.setString(3, m.message().id().toString());
+      p.executeUpdate();
+    }
+    try (PreparedStatement p = tx.prepareStatement(markRecordDead)) {
+      p.setInt(1, m.failedAttempts() + 1);
+      p.setString(2, error);
+      p.setString(3, consumer);
+      p.setString(4, m.message().id().toString());
+      p.executeUpdate();
+    }
+  }
+
+  /** Moves {@code queueKey} past {@code sequence}; it never moves back. */
+  public void moveKey(Connection tx, String consumer, String queueKey, long sequence) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(moveKey)) {
+      p.setString(1, consumer);
+      p.setString(2, queueKey);
+      p.setLong(3, sequence);
+      p.executeUpdate();
+    }
+  }
+}
