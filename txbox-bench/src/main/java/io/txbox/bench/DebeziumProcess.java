@@ -41,19 +41,7 @@ final class DebeziumProcess implements AutoCloseable {
 
   /** Waits until the engine prints a line matching {@code line}. */
   Matcher await(Pattern line) throws Exception {
-    long deadline = System.nanoTime() + Await.LIMIT.toNanos();
-    while (System.nanoTime() < deadline) {
-      Matcher m = line.matcher(Files.readString(log));
-      if (m.find()) {
-        return m;
-      }
-      if (!process.isAlive()) {
-        throw new IllegalStateException("Debezium exited: " + Files.readString(log));
-      }
-      TimeUnit.MILLISECONDS.sleep(20);
-    }
-    throw new IllegalStateException("Debezium did not print " + line + " within " + Await.LIMIT + ": "
-        + Files.readString(log));
+    return Await.line("Debezium", process, log, line);
   }
 
   /** SIGKILL: no offset flush, no slot confirmation. */

@@ -125,6 +125,11 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     LogicalReplication emitting = LogicalReplication.builder(db.dataSource, tableStore).slot("bench_write").build();
     emitting.migrate(); // the emit function
     emitting.drop(); // no slot keeps the WAL: a WAL message costs the writer the same either way
+    // The floor of any PL/pgSQL emit function: one that only draws the id and emits the envelope
+    // the writer built, where the emit function checks the fields and builds the envelope itself.
+    db.execute("CREATE OR REPLACE FUNCTION " + BenchDatabase.SCHEMA + ".write_emit_floor(envelope bytea)"
+        + " RETURNS uuid LANGUAGE plpgsql AS $f$ DECLARE lsn pg_lsn; id uuid := gen_random_uuid();"
+        + " BEGIN lsn := pg_logical_emit_message(true, 'bench-write', envelope); RETURN id; END $f$");
     Outbox table = Outbox.create(tableStore);
     Outbox wal = Outbox.create(WalOutboxStore.withPrefix("bench-write"));
     db.execute(DebeziumBench.createTable());
@@ -156,6 +161,8 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
     results.add("write: + pg_logical_emit_message of an envelope built in Java", direct, "tx/s", "bare", bare);
     results.add("write: + the emit SQL function", WriteOverhead.median(rates.get("emit function")), "tx/s",
         "pg_logical_emit_message", direct);
+    results.add("write: + a PL/pgSQL function that only emits (the floor of any emit function)",
+        WriteOverhead.median(rates.get("emit floor")), "tx/s", "pg_logical_emit_message", direct);
   }
 
   /** Each transaction inserts an order, and then the variant's event or statement. */
@@ -194,6 +201,13 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
         p.setBytes(4, m.payload());
         p.setString(5, m.contentType());
         p.setString(6, Events.TRACEPARENT);
+        p.executeQuery().close();
+      }
+    });
+    variants.put("emit floor", (c, n) -> {
+      WriteOverhead.insertOrder(c, n);
+      try (PreparedStatement p = c.prepareStatement("SELECT " + BenchDatabase.SCHEMA + ".write_emit_floor(?)")) {
+        p.setBytes(1, WalEnvelope.encode(Events.orderPlaced("orders", n)));
         p.executeQuery().close();
       }
     });

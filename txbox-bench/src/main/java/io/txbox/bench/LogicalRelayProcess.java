@@ -19,23 +19,41 @@ import java.util.Properties;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * txbox's logical relay in a JVM of its own, with default settings, as {@code txbox-bench debezium}
  * runs Debezium: killed with SIGKILL to count what it sends twice, or stopped with SIGTERM, when
- * it writes one line "event-id epoch-microseconds" per acknowledgement to the acks file.
- * Arguments: JDBC URL, schema, table prefix, slot (and publication), bootstrap servers, acks file.
+ * it writes one line "event-id epoch-microseconds" per acknowledgement to the acks file (none when
+ * it drains: see N below).
+ * Arguments: JDBC URL, schema, table prefix, slot (and publication), bootstrap servers, acks file,
+ * and optionally a count N: it then prints "first acknowledged in X ms" at the first
+ * acknowledgement and "drained N in X ms" once N events are acknowledged, timed from the start of
+ * {@code main}, as Debezium's engine times its drain.
  */
 public final class LogicalRelayProcess {
   private LogicalRelayProcess() {}
 
   public static void main(String[] args) throws Exception {
+    long startedAt = System.nanoTime();
+    boolean draining = args.length > 6;
+    long expect = draining ? Long.parseLong(args[6]) : Long.MAX_VALUE;
+    AtomicLong acknowledgedInAll = new AtomicLong();
     Queue<String> acks = new ConcurrentLinkedQueue<>();
     Metrics recording = new Metrics() {
       @Override
       public void published(String subscription, List<Message> acknowledged) {
-        long now = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
-        acknowledged.forEach(m -> acks.add(m.id() + " " + now));
+        if (!draining) { // a drain writes no acks file, and does not pay for one
+          long now = ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
+          acknowledged.forEach(m -> acks.add(m.id() + " " + now));
+        }
+        long before = acknowledgedInAll.getAndAdd(acknowledged.size());
+        if (before == 0 && draining) {
+          System.out.printf("first acknowledged in %d ms%n", (System.nanoTime() - startedAt) / 1_000_000);
+        }
+        if (before < expect && before + acknowledged.size() >= expect) {
+          System.out.printf("drained %d in %d ms%n", expect, (System.nanoTime() - startedAt) / 1_000_000);
+        }
       }
     };
     var pool = TestDatabase.pool(args[0], 2);

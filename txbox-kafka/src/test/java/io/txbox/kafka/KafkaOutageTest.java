@@ -18,9 +18,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Stops a broker this test started itself, never the shared one. */
 class KafkaOutageTest {
+  private static final Logger log = LoggerFactory.getLogger(KafkaOutageTest.class);
 
   /**
    * Kafka stays down until some event has failed five times, where the fixture's retry policy
@@ -43,14 +46,18 @@ class KafkaOutageTest {
         // The broker dies while events flow, so that requests are in flight when it goes.
         CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> write(fixture, 2000));
         reader.readUntil(r -> r.size() >= 100, Duration.ofSeconds(30));
+        log.info("outage test: 100 relayed, stopping Kafka");
         kafka.stop();
         writer.get(60, TimeUnit.SECONDS);
+        log.info("outage test: all 2000 written");
         await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(fixture.count(
             "SELECT count(*) FROM {schema}.txbox_subscription WHERE last_error IS NOT NULL")).isPositive());
         await().atMost(Duration.ofSeconds(120)).until(() -> failures.values().stream().anyMatch(n -> n.get() > 4));
         assertThat(fixture.count("SELECT count(*) FROM {schema}.txbox_dead_letter"))
             .as("dead-lettered during the outage").isZero();
+        log.info("outage test: retries exhausted with nothing dead-lettered, starting Kafka again");
         kafka.restart();
+        log.info("outage test: Kafka serves again");
 
         List<TopicReader.Received> got =
             reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 2000, Duration.ofSeconds(90));

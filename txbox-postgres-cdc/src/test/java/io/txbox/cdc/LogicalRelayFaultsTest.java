@@ -27,9 +27,12 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Poison events, a broker outage, a server without logical WAL, and a slot the server gave up. */
 class LogicalRelayFaultsTest {
+  private static final Logger log = LoggerFactory.getLogger(LogicalRelayFaultsTest.class);
 
   @Test
   void anEventTheBrokerRefusesIsDeadLetteredAndItsKeyGoesOn() throws Exception {
@@ -88,6 +91,7 @@ class LogicalRelayFaultsTest {
           db.commit(outbox, event("orders", "k" + i % 5, "before-" + i));
         }
         reader.readUntil(r -> r.size() >= 100, Duration.ofSeconds(30));
+        log.info("outage test: 100 relayed, stopping Kafka");
         kafka.stop();
         for (int i = 0; i < 200; i++) {
           db.commit(outbox, event("orders", "k" + i % 5, "during-" + i));
@@ -96,7 +100,9 @@ class LogicalRelayFaultsTest {
             failures.values().stream().anyMatch(n -> n.get() > tight.maxAttempts() + 1));
         assertThat(count(db, "SELECT count(*) FROM " + db.schema + ".txbox_dead_letter"))
             .as("dead-lettered during the outage").isZero();
+        log.info("outage test: retries exhausted with nothing dead-lettered, starting Kafka again");
         kafka.restart();
+        log.info("outage test: Kafka serves again");
         List<TopicReader.Received> got =
             reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 300, Duration.ofSeconds(120));
         assertThat(TopicReader.distinctIds(got)).hasSize(300);

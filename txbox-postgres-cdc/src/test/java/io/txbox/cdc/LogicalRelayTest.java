@@ -8,6 +8,7 @@ import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.Metrics;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
@@ -19,9 +20,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -180,6 +183,30 @@ class LogicalRelayTest {
       assertThat(payloads(readAll(1))).containsExactly("committed");
       assertThat(payloads(readFor(Duration.ofSeconds(1)))).containsExactly("committed");
     }
+  }
+
+  @ParameterizedTest
+  @EnumSource(WriteMode.class)
+  void everyFieldOfAnEventArrivesAsItWasWritten(WriteMode mode) throws Exception {
+    byte[] everyByte = new byte[256];
+    for (int i = 0; i < everyByte.length; i++) {
+      everyByte[i] = (byte) i;
+    }
+    Message sent = Message.builder().destination(topic).key("clé <1>").type("Order\u00e9").version(3)
+        .payload(everyByte, "application/x-protobuf").header("trace", "ü\"<b>\n").header("n", "1")
+        .createdAt(Instant.parse("1999-12-31T23:59:59.999999Z")).build();
+    List<Message> published = new CopyOnWriteArrayList<>();
+    Metrics recording = new Metrics() {
+      @Override
+      public void published(String subscription, List<Message> acknowledged) {
+        published.addAll(acknowledged);
+      }
+    };
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).metrics(recording).build().start()) {
+      db.commit(mode.outbox(db), sent);
+      await().atMost(Duration.ofSeconds(30)).until(() -> !published.isEmpty());
+    }
+    assertThat(published).containsExactly(sent);
   }
 
   @Test

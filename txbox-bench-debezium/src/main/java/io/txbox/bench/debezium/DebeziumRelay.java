@@ -39,8 +39,10 @@ import org.apache.kafka.connect.source.SourceRecord;
  * <p>Arguments are {@code key=value}: {@code host port database user schema table slot
  * publication topic bootstrap offsets}, optionally {@code acks} (a file that gets one line
  * "event-id epoch-microseconds" per acknowledgement when the engine stops), {@code expect} (prints
- * "drained N in X ms" when N events are acknowledged), and {@code debezium.<property>} for any
- * engine or connector property. Runs until its standard input says {@code stop} or closes.
+ * "first acknowledged in X ms" at the first acknowledgement and "drained N in X ms" when N events
+ * are acknowledged, both timed from when {@code main} builds the relay), and {@code
+ * debezium.<property>} for any engine or connector property. Runs until its standard input says
+ * {@code stop} or closes.
  */
 public final class DebeziumRelay {
   private final ConcurrentLinkedQueue<String> acks = new ConcurrentLinkedQueue<>();
@@ -48,6 +50,8 @@ public final class DebeziumRelay {
   private final KafkaProducer<byte[], byte[]> producer;
   private final String topic;
   private final long expect;
+  /** Whether acknowledgements are kept for the acks file; a drain, which writes none, does not pay for them. */
+  private final boolean keepAcks;
   private final long startedAt = System.nanoTime();
 
   private DebeziumRelay(Map<String, String> args) {
@@ -58,6 +62,7 @@ public final class DebeziumRelay {
     this.producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     this.topic = args.get("topic");
     this.expect = Long.parseLong(args.getOrDefault("expect", "0"));
+    this.keepAcks = args.containsKey("acks");
   }
 
   public static void main(String[] arguments) throws Exception {
@@ -135,8 +140,14 @@ public final class DebeziumRelay {
       ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(topic, null, bytes(r.key()), bytes(r.value()), headers);
       sends.add(producer.send(record, (metadata, error) -> {
         if (error == null) {
-          acks.add(id + " " + ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
-          if (acknowledged.incrementAndGet() == expect) {
+          if (keepAcks) {
+            acks.add(id + " " + ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now()));
+          }
+          long count = acknowledged.incrementAndGet();
+          if (count == 1 && expect > 0) {
+            System.out.printf("first acknowledged in %d ms%n", (System.nanoTime() - startedAt) / 1_000_000);
+          }
+          if (count == expect) {
             System.out.printf("drained %d in %d ms%n", expect, (System.nanoTime() - startedAt) / 1_000_000);
           }
         }

@@ -9,7 +9,9 @@ import java.util.List;
 /**
  * Decodes the messages of PostgreSQL's {@code pgoutput} plugin, protocol version 1, that the relay
  * needs: transaction begin and commit, logical (WAL) messages, relations and inserts. Everything
- * else (updates, deletes, truncates, types, origins) comes back as {@link Other}.
+ * else (updates, deletes, truncates, types, origins) comes back as {@link Other}. An insert's
+ * values stay bytes, in the format the server sent each in (text, or binary when the session asked
+ * for it); {@link InsertedRow} reads the ones the relay needs.
  */
 public final class PgOutput {
   /** Microseconds from the Unix epoch to PostgreSQL's, 2000-01-01. */
@@ -30,10 +32,16 @@ public final class PgOutput {
   public record WalMessage(boolean transactional, long lsn, String prefix, byte[] content) implements Decoded {}
 
   /** A table's name and columns, sent before its first change in a session. */
-  public record Relation(int id, String namespace, String name, List<String> columns) implements Decoded {}
+  public record Relation(int id, String namespace, String name, List<Column> columns) implements Decoded {}
 
-  /** A new row: each column's value as text, or {@code null}. */
-  public record Insert(int relationId, List<String> values) implements Decoded {}
+  /** A column of a {@link Relation}: its name and the oid of its type. */
+  public record Column(String name, int typeOid) {}
+
+  /** A new row: each column's value, or {@code null} for SQL null. */
+  public record Insert(int relationId, List<Value> values) implements Decoded {}
+
+  /** A column's value as the server sent it: its text, or its type's binary form. */
+  public record Value(boolean binary, byte[] bytes) {}
 
   /** A message the relay does not need, by its type byte. */
   public record Other(char kind) implements Decoded {}
@@ -71,25 +79,25 @@ public final class PgOutput {
     String name = cString(in);
     in.get(); // replica identity
     int count = in.getShort();
-    List<String> columns = new ArrayList<>(count);
+    List<Column> columns = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       in.get(); // flags
-      columns.add(cString(in));
-      in.getInt(); // type oid
+      String column = cString(in);
+      columns.add(new Column(column, in.getInt()));
       in.getInt(); // type modifier
     }
     return new Relation(id, namespace, name, columns);
   }
 
-  private static List<String> tuple(ByteBuffer in) {
+  private static List<Value> tuple(ByteBuffer in) {
     int count = in.getShort();
-    List<String> values = new ArrayList<>(count);
+    List<Value> values = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       char kind = (char) in.get();
-      if (kind == 't') {
+      if (kind == 't' || kind == 'b') {
         byte[] bytes = new byte[in.getInt()];
         in.get(bytes);
-        values.add(new String(bytes, StandardCharsets.UTF_8));
+        values.add(new Value(kind == 'b', bytes));
       } else {
         values.add(null); // 'n' null, 'u' unchanged TOAST value (never in an insert)
       }
@@ -115,7 +123,8 @@ public final class PgOutput {
     return value;
   }
 
-  private static Instant instant(long postgresMicros) {
+  /** A {@code timestamptz} as PostgreSQL keeps it: microseconds since 2000-01-01 UTC. */
+  static Instant instant(long postgresMicros) {
     long micros = postgresMicros + POSTGRES_EPOCH_MICROS;
     return Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1000L);
   }

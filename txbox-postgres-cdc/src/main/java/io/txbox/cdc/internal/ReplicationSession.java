@@ -10,11 +10,15 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGProperty;
 import org.postgresql.replication.LogSequenceNumber;
 import org.postgresql.replication.PGReplicationStream;
+import org.postgresql.replication.fluent.logical.ChainedLogicalStreamBuilder;
 
 /**
  * One replication connection streaming one slot with {@code pgoutput}: protocol 1, the
- * publication's inserts and the WAL messages. Values print in the forms {@link
- * io.txbox.jdbc.OutboxRowText} reads (UTC, ISO dates, hex bytea) whatever the server's defaults.
+ * publication's inserts and the WAL messages. From PostgreSQL 14 on, inserted values come in
+ * binary ({@code binary 'true'}): the walsender sends a {@code bytea} as it is and a timestamp as
+ * its microseconds, where text would print them as hex and as a date, to be parsed again here.
+ * Values sent as text (PostgreSQL 13) print in the forms {@link io.txbox.jdbc.OutboxRowText}
+ * reads (UTC, ISO dates, hex bytea) whatever the server's defaults.
  */
 public final class ReplicationSession implements AutoCloseable {
   /** SQL state of a slot streamed by another connection. */
@@ -31,6 +35,9 @@ public final class ReplicationSession implements AutoCloseable {
     this.stream = stream;
   }
 
+  /** The first version whose {@code pgoutput} takes the {@code binary} option. */
+  private static final int FIRST_BINARY_VERSION = 14;
+
   /** Connects and starts streaming from the slot's confirmed position. */
   public static ReplicationSession start(
       String jdbcUrl, Properties properties, String slot, String publication, long statusIntervalMillis)
@@ -44,15 +51,18 @@ public final class ReplicationSession implements AutoCloseable {
     PGProperty.APPLICATION_NAME.set(p, "txbox-logical-relay");
     Connection c = DriverManager.getConnection(jdbcUrl, p);
     try {
-      PGReplicationStream stream = c.unwrap(PGConnection.class).getReplicationAPI()
+      ChainedLogicalStreamBuilder builder = c.unwrap(PGConnection.class).getReplicationAPI()
           .replicationStream()
           .logical()
           .withSlotName(slot)
           .withSlotOption("proto_version", "1")
           .withSlotOption("publication_names", publication)
           .withSlotOption("messages", "true")
-          .withStatusInterval((int) statusIntervalMillis, TimeUnit.MILLISECONDS)
-          .start();
+          .withStatusInterval((int) statusIntervalMillis, TimeUnit.MILLISECONDS);
+      if (c.getMetaData().getDatabaseMajorVersion() >= FIRST_BINARY_VERSION) {
+        builder.withSlotOption("binary", "true");
+      }
+      PGReplicationStream stream = builder.start();
       return new ReplicationSession(c, stream);
     } catch (SQLException | RuntimeException e) {
       c.close();

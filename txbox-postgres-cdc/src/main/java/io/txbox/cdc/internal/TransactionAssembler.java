@@ -3,7 +3,6 @@ package io.txbox.cdc.internal;
 import io.txbox.cdc.WalEnvelope;
 import io.txbox.jdbc.OutboxRowText;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -85,15 +84,12 @@ public final class TransactionAssembler {
   }
 
   private static StreamEvent rowEvent(long lsn, PgOutput.Relation relation, PgOutput.Insert insert) {
-    Map<String, String> columns = new HashMap<>();
-    for (int i = 0; i < relation.columns().size() && i < insert.values().size(); i++) {
-      columns.put(relation.columns().get(i), insert.values().get(i));
-    }
+    InsertedRow row = new InsertedRow(relation, insert);
     try {
-      return StreamEvent.of(lsn, OutboxRowText.message(columns::get));
+      return StreamEvent.of(lsn, OutboxRowText.message(row));
     } catch (IllegalArgumentException e) {
-      return StreamEvent.unreadable(lsn, columns.toString().getBytes(StandardCharsets.UTF_8),
-          "text/plain; charset=utf-8", "outbox row at " + Lsn.format(lsn) + ": " + e.getMessage());
+      return StreamEvent.unreadable(lsn, row.describe(), "text/plain; charset=utf-8",
+          "outbox row at " + Lsn.format(lsn) + ": " + e.getMessage());
     }
   }
 }
