@@ -107,6 +107,12 @@ public abstract class TransportContract {
    */
   protected abstract int payloadLimit();
 
+  /**
+   * Called after the outage test restarted the broker of its own: what an operator's deployment
+   * does when a node comes back, before the relay's batch is sent again. Default nothing.
+   */
+  protected void brokerRestarted(String broker, String destination) throws Exception {}
+
   /** Creates txbox's tables in {@code db}'s schema. */
   protected abstract void migrate(TestDatabase db);
 
@@ -247,6 +253,7 @@ public abstract class TransportContract {
     assertThat(refused.failures().values()).as("an outage is no reason to dead-letter")
         .noneMatch(e -> e instanceof PermanentPublishException);
     broker.restart();
+    brokerRestarted(broker.address(), destination);
 
     // as the relay does: the same batch again until the broker takes it; a timeout shows the last refusal
     await().atMost(WAIT).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
