@@ -369,8 +369,13 @@ public abstract class InboxContract {
           .until(() -> waitingOnALock(table("txbox_inbox_parked_key")));
       release.countDown();
 
-      assertThat(arriving.get()).as("parked behind the key's last messages").isEqualTo(Receipt.PARKED);
-      assertThat(retry.get()).isEqualTo(3);
+      // Either it is parked behind k2 and the retry handles it, or the retry's next transaction
+      // locks the key again before it gets its turn, and it waits until the key is free: the
+      // database does not promise which. Both keep it after the parked ones.
+      Receipt receipt = arriving.get();
+      assertThat(receipt).isIn(Receipt.PARKED, Receipt.PROCESSED);
+      assertThat(retry.get()).as("handled by the retry, with arriving " + receipt)
+          .isEqualTo(receipt == Receipt.PARKED ? 3 : 2);
       assertThat(handled).containsExactly("k1", "k2", "k3");
       assertThat(inbox.receive("billing", message("k", "k4"), record)).isEqualTo(Receipt.PROCESSED);
     } finally {
