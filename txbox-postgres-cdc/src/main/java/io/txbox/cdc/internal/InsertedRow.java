@@ -38,17 +38,19 @@ final class InsertedRow implements OutboxRowText.Columns {
   /** The version byte that starts jsonb's binary form. */
   private static final int JSONB_VERSION = 1;
 
+  private final PgOutput.Relation relation;
   private final List<PgOutput.Column> columns;
   private final List<PgOutput.Value> values;
 
   InsertedRow(PgOutput.Relation relation, PgOutput.Insert insert) {
+    this.relation = relation;
     this.columns = relation.columns();
     this.values = insert.values();
   }
 
   @Override
   public String text(String name) {
-    return textAt(indexOf(name));
+    return textAt(relation.indexOf(name));
   }
 
   private String textAt(int i) {
@@ -62,12 +64,12 @@ final class InsertedRow implements OutboxRowText.Columns {
 
   @Override
   public UUID uuid(String name) {
-    return read(indexOf(name), UUID::fromString, (type, bytes) -> type == UUID_OID ? uuid(bytes) : null);
+    return read(relation.indexOf(name), UUID::fromString, (type, bytes) -> type == UUID_OID ? uuid(bytes) : null);
   }
 
   @Override
   public Integer integer(String name) {
-    return read(indexOf(name), Integer::valueOf, (type, bytes) -> switch (type) {
+    return read(relation.indexOf(name), Integer::valueOf, (type, bytes) -> switch (type) {
       case INT2 -> (int) ByteBuffer.wrap(bytes).getShort();
       case INT4 -> ByteBuffer.wrap(bytes).getInt();
       case INT8 -> Math.toIntExact(ByteBuffer.wrap(bytes).getLong());
@@ -77,13 +79,13 @@ final class InsertedRow implements OutboxRowText.Columns {
 
   @Override
   public byte[] bytes(String name) {
-    return read(indexOf(name), OutboxRowText::bytea, (type, bytes) -> type == BYTEA ? bytes : null);
+    return read(relation.indexOf(name), OutboxRowText::bytea, (type, bytes) -> type == BYTEA ? bytes : null);
   }
 
   @Override
   public Instant instant(String name) {
     // a timestamp without zone counts as UTC, as the replication session's TimeZone does
-    return read(indexOf(name), OutboxRowText::timestamp,
+    return read(relation.indexOf(name), OutboxRowText::timestamp,
         (type, bytes) -> type == TIMESTAMPTZ || type == TIMESTAMP ? instant(name, bytes) : null);
   }
 
@@ -137,16 +139,6 @@ final class InsertedRow implements OutboxRowText.Columns {
     } catch (RuntimeException e) { // whatever this value is, a dead letter must still be written
       return "\\x" + HexFormat.of().formatHex(values.get(i).bytes());
     }
-  }
-
-  /** The column's index, or -1 when the table has no such column (an older schema: the value is null). */
-  private int indexOf(String name) {
-    for (int i = 0; i < columns.size(); i++) {
-      if (columns.get(i).name().equals(name)) {
-        return i;
-      }
-    }
-    return -1;
   }
 
   private PgOutput.Value value(int index) {

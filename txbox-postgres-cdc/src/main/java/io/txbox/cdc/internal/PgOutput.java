@@ -4,7 +4,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Decodes the messages of PostgreSQL's {@code pgoutput} plugin, protocol version 1, that the relay
@@ -31,8 +33,29 @@ public final class PgOutput {
   /** A message written by {@code pg_logical_emit_message}. */
   public record WalMessage(boolean transactional, long lsn, String prefix, byte[] content) implements Decoded {}
 
-  /** A table's name and columns, sent before its first change in a session. */
-  public record Relation(int id, String namespace, String name, List<Column> columns) implements Decoded {}
+  /**
+   * A table's name and columns, sent before its first change in a session. {@code positions} maps
+   * each column's name to its index, built once here rather than searched for in every row.
+   */
+  public record Relation(int id, String namespace, String name, List<Column> columns, Map<String, Integer> positions)
+      implements Decoded {
+    public Relation(int id, String namespace, String name, List<Column> columns) {
+      this(id, namespace, name, List.copyOf(columns), positions(columns));
+    }
+
+    /** The index of column {@code name}, or -1 when the table has none (an older schema). */
+    public int indexOf(String name) {
+      return positions.getOrDefault(name, -1);
+    }
+
+    private static Map<String, Integer> positions(List<Column> columns) {
+      Map<String, Integer> positions = new HashMap<>();
+      for (int i = 0; i < columns.size(); i++) {
+        positions.putIfAbsent(columns.get(i).name(), i);
+      }
+      return Map.copyOf(positions);
+    }
+  }
 
   /** A column of a {@link Relation}: its name and the oid of its type. */
   public record Column(String name, int typeOid) {}
