@@ -121,15 +121,35 @@ final class DebeziumBench implements Callable<Integer> {
     add(figures, "drain, " + relay, drain.rate());
     add(figures, "drain after the first acknowledgement, " + relay, drain.rateAfterFirst());
     add(figures, "first acknowledgement after the start of main, " + relay, drain.firstMillis());
+    add(figures, "CPU per event over the drain, relay process, " + relay, drain.relayCpuMicros());
+    add(figures, "CPU per event over the drain, whole host, " + relay, drain.hostCpuMicros());
+    add(figures, "CPU per event over the drain, rest of the host (walsender, Kafka broker, ...), " + relay,
+        drain.hostCpuMicros() - drain.relayCpuMicros());
+    add(figures, "CPU per event over the drain, the relay's JIT compiling (CITime, until exit), " + relay,
+        drain.compileMicros());
   }
 
   /**
    * A drain of {@code events} timed from the start of the relay's {@code main}: its first
-   * acknowledgement, and its last. The rate after the first shows what start-up costs.
+   * acknowledgement, and its last. The rate after the first shows what start-up costs. The CPU
+   * figures, in µs per event, are the relay process's from its start, and the whole host's over
+   * the same time: on two cores a drain is bound by the CPU every process of it uses.
    */
-  private record Drain(int events, long firstMillis, long lastMillis) {
-    static Drain of(int events, Matcher first, Matcher drained) {
-      return new Drain(events, Long.parseLong(first.group(1)), Long.parseLong(drained.group(2)));
+  private record Drain(int events, long firstMillis, long lastMillis, double relayCpuMicros, double hostCpuMicros,
+      double compileMicros) {
+    static Drain of(int events, Matcher first, Matcher drained, Process relay, Duration hostBefore) {
+      double perEvent = 1000.0 * events;
+      return new Drain(events, Long.parseLong(first.group(1)), Long.parseLong(drained.group(2)),
+          cpu(relay).toNanos() / perEvent, HostCpu.busy().minus(hostBefore).toNanos() / perEvent, Double.NaN);
+    }
+
+    /**
+     * With the time the relay's JVM spent compiling, which it prints on exit: that time runs on
+     * until the exit, a little past the drain, so it is an upper bound of the drain's share.
+     */
+    Drain compiled(Path log) throws IOException {
+      double micros = CompileTime.read(log).map(d -> d.toNanos() / (1000.0 * events)).orElse(Double.NaN);
+      return new Drain(events, firstMillis, lastMillis, relayCpuMicros, hostCpuMicros, micros);
     }
 
     double rate() {
@@ -150,7 +170,7 @@ final class DebeziumBench implements Callable<Integer> {
   private void publish(Results results, Map<String, List<Double>> figures) {
     figures.forEach((name, values) -> {
       String unit = name.startsWith("drain") ? "events/s" : name.startsWith("latency") || name.startsWith("first") ? "ms"
-          : name.startsWith("relay process CPU") ? "us" : "events";
+          : name.contains("CPU") ? "us" : "events";
       results.add(name + ", min of rounds", values.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN), unit);
       results.add(name + ", max of rounds", values.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN), unit);
     });
@@ -192,14 +212,23 @@ final class DebeziumBench implements Callable<Integer> {
   private Drain debeziumDrain(String classPath, int round) throws Exception {
     Stream stream = debeziumStream("dbz_drain_" + round);
     writeDebeziumBacklog(events);
-    try (DebeziumProcess engine = engine(classPath, stream, Map.of("expect", Integer.toString(events)))) {
-      Drain drain = Drain.of(events, engine.await(FIRST), engine.await(DRAINED));
-      System.out.printf("round %d: Debezium drained %,d events at %,.0f/s (first acknowledged in %d ms)%n",
-          round, events, drain.rate(), drain.firstMillis());
-      return drain;
+    Duration hostBefore = HostCpu.busy();
+    Drain drain;
+    DebeziumProcess engine = engine(classPath, stream, Map.of("expect", Integer.toString(events)));
+    try (engine) {
+      drain = Drain.of(events, engine.await(FIRST), engine.await(DRAINED), engine.process, hostBefore);
     } finally {
       dropSlot(stream.slot());
     }
+    drain = drain.compiled(engine.log()); // printed as the engine's JVM exited
+    report(round, "Debezium", drain);
+    return drain;
+  }
+
+  private void report(int round, String relay, Drain drain) {
+    System.out.printf("round %d: %s drained %,d events at %,.0f/s (first acknowledged in %d ms; CPU per event"
+        + " %.1f µs in its process, of which its JIT %.1f µs, and %.1f µs on the host)%n", round, relay, events,
+        drain.rate(), drain.firstMillis(), drain.relayCpuMicros(), drain.compileMicros(), drain.hostCpuMicros());
   }
 
   private Drain txboxDrain(PostgresOutboxStore rows, int round) throws Exception {
@@ -211,19 +240,21 @@ final class DebeziumBench implements Callable<Integer> {
     // In a JVM of its own, started for this drain as Debezium's engine is, and timed the same way:
     // a relay warmed by the rounds before would drain faster than a cold engine for that alone.
     Path log = Files.createTempFile("txbox-bench-logical-relay", ".log");
+    Duration hostBefore = HostCpu.busy();
     Process relay = txboxRelay("txbox_drain_" + round, Files.createTempFile("txbox-acks", ".txt"), log, events);
+    Drain drain;
     try {
-      Drain drain = Drain.of(events, Await.line("txbox's relay", relay, log, FIRST),
-          Await.line("txbox's relay", relay, log, DRAINED));
-      System.out.printf("round %d: txbox drained %,d events at %,.0f/s (first acknowledged in %d ms)%n",
-          round, events, drain.rate(), drain.firstMillis());
-      return drain;
+      drain = Drain.of(events, Await.line("txbox's relay", relay, log, FIRST),
+          Await.line("txbox's relay", relay, log, DRAINED), relay, hostBefore);
     } finally {
       relay.destroy();
       relay.waitFor(60, TimeUnit.SECONDS);
       awaitSlot("txbox_drain_" + round, false);
       replication.drop();
     }
+    drain = drain.compiled(log); // printed as the relay's JVM exited
+    report(round, "txbox", drain);
+    return drain;
   }
 
   /** Writes a backlog into Debezium's table in transactions of 1,000, the shape txbox's backlog has. */
@@ -335,7 +366,9 @@ final class DebeziumBench implements Callable<Integer> {
     if (expect > 0) {
       args.add(Integer.toString(expect));
     }
-    return ChildProcess.start(List.of("-Xmx1g"), LogicalRelayProcess.class.getName(), args, log);
+    List<String> options = new ArrayList<>(List.of("-Xmx1g"));
+    options.addAll(CompileTime.JVM_OPTIONS);
+    return ChildProcess.start(options, LogicalRelayProcess.class.getName(), args, log);
   }
 
   /** Writes paced events and returns the relay's CPU time per event written, in µs. */

@@ -27,7 +27,9 @@ final class DebeziumProcess implements AutoCloseable {
     this.log = Files.createTempFile("txbox-bench-debezium", ".log");
     URI server = URI.create(jdbcUrl.substring("jdbc:".length()));
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx1g", "-cp", classPath, "io.txbox.bench.debezium.DebeziumRelay",
+        "-Xmx1g"));
+    command.addAll(CompileTime.JVM_OPTIONS);
+    command.addAll(List.of("-cp", classPath, "io.txbox.bench.debezium.DebeziumRelay",
         "host=" + server.getHost(), "port=" + server.getPort(), "database=" + server.getPath().substring(1),
         "user=postgres", "schema=" + BenchDatabase.SCHEMA, "table=" + DebeziumBench.TABLE, "slot=" + slot,
         "publication=" + slot, "topic=" + topic, "bootstrap=" + bootstrapServers, "offsets=" + offsets,
@@ -37,6 +39,11 @@ final class DebeziumProcess implements AutoCloseable {
     // the engine stops by itself when its standard input closes with this JVM.
     process = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+  }
+
+  /** Where the engine's output goes. */
+  Path log() {
+    return log;
   }
 
   /** Waits until the engine prints a line matching {@code line}. */

@@ -74,10 +74,12 @@ final class KafkaBench implements BenchBroker {
   }
 
   /**
-   * The relays' records, built in memory, through a new {@link KafkaPublisher} in batches of
+   * The relays' records, built in memory, through new {@link KafkaPublisher}s in batches of
    * {@code batchSize}, {@code inFlight} batches published at once (each publish waits for its
    * acknowledgements, as a relay's does): what the relays could reach with no database, and what a
-   * second batch in flight would add. Timed from the publisher's creation, as the relays' drains are.
+   * second batch in flight would add. Each sender thread has a publisher of its own, since
+   * {@code KafkaPublisher.publish} is synchronized: two threads sharing one would take turns.
+   * Timed from the publishers' creation, as the relays' drains are.
    */
   double publisherRate(int messages, int batchSize, int inFlight) throws Exception {
     List<List<Message>> batches = new ArrayList<>();
@@ -92,9 +94,12 @@ final class KafkaBench implements BenchBroker {
     AtomicInteger failed = new AtomicInteger();
     ExecutorService senders = Executors.newFixedThreadPool(inFlight);
     long start = System.nanoTime();
-    try (Publisher publisher = publisher()) {
+    List<Publisher> publishers = new ArrayList<>();
+    try {
       List<Future<?>> running = new ArrayList<>();
       for (int t = 0; t < inFlight; t++) {
+        Publisher publisher = publisher();
+        publishers.add(publisher);
         running.add(senders.submit(() -> {
           for (int b = next.getAndIncrement(); b < batches.size(); b = next.getAndIncrement()) {
             failed.addAndGet(batches.get(b).size() - publisher.publish(batches.get(b)).acknowledged());
@@ -106,6 +111,7 @@ final class KafkaBench implements BenchBroker {
       }
     } finally {
       senders.shutdown();
+      publishers.forEach(Publisher::close);
     }
     double rate = messages / ((System.nanoTime() - start) / 1e9);
     if (failed.get() > 0) {

@@ -42,7 +42,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   // The relay throughput figures, by name
   private static final String PRODUCER_PERFORMANCE = "ProducerPerformance";
   private static final String PUBLISHER_ONE = "KafkaPublisher from memory, one batch in flight";
-  private static final String PUBLISHER_TWO = "KafkaPublisher from memory, two batches in flight";
+  private static final String PUBLISHER_TWO = "two KafkaPublishers from memory, one batch in flight each";
   private static final String FROM_WAL = "logical relay from WAL messages into Kafka, acked and confirmed";
   private static final String FROM_ROWS = "logical relay from outbox rows into Kafka, acked and confirmed";
   private static final String POLLED = "table relay (polling) into Kafka, acked and checkpointed";
