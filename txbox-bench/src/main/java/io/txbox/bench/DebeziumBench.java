@@ -24,7 +24,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -117,7 +116,7 @@ final class DebeziumBench implements Callable<Integer> {
     figures.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
   }
 
-  private static void add(Map<String, List<Double>> figures, String relay, Drain drain) {
+  private static void add(Map<String, List<Double>> figures, String relay, ColdDrain drain) {
     add(figures, "drain, " + relay, drain.rate());
     add(figures, "drain after the first acknowledgement, " + relay, drain.rateAfterFirst());
     add(figures, "first acknowledgement after the start of main, " + relay, drain.firstMillis());
@@ -127,38 +126,6 @@ final class DebeziumBench implements Callable<Integer> {
         drain.hostCpuMicros() - drain.relayCpuMicros());
     add(figures, "CPU per event over the drain, the relay's JIT compiling (CITime, until exit), " + relay,
         drain.compileMicros());
-  }
-
-  /**
-   * A drain of {@code events} timed from the start of the relay's {@code main}: its first
-   * acknowledgement, and its last. The rate after the first shows what start-up costs. The CPU
-   * figures, in µs per event, are the relay process's from its start, and the whole host's over
-   * the same time: on two cores a drain is bound by the CPU every process of it uses.
-   */
-  private record Drain(int events, long firstMillis, long lastMillis, double relayCpuMicros, double hostCpuMicros,
-      double compileMicros) {
-    static Drain of(int events, Matcher first, Matcher drained, Process relay, Duration hostBefore) {
-      double perEvent = 1000.0 * events;
-      return new Drain(events, Long.parseLong(first.group(1)), Long.parseLong(drained.group(2)),
-          cpu(relay).toNanos() / perEvent, HostCpu.busy().minus(hostBefore).toNanos() / perEvent, Double.NaN);
-    }
-
-    /**
-     * With the time the relay's JVM spent compiling, which it prints on exit: that time runs on
-     * until the exit, a little past the drain, so it is an upper bound of the drain's share.
-     */
-    Drain compiled(Path log) throws IOException {
-      double micros = CompileTime.read(log).map(d -> d.toNanos() / (1000.0 * events)).orElse(Double.NaN);
-      return new Drain(events, firstMillis, lastMillis, relayCpuMicros, hostCpuMicros, micros);
-    }
-
-    double rate() {
-      return events / (lastMillis / 1000.0);
-    }
-
-    double rateAfterFirst() {
-      return (events - 1) / (Math.max(1, lastMillis - firstMillis) / 1000.0);
-    }
   }
 
   private static void add(Map<String, List<Double>> figures, String relay, Timing timing) {
@@ -209,14 +176,14 @@ final class DebeziumBench implements Callable<Integer> {
     db.execute("DROP PUBLICATION " + name);
   }
 
-  private Drain debeziumDrain(String classPath, int round) throws Exception {
+  private ColdDrain debeziumDrain(String classPath, int round) throws Exception {
     Stream stream = debeziumStream("dbz_drain_" + round);
     writeDebeziumBacklog(events);
     Duration hostBefore = HostCpu.busy();
-    Drain drain;
+    ColdDrain drain;
     DebeziumProcess engine = engine(classPath, stream, Map.of("expect", Integer.toString(events)));
     try (engine) {
-      drain = Drain.of(events, engine.await(FIRST), engine.await(DRAINED), engine.process, hostBefore);
+      drain = ColdDrain.of(events, engine.await(FIRST), engine.await(DRAINED), engine.process, hostBefore);
     } finally {
       dropSlot(stream.slot());
     }
@@ -225,13 +192,13 @@ final class DebeziumBench implements Callable<Integer> {
     return drain;
   }
 
-  private void report(int round, String relay, Drain drain) {
+  private void report(int round, String relay, ColdDrain drain) {
     System.out.printf("round %d: %s drained %,d events at %,.0f/s (first acknowledged in %d ms; CPU per event"
         + " %.1f µs in its process, of which its JIT %.1f µs, and %.1f µs on the host)%n", round, relay, events,
         drain.rate(), drain.firstMillis(), drain.relayCpuMicros(), drain.compileMicros(), drain.hostCpuMicros());
   }
 
-  private Drain txboxDrain(PostgresOutboxStore rows, int round) throws Exception {
+  private ColdDrain txboxDrain(PostgresOutboxStore rows, int round) throws Exception {
     db.execute("TRUNCATE " + rows.outboxTable());
     LogicalReplication replication = LogicalReplication.builder(db.dataSource, rows)
         .slot("txbox_drain_" + round).publication("txbox_drain_" + round).build();
@@ -242,9 +209,9 @@ final class DebeziumBench implements Callable<Integer> {
     Path log = Files.createTempFile("txbox-bench-logical-relay", ".log");
     Duration hostBefore = HostCpu.busy();
     Process relay = txboxRelay("txbox_drain_" + round, Files.createTempFile("txbox-acks", ".txt"), log, events);
-    Drain drain;
+    ColdDrain drain;
     try {
-      drain = Drain.of(events, Await.line("txbox's relay", relay, log, FIRST),
+      drain = ColdDrain.of(events, Await.line("txbox's relay", relay, log, FIRST),
           Await.line("txbox's relay", relay, log, DRAINED), relay, hostBefore);
     } finally {
       relay.destroy();
@@ -379,7 +346,7 @@ final class DebeziumBench implements Callable<Integer> {
     return (cpu(relay).minus(before).toNanos() / 1000.0) / written;
   }
 
-  private static Duration cpu(Process process) {
+  static Duration cpu(Process process) {
     return process.info().totalCpuDuration().orElseThrow(
         () -> new IllegalStateException("this system does not report a process's CPU time"));
   }
