@@ -236,7 +236,18 @@ class LogicalRelayTest {
           + " headers => '{\"a\": \"1\", \"b\": \"\", \"q\": \"say \\\"hi\\\"\\n\", \"n\": 5}')");
       assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
           + " headers => '[\"not\", \"an object\"]')")).hasStackTraceContaining("headers must be a JSON object");
-      List<TopicReader.Received> all = readAll(3);
+      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', NULL, ''::bytea)"))
+          .hasStackTraceContaining("destination, type, version, content_type and payload must not be null");
+      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
+          + " content_type => NULL)")).hasStackTraceContaining("content_type and payload must not be null");
+      // each of these once returned an id as if the event had been sent
+      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
+          + " message_prefix => NULL)")).hasStackTraceContaining("id and message_prefix must not be null");
+      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
+          + " id => NULL)")).hasStackTraceContaining("id and message_prefix must not be null");
+      db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'Defaulted', '\\x01'::bytea,"
+          + " headers => NULL, available_at => now() - interval '1 minute')");
+      List<TopicReader.Received> all = readAll(4);
       TopicReader.Received got = all.get(0);
       assertThat(got.key()).isEqualTo("order-42");
       assertThat(new String(got.value(), StandardCharsets.UTF_8)).isEqualTo("{\"id\":42}");
@@ -249,6 +260,9 @@ class LogicalRelayTest {
       assertThat(all.get(2).value()).containsExactly(0x00, 0xff);
       assertThat(all.get(2).headers()).containsEntry("a", "1").containsEntry("b", "")
           .containsEntry("q", "say \"hi\"\n").containsEntry("n", "5");
+      assertThat(all.get(3).value()).containsExactly(0x01);
+      assertThat(all.get(3).headers()).containsEntry("txbox-type", "Defaulted")
+          .containsEntry("content-type", "application/octet-stream").doesNotContainKey("tenant");
     }
   }
 
