@@ -41,6 +41,7 @@ import picocli.CommandLine.Option;
     + " logical relay: drain, commit-to-ack latency and CPU per event, events sent twice after a SIGKILL.")
 final class DebeziumBench implements Callable<Integer> {
   private static final Pattern DRAINED = Pattern.compile("drained (\\d+) in (\\d+) ms");
+  private static final String PRODUCER_ALONE = "a cold JVM that only sends the records (kafka-clients)";
   private static final Pattern FIRST = Pattern.compile("first acknowledged in (\\d+) ms");
   static final String TABLE = "debezium_outbox";
 
@@ -95,6 +96,7 @@ final class DebeziumBench implements Callable<Integer> {
         if (parts.contains("drain")) {
           add(figures, "Debezium", debeziumDrain(classPath, round));
           add(figures, "txbox", txboxDrain(rows, round));
+          add(figures, PRODUCER_ALONE, producerDrain(round));
         }
         if (parts.contains("latency")) {
           add(figures, "Debezium", debeziumLatency(classPath, round));
@@ -221,6 +223,30 @@ final class DebeziumBench implements Callable<Integer> {
     }
     drain = drain.compiled(log); // printed as the relay's JVM exited
     report(round, "txbox", drain);
+    return drain;
+  }
+
+  /**
+   * The floor of any cold drain through kafka-clients: a JVM started as the relays' are, that only
+   * sends the same records from memory ({@link ColdProducerProcess}).
+   */
+  private ColdDrain producerDrain(int round) throws Exception {
+    Path log = Files.createTempFile("txbox-bench-cold-producer", ".log");
+    List<String> options = new ArrayList<>(List.of("-Xmx1g"));
+    options.addAll(CompileTime.JVM_OPTIONS);
+    Duration hostBefore = HostCpu.busy();
+    Process producer = ChildProcess.start(options, ColdProducerProcess.class.getName(),
+        List.of(kafka.bootstrapServers(), BenchBroker.RELAY_DESTINATION, Integer.toString(events)), log);
+    ColdDrain drain;
+    try {
+      drain = ColdDrain.of(events, Await.line("the cold producer", producer, log, FIRST),
+          Await.line("the cold producer", producer, log, DRAINED), producer, hostBefore);
+      producer.waitFor(60, TimeUnit.SECONDS); // it exits once all are acknowledged, and prints its JIT's total
+    } finally {
+      producer.destroy();
+    }
+    drain = drain.compiled(log);
+    report(round, PRODUCER_ALONE, drain);
     return drain;
   }
 
