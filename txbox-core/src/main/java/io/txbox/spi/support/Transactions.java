@@ -40,6 +40,7 @@ public final class Transactions {
       // asked only when it changes: pgjdbc may answer it with a round trip
       int own = isolation.isPresent() ? c.getTransactionIsolation() : Connection.TRANSACTION_NONE;
       c.setAutoCommit(false);
+      Throwable failure = null;
       try {
         if (isolation.isPresent()) {
           c.setTransactionIsolation(isolation.getAsInt()); // before the first statement
@@ -48,15 +49,32 @@ public final class Transactions {
         c.commit();
         return result;
       } catch (SQLException | RuntimeException e) {
+        failure = e;
         Rollback.after(c, e);
         throw e;
       } finally {
         if (isolation.isPresent()) {
-          c.setTransactionIsolation(own); // the pool's next user gets the level it expects
+          restoreIsolation(c, own, failure);
         }
       }
     } catch (SQLException e) {
       throw new TxboxException(what + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Gives the connection back at its own level, so that the pool's next user gets the level it
+   * expects. When the work failed, a failure here (the connection broke, say) is added to the
+   * work's error rather than put in its place: the work's error says what went wrong.
+   */
+  private static void restoreIsolation(Connection c, int own, Throwable failure) throws SQLException {
+    try {
+      c.setTransactionIsolation(own);
+    } catch (SQLException | RuntimeException e) {
+      if (failure == null) {
+        throw e;
+      }
+      failure.addSuppressed(e);
     }
   }
 
