@@ -22,7 +22,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -236,15 +238,6 @@ class LogicalRelayTest {
           + " headers => '{\"a\": \"1\", \"b\": \"\", \"q\": \"say \\\"hi\\\"\\n\", \"n\": 5}')");
       assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
           + " headers => '[\"not\", \"an object\"]')")).hasStackTraceContaining("headers must be a JSON object");
-      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', NULL, ''::bytea)"))
-          .hasStackTraceContaining("destination, type, version, content_type and payload must not be null");
-      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
-          + " content_type => NULL)")).hasStackTraceContaining("content_type and payload must not be null");
-      // each of these once returned an id as if the event had been sent
-      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
-          + " message_prefix => NULL)")).hasStackTraceContaining("id and message_prefix must not be null");
-      assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
-          + " id => NULL)")).hasStackTraceContaining("id and message_prefix must not be null");
       db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'Defaulted', '\\x01'::bytea,"
           + " headers => NULL, available_at => now() - interval '1 minute')");
       List<TopicReader.Received> all = readAll(4);
@@ -264,6 +257,26 @@ class LogicalRelayTest {
       assertThat(all.get(3).headers()).containsEntry("txbox-type", "Defaulted")
           .containsEntry("content-type", "application/octet-stream").doesNotContainKey("tenant");
     }
+  }
+
+  @Test
+  void theEmitFunctionRefusesWhatTheOutboxTableRefusesAndNamesTheField() {
+    String emit = "SELECT " + db.schema + ".txbox_emit(";
+    String tooLong = "'" + "x".repeat(Message.MAX_NAME_LENGTH + 1) + "'";
+    Map<String, String> refusals = new LinkedHashMap<>();
+    refusals.put(emit + "'orders', 'k', NULL, ''::bytea)", "type must be 1 to 255 characters and not blank, was null");
+    refusals.put(emit + "'orders', 'k', ' ', ''::bytea)", "type must be 1 to 255 characters and not blank, was blank");
+    refusals.put(emit + tooLong + ", 'k', 'T', ''::bytea)", "destination must be 1 to 255 characters and not blank, was 256 characters");
+    refusals.put(emit + "'orders', " + tooLong + ", 'T', ''::bytea)", "key must be at most 255 characters, was 256");
+    refusals.put(emit + "'orders', 'k', 'T', NULL)", "payload must not be null");
+    refusals.put(emit + "'orders', 'k', 'T', ''::bytea, version => 0)", "version must be 1 or more, was 0");
+    refusals.put(emit + "'orders', 'k', 'T', ''::bytea, content_type => '')",
+        "content_type must be 1 to 255 characters and not blank, was blank");
+    refusals.put(emit + "'orders', 'k', 'T', ''::bytea, headers => 'null')", "headers must be a JSON object");
+    // these two once returned an id as if the event had been sent
+    refusals.put(emit + "'orders', 'k', 'T', ''::bytea, message_prefix => NULL)", "id and message_prefix must not be null");
+    refusals.put(emit + "'orders', 'k', 'T', ''::bytea, id => NULL)", "id and message_prefix must not be null");
+    refusals.forEach((call, error) -> assertThatThrownBy(() -> db.exec(call)).as(call).hasStackTraceContaining(error));
   }
 
   @Test
