@@ -44,6 +44,9 @@ final class DebeziumBench implements Callable<Integer> {
   private static final String PRODUCER_ALONE = "a cold JVM that only sends the records (kafka-clients)";
   private static final Pattern FIRST = Pattern.compile("first acknowledged in (\\d+) ms");
   static final String TABLE = "debezium_outbox";
+  /** The options of every JVM a drain starts (Debezium's, txbox's, the cold producer's): alike, so they compare. */
+  static final List<String> RELAY_JVM_OPTIONS = java.util.stream.Stream.concat(
+      java.util.stream.Stream.of("-Xmx1g"), CompileTime.JVM_OPTIONS.stream()).toList();
 
   @Option(names = "--jdbc-url", description = "A server with wal_level=logical; default: an embedded one")
   String jdbcUrl;
@@ -232,10 +235,8 @@ final class DebeziumBench implements Callable<Integer> {
    */
   private ColdDrain producerDrain(int round) throws Exception {
     Path log = Files.createTempFile("txbox-bench-cold-producer", ".log");
-    List<String> options = new ArrayList<>(List.of("-Xmx1g"));
-    options.addAll(CompileTime.JVM_OPTIONS);
     Duration hostBefore = HostCpu.busy();
-    Process producer = ChildProcess.start(options, ColdProducerProcess.class.getName(),
+    Process producer = ChildProcess.start(RELAY_JVM_OPTIONS, ColdProducerProcess.class.getName(),
         List.of(kafka.bootstrapServers(), BenchBroker.RELAY_DESTINATION, Integer.toString(events)), log);
     ColdDrain drain;
     try {
@@ -359,9 +360,7 @@ final class DebeziumBench implements Callable<Integer> {
     if (expect > 0) {
       args.add(Integer.toString(expect));
     }
-    List<String> options = new ArrayList<>(List.of("-Xmx1g"));
-    options.addAll(CompileTime.JVM_OPTIONS);
-    return ChildProcess.start(options, LogicalRelayProcess.class.getName(), args, log);
+    return ChildProcess.start(RELAY_JVM_OPTIONS, LogicalRelayProcess.class.getName(), args, log);
   }
 
   /** Writes paced events and returns the relay's CPU time per event written, in µs. */

@@ -26,9 +26,8 @@ final class DebeziumProcess implements AutoCloseable {
       Map<String, String> extra) throws IOException {
     this.log = Files.createTempFile("txbox-bench-debezium", ".log");
     URI server = URI.create(jdbcUrl.substring("jdbc:".length()));
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx1g"));
-    command.addAll(CompileTime.JVM_OPTIONS);
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+    command.addAll(DebeziumBench.RELAY_JVM_OPTIONS);
     command.addAll(List.of("-cp", classPath, "io.txbox.bench.debezium.DebeziumRelay",
         "host=" + server.getHost(), "port=" + server.getPort(), "database=" + server.getPath().substring(1),
         "user=postgres", "schema=" + BenchDatabase.SCHEMA, "table=" + DebeziumBench.TABLE, "slot=" + slot,
