@@ -32,7 +32,7 @@ final class EmitFunction {
         // rules checked after it; a PL/pgSQL function that only emits ~2.7 µs,
         // pg_logical_emit_message alone ~1.1 µs.
         // The fields are checked after the emit, not before it, by the rules of the outbox table's
-        // CHECKs (V4): a field that breaks them, headers that are not an object, a null id or a
+        // CHECK (txbox-jdbc's V4 and V8): a field that breaks them, headers that are not an object, a null id or a
         // null prefix each make the envelope or the prefix null, and pg_logical_emit_message,
         // being strict, then writes nothing and returns null. So a valid call pays for one test of
         // the result, and a bad one is named before the error aborts. (Before, a null id or prefix
@@ -65,7 +65,8 @@ final class EmitFunction {
         + "    ELSIF id IS NULL OR message_prefix IS NULL THEN\n"
         + "      RAISE EXCEPTION 'id and message_prefix must not be null: leave them out for their defaults';\n"
         + "    END IF;\n"
-        + "    RAISE EXCEPTION 'headers must be a JSON object of names and strings, was %', left(headers::text, 100);\n"
+        // the JSON type, not the headers: they may hold a token, and errors reach logs
+        + "    RAISE EXCEPTION 'headers must be a JSON object of names and strings, was %', jsonb_typeof(headers);\n"
         + "  END IF;\n"
         + "  RETURN id;\n"
         + "END $f$;\n"

@@ -237,7 +237,8 @@ class LogicalRelayTest {
       db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'Tagged', '\\x00ff'::bytea,"
           + " headers => '{\"a\": \"1\", \"b\": \"\", \"q\": \"say \\\"hi\\\"\\n\", \"n\": 5}')");
       assertThatThrownBy(() -> db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'T', ''::bytea,"
-          + " headers => '[\"not\", \"an object\"]')")).hasStackTraceContaining("headers must be a JSON object");
+          + " headers => '[\"not\", \"an object\"]')"))
+          .hasStackTraceContaining("headers must be a JSON object of names and strings, was array");
       db.exec("SELECT " + db.schema + ".txbox_emit('" + topic + "', 'k', 'Defaulted', '\\x01'::bytea,"
           + " headers => NULL, available_at => now() - interval '1 minute')");
       List<TopicReader.Received> all = readAll(4);
