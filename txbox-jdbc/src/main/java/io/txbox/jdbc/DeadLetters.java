@@ -19,7 +19,7 @@ import java.util.UUID;
  * <p>A retried event re-enters the log as a new row with its id (consumers deduplicate on it), in
  * the order the dead letters had, after whatever its key sent meanwhile; from then on its key's
  * order holds. A row that was dead-lettered because it broke the message rules cannot re-enter:
- * the table's CHECK constraints refuse it, and the retry fails naming the rule.
+ * the table's CHECK refuses it, and the retry fails naming the rule.
  */
 public interface DeadLetters {
 

@@ -32,11 +32,12 @@ final class EmitFunction {
         // rules checked after it; a PL/pgSQL function that only emits ~2.7 µs,
         // pg_logical_emit_message alone ~1.1 µs.
         // The fields are checked after the emit, not before it, by the rules of the outbox table's
-        // CHECK (txbox-jdbc's V4 and V8): a field that breaks them, headers that are not an object, a null id or a
-        // null prefix each make the envelope or the prefix null, and pg_logical_emit_message,
-        // being strict, then writes nothing and returns null. So a valid call pays for one test of
-        // the result, and a bad one is named before the error aborts. (Before, a null id or prefix
-        // returned as if the event had been sent, and a blank type made a dead letter.)
+        // CHECK (txbox-jdbc's V4 and V8): a field that breaks them, headers that are not an
+        // object, a null id or a null prefix each make the envelope or the prefix null, and
+        // pg_logical_emit_message, being strict, then writes nothing and returns null. So a valid
+        // call pays for one test of the result, and a bad one is named before the error aborts.
+        // (Before, a null id or prefix returned as if the event had been sent, and a blank type
+        // made a dead letter.)
         + "DECLARE\n"
         + "  lsn pg_lsn;\n"
         + "BEGIN\n"

@@ -27,7 +27,8 @@ public final class PostgresMigration {
   /** The versions in order; each is a resource {@code postgres/V<n>__<name>.sql}. */
   private static final List<String> VERSIONS = List.of(
       "V1__outbox.sql", "V2__inbox.sql", "V3__inbox_queue.sql", "V4__outbox_checks.sql",
-      "V5__inbox_dead_letters.sql", "V6__audit.sql", "V7__inbox_retry_requests.sql");
+      "V5__inbox_dead_letters.sql", "V6__audit.sql", "V7__inbox_retry_requests.sql",
+      "V8__outbox_check_function.sql");
 
   private final DataSource dataSource;
   private final PostgresTables tables;
