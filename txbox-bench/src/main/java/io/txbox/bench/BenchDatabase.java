@@ -33,7 +33,6 @@ final class BenchDatabase implements AutoCloseable {
     }
   }
 
-  /** A server setting as {@code SHOW} prints it, for a benchmark's results. */
   /** The first column of the first row {@code sql} returns. */
   long queryLong(String sql) throws SQLException {
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
@@ -42,6 +41,7 @@ final class BenchDatabase implements AutoCloseable {
     }
   }
 
+  /** A server setting as {@code SHOW} prints it, for a benchmark's results. */
   String setting(String name) throws SQLException {
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT current_setting('" + name.replace("'", "") + "')")) {

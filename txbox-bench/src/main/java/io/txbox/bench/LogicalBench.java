@@ -5,15 +5,12 @@ import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
-import io.txbox.cdc.WalEnvelope;
 import io.txbox.cdc.WalOutboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.Metrics;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -81,7 +78,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
       results.setting("server", server.description());
       results.setting("batchSize", batchSize);
       if (parts.contains("write")) {
-        writeOverhead(db, results);
+        new LogicalWrites(threads, seconds, rounds).measure(db, results);
       }
       if (parts.contains("relay")) {
         relayThroughput(db, server.url(), kafka, results);
@@ -118,121 +115,6 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
       if (embedded != null) {
         embedded.close();
       }
-    }
-  }
-
-  private void writeOverhead(BenchDatabase db, Results results) throws Exception {
-    PostgresOutboxStore tableStore = WriteOverhead.migrated(db.store().tablePrefix("write_").notifyOnAppend(false).build());
-    LogicalReplication emitting = LogicalReplication.builder(db.dataSource, tableStore).slot("bench_write").build();
-    emitting.migrate(); // the emit function
-    emitting.drop(); // no slot keeps the WAL: a WAL message costs the writer the same either way
-    // The floor of any PL/pgSQL emit function: one that only draws the id and emits the envelope
-    // the writer built, where the emit function checks the fields and builds the envelope itself.
-    db.execute("CREATE OR REPLACE FUNCTION " + BenchDatabase.SCHEMA + ".write_emit_floor(envelope bytea)"
-        + " RETURNS uuid LANGUAGE plpgsql AS $f$ DECLARE lsn pg_lsn; id uuid := gen_random_uuid();"
-        + " BEGIN lsn := pg_logical_emit_message(true, 'bench-write', envelope); RETURN id; END $f$");
-    // The floor of any emit function that takes the fields as the emit function does: its
-    // signature, called as the emit function is, but a body that only emits the payload.
-    db.execute("CREATE OR REPLACE FUNCTION " + BenchDatabase.SCHEMA + ".write_emit_call_floor(destination text, key text,"
-        + " type text, payload bytea, version integer DEFAULT 1, content_type text DEFAULT 'application/octet-stream',"
-        + " headers jsonb DEFAULT '{}', available_at timestamptz DEFAULT NULL, id uuid DEFAULT gen_random_uuid(),"
-        + " message_prefix text DEFAULT 'bench-write') RETURNS uuid LANGUAGE plpgsql AS $f$ DECLARE lsn pg_lsn;"
-        + " BEGIN lsn := pg_logical_emit_message(true, message_prefix, payload); RETURN id; END $f$");
-    Outbox table = Outbox.create(tableStore);
-    Outbox wal = Outbox.create(WalOutboxStore.withPrefix("bench-write"));
-    db.execute(DebeziumBench.createTable());
-    Map<String, TransactionRate.Work> variants = writeVariants(table, wal);
-    Map<String, List<Double>> rates = new LinkedHashMap<>();
-    variants.keySet().forEach(name -> rates.put(name, new ArrayList<>()));
-    for (var v : variants.values()) {
-      TransactionRate.measure(db.dataSource, threads, 3, v); // warm-up
-    }
-    for (int round = 1; round <= rounds; round++) {
-      for (var v : variants.entrySet()) {
-        double rate = TransactionRate.measure(db.dataSource, threads, seconds, v.getValue());
-        rates.get(v.getKey()).add(rate);
-        System.out.printf("round %d  %-12s %,10.0f tx/s%n", round, v.getKey(), rate);
-      }
-    }
-    results.setting("writerThreads", threads);
-    results.setting("secondsPerWriteMeasurement", seconds);
-    results.setting("writeRounds", rounds);
-    double bare = WriteOverhead.median(rates.get("bare"));
-    results.add("write: business tx/s, bare (one INSERT), median of rounds", bare, "tx/s");
-    results.add("write: + SELECT 1, the floor of one more statement", WriteOverhead.median(rates.get("second statement")),
-        "tx/s", "bare", bare);
-    results.add("write: + Outbox.send as a table row", WriteOverhead.median(rates.get("table row")), "tx/s", "bare", bare);
-    results.add("write: + Debezium's outbox row (plain INSERT, jsonb payload)",
-        WriteOverhead.median(rates.get("Debezium outbox row")), "tx/s", "bare", bare);
-    results.add("write: + Outbox.send as a WAL message", WriteOverhead.median(rates.get("WAL message")), "tx/s", "bare", bare);
-    double direct = WriteOverhead.median(rates.get("pg_logical_emit_message"));
-    results.add("write: + pg_logical_emit_message of an envelope built in Java", direct, "tx/s", "bare", bare);
-    results.add("write: + the emit SQL function", WriteOverhead.median(rates.get("emit function")), "tx/s",
-        "pg_logical_emit_message", direct);
-    results.add("write: + a PL/pgSQL function that only emits (the floor of any emit function)",
-        WriteOverhead.median(rates.get("emit floor")), "tx/s", "pg_logical_emit_message", direct);
-    results.add("write: + a PL/pgSQL function called with the emit function's fields that only emits the payload"
-        + " (the floor of any emit function taking fields)",
-        WriteOverhead.median(rates.get("emit call floor")), "tx/s", "pg_logical_emit_message", direct);
-  }
-
-  /** Each transaction inserts an order, and then the variant's event or statement. */
-  private static Map<String, TransactionRate.Work> writeVariants(Outbox table, Outbox wal) {
-    Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
-    variants.put("bare", WriteOverhead::insertOrder);
-    variants.put("second statement", (c, n) -> { // the floor of any write that is one more statement
-      WriteOverhead.insertOrder(c, n);
-      try (PreparedStatement p = c.prepareStatement("SELECT 1")) {
-        p.executeQuery().close();
-      }
-    });
-    variants.put("table row", (c, n) -> {
-      WriteOverhead.insertOrder(c, n);
-      table.send(c, Events.orderPlaced("orders", n));
-    });
-    variants.put("Debezium outbox row", (c, n) -> {
-      WriteOverhead.insertOrder(c, n);
-      try (PreparedStatement p = c.prepareStatement(DebeziumBench.insertEvent())) {
-        DebeziumBench.bindEvent(p, UUID.randomUUID(), n);
-        p.executeUpdate();
-      }
-    });
-    variants.put("WAL message", (c, n) -> {
-      WriteOverhead.insertOrder(c, n);
-      wal.send(c, Events.orderPlaced("orders", n));
-    });
-    variants.put("emit function", (c, n) -> callEmit(c, n, "write_emit"));
-    variants.put("emit call floor", (c, n) -> callEmit(c, n, "write_emit_call_floor"));
-    variants.put("emit floor", (c, n) -> {
-      WriteOverhead.insertOrder(c, n);
-      try (PreparedStatement p = c.prepareStatement("SELECT " + BenchDatabase.SCHEMA + ".write_emit_floor(?)")) {
-        p.setBytes(1, WalEnvelope.encode(Events.orderPlaced("orders", n)));
-        p.executeQuery().close();
-      }
-    });
-    variants.put("pg_logical_emit_message", (c, n) -> {
-      WriteOverhead.insertOrder(c, n);
-      try (PreparedStatement p = c.prepareStatement("SELECT pg_logical_emit_message(true, 'bench-write', ?)")) {
-        p.setBytes(1, WalEnvelope.encode(Events.orderPlaced("orders", n)));
-        p.executeQuery().close();
-      }
-    });
-    return variants;
-  }
-
-  /** Inserts an order, and calls {@code function} with an event's fields, as a plain-SQL writer calls the emit function. */
-  private static void callEmit(Connection c, long n, String function) throws SQLException {
-    WriteOverhead.insertOrder(c, n);
-    Message m = Events.orderPlaced("orders", n);
-    try (PreparedStatement p = c.prepareStatement("SELECT " + BenchDatabase.SCHEMA + "." + function + "(?, ?, ?, ?,"
-        + " content_type => ?, headers => jsonb_build_object('traceparent', ?::text), message_prefix => 'bench-write')")) {
-      p.setString(1, m.destination());
-      p.setString(2, m.key());
-      p.setString(3, m.type());
-      p.setBytes(4, m.payload());
-      p.setString(5, m.contentType());
-      p.setString(6, Events.TRACEPARENT);
-      p.executeQuery().close();
     }
   }
 
