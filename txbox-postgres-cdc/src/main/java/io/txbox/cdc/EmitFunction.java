@@ -15,7 +15,15 @@ import io.txbox.Message;
 final class EmitFunction {
   private EmitFunction() {}
 
-  static String sql(String schema, String tablePrefix) {
+  /**
+   * The function's definition.
+   *
+   * @param utf8Database whether the database stores text as UTF-8 ({@code server_encoding}): then
+   *     a text's UTF-8 length is its {@code octet_length}, read without converting it a second time,
+   *     and a name's first character shows most names not blank without a regular expression
+   */
+  static String sql(String schema, String tablePrefix, boolean utf8Database) {
+    Texts texts = new Texts(utf8Database);
     String emit = schema + "." + tablePrefix + "emit";
     return "CREATE OR REPLACE FUNCTION " + emit + "(destination text, key text, type text, payload bytea,"
         + " version integer DEFAULT 1, content_type text DEFAULT 'application/octet-stream',"
@@ -30,7 +38,10 @@ final class EmitFunction {
         // loop of 50,000 calls in psql: ~90 µs a call with helpers, ~11 µs with PERFORM and the
         // subquery, ~5.1 µs with null checks before the emit, ~5.3 µs now with all of the table's
         // rules checked after it; a PL/pgSQL function that only emits ~2.7 µs,
-        // pg_logical_emit_message alone ~1.1 µs.
+        // pg_logical_emit_message alone ~1.1 µs. In a UTF-8 database, lengths read without
+        // converting the texts again and an ASCII test ahead of each regular expression then took
+        // a call from 8.8-9.0 to 7.4-7.9 µs (loops of 100,000 calls with their arguments built;
+        // the same call of a function that only emits: 5.2-5.3 µs; BENCHMARKS.md).
         // The fields are checked after the emit, not before it, by the rules of the outbox table's
         // CHECK (txbox-jdbc's V4 and V8): a field that breaks them, headers that are not an
         // object, a null id or a null prefix each make the envelope or the prefix null, and
@@ -42,14 +53,14 @@ final class EmitFunction {
         + "  lsn pg_lsn;\n"
         + "BEGIN\n"
         + "  lsn := pg_logical_emit_message(true, message_prefix, '\\x02'::bytea || uuid_send(id)"
-        + " || " + name("destination")
+        + " || " + texts.name("destination")
         + " || (CASE WHEN key IS NULL THEN int4send(-1) WHEN length(key) <= " + Message.MAX_NAME_LENGTH + " THEN "
-        + text("key") + " END)"
-        + " || " + name("type")
+        + texts.of("key") + " END)"
+        + " || " + texts.name("type")
         + " || (CASE WHEN version >= 1 THEN int4send(version) END)"
-        + " || " + name("content_type")
-        + " || (CASE WHEN headers IS NULL THEN " + text("'{}'::text")
-        + " WHEN jsonb_typeof(headers) = 'object' THEN " + text("headers::text") + " END)"
+        + " || " + texts.name("content_type")
+        + " || (CASE WHEN headers IS NULL THEN " + texts.of("'{}'::text")
+        + " WHEN jsonb_typeof(headers) = 'object' THEN " + texts.of("headers::text") + " END)"
         // date_part, not extract: a double, where extract computes in numeric, twice as slow
         + " || int8send((date_part('epoch', now()) * 1000000)::bigint)"
         + " || (CASE WHEN available_at IS NULL THEN int8send('" + Long.MIN_VALUE + "'::bigint)"
@@ -75,13 +86,7 @@ final class EmitFunction {
         + "DROP FUNCTION IF EXISTS " + schema + "." + tablePrefix + "wal_field(text)";
   }
 
-  /** A name (destination, type, content type): its text when not blank and not too long, else null. */
-  private static String name(String value) {
-    return "(CASE WHEN " + value + " ~ '\\S' AND length(" + value + ") <= " + Message.MAX_NAME_LENGTH + " THEN "
-        + text(value) + " END)";
-  }
-
-  /** The branch of the error that names {@code value} when it broke {@link #name}'s rule. */
+  /** The branch of the error that names {@code value} when it broke {@link Texts#name}'s rule. */
   private static String nameError(String value) {
     return "    ELSIF " + value + " IS NULL OR " + value + " !~ '\\S' OR length(" + value + ") > "
         + Message.MAX_NAME_LENGTH + " THEN\n"
@@ -90,8 +95,26 @@ final class EmitFunction {
         + " !~ '\\S' THEN 'blank' ELSE length(" + value + ") || ' characters' END;\n";
   }
 
-  /** A text as the envelope holds it: its UTF-8 length, then its bytes. */
-  private static String text(String value) {
-    return "int4send(octet_length(convert_to(" + value + ", 'UTF8'))) || convert_to(" + value + ", 'UTF8')";
+  /** How the envelope's texts are written in SQL, for the database's encoding. */
+  private record Texts(boolean utf8Database) {
+    /** A name (destination, type, content type): its text when not blank and not too long, else null. */
+    String name(String value) {
+      return "(CASE WHEN " + notBlank(value) + " AND length(" + value + ") <= " + Message.MAX_NAME_LENGTH
+          + " THEN " + of(value) + " END)";
+    }
+
+    private String notBlank(String value) {
+      // A first character from '!' to '~' is no space in any locale, so in UTF-8 the regular
+      // expression, ~0.2 µs a call, runs only for names that start otherwise. Not in other
+      // encodings: in a multibyte one, ascii() refuses a first character beyond ASCII.
+      String regex = value + " ~ '\\S'";
+      return utf8Database ? "(ascii(" + value + ") BETWEEN 33 AND 126 OR " + regex + ")" : regex;
+    }
+
+    /** A text as the envelope holds it: its UTF-8 length, then its bytes. */
+    String of(String value) {
+      String bytes = "convert_to(" + value + ", 'UTF8')";
+      return "int4send(octet_length(" + (utf8Database ? value : bytes) + ")) || " + bytes;
+    }
   }
 }

@@ -90,7 +90,7 @@ public final class LogicalReplication {
       c.setAutoCommit(false);
       try (Statement s = c.createStatement()) {
         s.execute("SELECT pg_advisory_xact_lock(hashtext('txbox-logical-replication'))");
-        s.execute(EmitFunction.sql(store.schema(), store.tablePrefix()));
+        s.execute(EmitFunction.sql(store.schema(), store.tablePrefix(), utf8Database(c)));
         if (!exists(c, "SELECT 1 FROM pg_publication WHERE pubname = ?", publication)) {
           s.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + store.outboxTable()
               // A partitioned outbox's inserts are published under its own name, not its partitions'.
@@ -231,6 +231,13 @@ public final class LogicalReplication {
   /** The database's pool. */
   public DataSource dataSource() {
     return dataSource;
+  }
+
+  private static boolean utf8Database(Connection c) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW server_encoding")) {
+      rs.next();
+      return "UTF8".equals(rs.getString(1));
+    }
   }
 
   static void requireLogicalWal(Connection c) throws SQLException {

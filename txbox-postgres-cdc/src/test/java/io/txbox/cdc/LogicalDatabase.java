@@ -29,10 +29,12 @@ final class LogicalDatabase implements AutoCloseable {
   final PostgresOutboxStore store;
   final LogicalReplication replication;
   final String schema;
+  final String url;
 
-  private LogicalDatabase(String schema) {
+  private LogicalDatabase(String schema, String url) {
     this.schema = schema;
-    this.dataSource = TestDatabase.pool(jdbcUrl(), 20);
+    this.url = url;
+    this.dataSource = TestDatabase.pool(url, 20);
     exec("CREATE SCHEMA " + schema);
     this.store = PostgresOutboxStore.builder(dataSource).schema(schema).build();
     this.replication = LogicalReplication.builder(dataSource, store).slot(schema).publication(schema).build();
@@ -40,7 +42,13 @@ final class LogicalDatabase implements AutoCloseable {
 
   /** A new schema with migrated tables, its own slot and publication. */
   static LogicalDatabase fresh() {
-    LogicalDatabase db = new LogicalDatabase("c_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12));
+    return freshIn("postgres");
+  }
+
+  /** As {@link #fresh}, in another database of the shared server. */
+  static LogicalDatabase freshIn(String database) {
+    LogicalDatabase db = new LogicalDatabase("c_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12),
+        server().getJdbcUrl("postgres", database));
     db.replication.migrate();
     return db;
   }
@@ -94,7 +102,7 @@ final class LogicalDatabase implements AutoCloseable {
   }
 
   LogicalRelay.Builder relay(Publisher publisher) {
-    return LogicalRelay.builder(replication, publisher).connection(jdbcUrl(), credentials());
+    return LogicalRelay.builder(replication, publisher).connection(url, credentials());
   }
 
   Outbox tableOutbox() {

@@ -261,6 +261,37 @@ class LogicalRelayTest {
   }
 
   @Test
+  void theEmitFunctionWritesTextsOfManyBytesAndNamesStartingWithASpaceOrALetterBeyondAscii() throws Exception {
+    try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start()) {
+      emitTextsBeyondAscii(db);
+    }
+  }
+
+  /** The emit function counts a text's bytes one way in UTF-8 databases and another elsewhere. */
+  @Test
+  void theEmitFunctionWritesUtf8TextsFromADatabaseOfAnotherEncoding() throws Exception {
+    String database = "latin1_" + db.schema;
+    db.exec("CREATE DATABASE " + database + " ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+    try (LogicalDatabase latin1 = LogicalDatabase.freshIn(database);
+        LogicalRelay relay = latin1.relay(kafka.bootstrapServers()).build().start()) {
+      emitTextsBeyondAscii(latin1);
+    } finally {
+      db.exec("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+    }
+  }
+
+  /** Texts of two bytes a character in UTF-8 and one in LATIN1; names past the ASCII test. */
+  private void emitTextsBeyondAscii(LogicalDatabase target) {
+    target.exec("SELECT " + target.schema + ".txbox_emit('" + topic + "', 'clé-ü', 'Überwiesen', convert_to('ça', 'UTF8'),"
+        + " content_type => ' text/plain', headers => '{\"ville\": \"Zürich\"}')");
+    TopicReader.Received got = readAll(1).get(0);
+    assertThat(got.key()).isEqualTo("clé-ü");
+    assertThat(new String(got.value(), StandardCharsets.UTF_8)).isEqualTo("ça");
+    assertThat(got.headers()).containsEntry("txbox-type", "Überwiesen").containsEntry("content-type", " text/plain")
+        .containsEntry("ville", "Zürich");
+  }
+
+  @Test
   void theEmitFunctionRefusesWhatTheOutboxTableRefusesAndNamesTheField() {
     String emit = "SELECT " + db.schema + ".txbox_emit(";
     String tooLong = "'" + "x".repeat(Message.MAX_NAME_LENGTH + 1) + "'";
