@@ -263,7 +263,7 @@ class LogicalRelayTest {
   @Test
   void theEmitFunctionWritesTextsOfManyBytesAndNamesStartingWithASpaceOrALetterBeyondAscii() throws Exception {
     try (LogicalRelay relay = db.relay(kafka.bootstrapServers()).build().start()) {
-      emitTextsBeyondAscii(db);
+      emitTextsBeyondAscii(db, "UTF8");
     }
   }
 
@@ -274,14 +274,19 @@ class LogicalRelayTest {
     db.exec("CREATE DATABASE " + database + " ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
     try (LogicalDatabase latin1 = LogicalDatabase.freshIn(database);
         LogicalRelay relay = latin1.relay(kafka.bootstrapServers()).build().start()) {
-      emitTextsBeyondAscii(latin1);
+      emitTextsBeyondAscii(latin1, "LATIN1");
     } finally {
       db.exec("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
     }
   }
 
   /** Texts of two bytes a character in UTF-8 and one in LATIN1; names past the ASCII test. */
-  private void emitTextsBeyondAscii(LogicalDatabase target) {
+  private void emitTextsBeyondAscii(LogicalDatabase target, String encoding) throws SQLException {
+    try (Connection c = target.dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SHOW server_encoding")) {
+      rs.next();
+      assertThat(rs.getString(1)).as("the encoding whose form of the emit function this test drives").isEqualTo(encoding);
+    }
     target.exec("SELECT " + target.schema + ".txbox_emit('" + topic + "', 'clé-ü', 'Überwiesen', convert_to('ça', 'UTF8'),"
         + " content_type => ' text/plain', headers => '{\"ville\": \"Zürich\"}')");
     TopicReader.Received got = readAll(1).get(0);
