@@ -40,8 +40,8 @@ final class EmitFunction {
         // rules checked after it; a PL/pgSQL function that only emits ~2.7 µs,
         // pg_logical_emit_message alone ~1.1 µs. In a UTF-8 database, lengths read without
         // converting the texts again and an ASCII test ahead of each regular expression then took
-        // a call from 8.8-9.0 to 7.4-7.9 µs (loops of 100,000 calls with their arguments built;
-        // the same call of a function that only emits: 5.2-5.3 µs; BENCHMARKS.md).
+        // a call from 8.4-9.1 to 7.4-7.9 µs (loops of 100,000 calls with their arguments built;
+        // the same call of a function that only emits: 5.1-5.3 µs; BENCHMARKS.md).
         // The fields are checked after the emit, not before it, by the rules of the outbox table's
         // CHECK (txbox-jdbc's V4 and V8): a field that breaks them, headers that are not an
         // object, a null id or a null prefix each make the envelope or the prefix null, and
