@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.Message;
 import io.txbox.Relay;
 import io.txbox.spi.Metrics;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TopicReader;
 import java.sql.SQLException;
@@ -22,6 +23,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Stops a broker this test started itself, never the shared one. */
+@FaultDrill
 class KafkaOutageTest {
   private static final Logger log = LoggerFactory.getLogger(KafkaOutageTest.class);
 

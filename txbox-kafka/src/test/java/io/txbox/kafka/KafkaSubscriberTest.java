@@ -12,6 +12,7 @@ import io.txbox.Message;
 import io.txbox.RetryPolicy;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.testkit.ChildProcess;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -231,6 +232,7 @@ class KafkaSubscriberTest {
     }
   }
 
+  @FaultDrill
   @Test
   void aHandlerThatCrashesIsRetriedAndTheEventAppliedOnceInOrder() throws Exception {
     List<Message> sent = publish(events(20));

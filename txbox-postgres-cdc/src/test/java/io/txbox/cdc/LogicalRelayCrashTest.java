@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.testkit.ChildProcess;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TopicReader;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +33,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /** Relays in processes of their own, SIGKILLed mid-stream while a standby waits. */
+@FaultDrill
 class LogicalRelayCrashTest {
   private static final int EVENTS = 3000;
   private static final int KILLS = 3;

@@ -11,6 +11,7 @@ import io.txbox.TxboxException;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.spi.Metrics;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TopicReader;
@@ -68,6 +69,7 @@ class LogicalRelayFaultsTest {
    * is dead-lettered, because failures count only when the broker acknowledged something else in
    * the same publish (the rule the polling relay follows, {@code RetryBudget}).
    */
+  @FaultDrill
   @Test
   void aKafkaOutageLongerThanTheWholeRetryBudgetDeadLettersNothing() throws Exception {
     Map<UUID, AtomicInteger> failures = new ConcurrentHashMap<>();
@@ -127,6 +129,7 @@ class LogicalRelayFaultsTest {
     }
   }
 
+  @FaultDrill
   @Test
   void anInvalidatedSlotStopsTheRelayLoudlyWithTheRecoverySteps() throws Exception {
     EmbeddedPostgres server = LogicalDatabase.start(Map.of("max_slot_wal_keep_size", "16MB", "wal_keep_size", "0",

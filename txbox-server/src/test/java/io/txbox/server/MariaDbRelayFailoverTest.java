@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestMariaDb;
 import io.txbox.testkit.TopicReader;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * transactions (so that positions commit out of order). Nothing may be lost, and each key's
  * events arrive in position order.
  */
+@FaultDrill
 class MariaDbRelayFailoverTest {
   private static final int EVENTS = 200_000;
   private static final int WRITERS = 4;

@@ -11,6 +11,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.LocalPorts;
 import io.txbox.testkit.TestDatabase;
@@ -140,6 +141,7 @@ class RelayAlertsTest {
     assertThat(alertNames()).as("alerts pending at the end").doesNotContain("TxboxRelayDown");
   }
 
+  @FaultDrill
   @Test
   void aKilledRelayIsAProcessDownAndTheEventsItLeftARelayDown() throws Exception {
     Service shop = new Service(kafka);
@@ -203,6 +205,7 @@ class RelayAlertsTest {
     assertThat(alerts("TxboxRelayDown")).as("billing's relay runs").hasSize(1);
   }
 
+  @FaultDrill
   @Test
   void aBrokerOutageFiresPublishFailingAndNotRelayDown() throws Exception {
     KafkaBroker own = KafkaBroker.start("384m");

@@ -8,6 +8,7 @@ import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.sqs.SqsMessages;
 import io.txbox.testkit.ElasticMqServer;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.TestDatabase;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -37,6 +38,7 @@ import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
  * SQS-compatible server): killed mid-run and started again, it loses nothing, and each key
  * arrives in order, each event once, because SQS drops the resends by their deduplication id.
  */
+@FaultDrill
 class RelayToSqsTest {
   private static final int EVENTS = 3000;
   private static final int KEYS = 20;

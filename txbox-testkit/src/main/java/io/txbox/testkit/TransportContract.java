@@ -234,6 +234,7 @@ public abstract class TransportContract {
     assertThat(result.failure(0)).isInstanceOf(PermanentPublishException.class);
   }
 
+  @FaultDrill
   @Test
   void whileTheBrokerIsDownPublishingFailsForNowAndAfterItReturnsNothingIsLost() throws Exception {
     StoppableBroker broker = closing(startOwnBroker());
@@ -264,6 +265,7 @@ public abstract class TransportContract {
     assertThat(bodiesByKey(consumer)).isEqualTo(bodiesByKey(concat(before, during)));
   }
 
+  @FaultDrill
   @Test
   void aSubscriberKilledAfterItsInboxCommitGetsTheMessageAgainAndTheInboxAbsorbsIt(@TempDir Path dir)
       throws Exception {
