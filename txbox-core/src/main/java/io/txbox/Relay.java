@@ -69,6 +69,7 @@ public final class Relay implements AutoCloseable {
   private static final Pattern SUBSCRIPTION = Pattern.compile("[A-Za-z0-9._-]{1,64}");
   private static final Duration HOUR = Duration.ofHours(1);
 
+  private final String instanceId;
   private final RelaySettings settings;
   private final OutboxStore store;
   private final Publisher publisher;
@@ -76,8 +77,10 @@ public final class Relay implements AutoCloseable {
   private volatile RelayRuntime runtime;
 
   private Relay(Builder b) {
+    this.instanceId = b.instanceId;
     this.settings = new RelaySettings(
-        b.subscription, b.instanceId, b.batchSize, b.idleInterval, b.heartbeatInterval,
+        b.subscription, b.instanceIdGiven ? b.instanceId + "/" + UUID.randomUUID().toString().substring(0, 8)
+            : b.instanceId, b.batchSize, b.idleInterval, b.heartbeatInterval,
         b.leaseDuration, b.drainTimeout, b.stallWarning, b.retryPolicy);
     this.store = b.store;
     this.publisher = b.publisher;
@@ -95,7 +98,7 @@ public final class Relay implements AutoCloseable {
    */
   public synchronized Relay start() {
     if (runtime != null) {
-      throw new IllegalStateException("relay " + settings.instanceId() + " is already started");
+      throw new IllegalStateException("relay " + instanceId + " is already started");
     }
     runtime = RelayRuntime.start(settings, store, publisher, metrics);
     return this;
@@ -127,9 +130,18 @@ public final class Relay implements AutoCloseable {
     return settings.subscription();
   }
 
-  /** This instance's id in the subscription. */
+  /** This instance's id, as given to {@link Builder#instanceId} or generated. */
   public String instanceId() {
-    return settings.instanceId();
+    return instanceId;
+  }
+
+  /**
+   * The name this relay holds its leases under, which {@code txbox status} lists: the instance id,
+   * followed by {@code /} and a part of this relay's own when the id was given (an id names a
+   * relay, which a restart keeps; this name, a process).
+   */
+  public String member() {
+    return settings.member();
   }
 
   /**
@@ -151,6 +163,7 @@ public final class Relay implements AutoCloseable {
     private final Publisher publisher;
     private String subscription = DEFAULT_SUBSCRIPTION;
     private String instanceId = defaultInstanceId();
+    private boolean instanceIdGiven;
     private int batchSize = DEFAULT_BATCH_SIZE;
     private Duration idleInterval = DEFAULT_IDLE_INTERVAL;
     private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
@@ -171,9 +184,15 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
-    /** This instance's id; must differ between instances. Default host, pid and a random part. */
+    /**
+     * This instance's id. Default host, pid and a random part. A relay started again under the
+     * same id (a restarted pod of a StatefulSet) takes over the buckets its predecessor held once
+     * their leases end; two relays running at once under one id share the buckets as two
+     * instances would, but are hard to tell apart in {@code txbox status}: give each its own.
+     */
     public Builder instanceId(String instanceId) {
       this.instanceId = instanceId;
+      this.instanceIdGiven = true;
       return this;
     }
 

@@ -32,6 +32,28 @@ class TxboxBomTest {
     bom.forEach((name, version) -> assertThat(build.get(name)).as(name).isEqualTo(version));
   }
 
+  /**
+   * The client of every database and broker a library module talks to is pinned by the BOM, so a
+   * plain Maven project that imports it and adds, say, txbox-mariadb and its driver needs no
+   * version of its own (it once failed with "dependency.version ... is missing" for MariaDB's).
+   */
+  @Test
+  void theBomPinsEveryDatabaseAndBrokerClientTheLibrariesUse() throws Exception {
+    List<String> managed = new ArrayList<>();
+    NodeList dependencies = read(ROOT.resolve("txbox-bom/pom.xml")).getElementsByTagName("dependency");
+    for (int i = 0; i < dependencies.getLength(); i++) {
+      Element d = (Element) dependencies.item(i);
+      managed.add(text(d, "groupId") + ":" + text(d, "artifactId"));
+    }
+    assertThat(managed).contains("org.postgresql:postgresql", "org.mariadb.jdbc:mariadb-java-client",
+        "org.apache.kafka:kafka-clients", "io.nats:jnats", "com.rabbitmq:amqp-client", "software.amazon.awssdk:sqs",
+        "com.zaxxer:HikariCP", "org.slf4j:slf4j-api");
+  }
+
+  private static String text(Element e, String tag) {
+    return e.getElementsByTagName(tag).item(0).getTextContent().trim();
+  }
+
   @Test
   void theBomListsEveryLibraryModule() throws Exception {
     List<String> libraries = new ArrayList<>(texts(read(ROOT.resolve("pom.xml")), "module"));

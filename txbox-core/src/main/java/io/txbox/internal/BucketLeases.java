@@ -93,7 +93,7 @@ final class BucketLeases implements Runnable {
     // Taken before the statement is sent: the database sets the lease from a later "now", so the
     // local deadline counted from here never outlasts the lease that other instances see.
     long sentAt = nanoTime.getAsLong();
-    Membership membership = store.heartbeat(subscription, settings.instanceId(), settings.leaseDuration());
+    Membership membership = store.heartbeat(subscription, settings.member(), settings.leaseDuration());
     Set<Integer> lost = buckets.renew(membership.ownedBuckets(), sentAt);
     if (!lost.isEmpty()) {
       log.warn("subscription {}: leases on buckets {} expired and were taken over", subscription, lost);
@@ -102,11 +102,11 @@ final class BucketLeases implements Runnable {
     int missing = buckets.missing();
     if (claim && missing > 0) {
       long claimSentAt = nanoTime.getAsLong();
-      var claimed = store.claimBuckets(subscription, settings.instanceId(), missing, settings.leaseDuration());
+      var claimed = store.claimBuckets(subscription, settings.member(), missing, settings.leaseDuration());
       if (!claimed.isEmpty()) {
         buckets.add(claimed, claimSentAt);
         onClaimed.run();
-        log.info("subscription {}: instance {} took buckets {}", subscription, settings.instanceId(),
+        log.info("subscription {}: relay {} took buckets {}", subscription, settings.member(),
             claimed.stream().map(b -> b.bucket()).toList());
       }
     }
@@ -116,7 +116,7 @@ final class BucketLeases implements Runnable {
   /** Buckets split evenly over the live instances; the first ones in sorted order take the rest. */
   int fairShare(List<String> liveInstances) {
     int members = Math.max(1, liveInstances.size());
-    int index = Math.max(0, liveInstances.indexOf(settings.instanceId()));
+    int index = Math.max(0, liveInstances.indexOf(settings.member()));
     return bucketCount / members + (index < bucketCount % members ? 1 : 0);
   }
 

@@ -349,7 +349,7 @@ final class RelayLoop implements Runnable {
           + " saved; they are read again from their checkpoints", settings.subscription(), expired);
     }
     Set<Integer> lost = store.saveProgress(
-        settings.subscription(), settings.instanceId(), outcome.progress, outcome.deadLetters);
+        settings.subscription(), settings.member(), outcome.progress, outcome.deadLetters);
     if (!lost.isEmpty()) {
       log.warn("subscription {}: lost the lease on buckets {} during a round; their new owner"
           + " sends their events again", settings.subscription(), lost);
@@ -391,7 +391,7 @@ final class RelayLoop implements Runnable {
   private void giveBackExcess() {
     List<Integer> excess = buckets.excess();
     if (!excess.isEmpty()) {
-      store.releaseBuckets(settings.subscription(), settings.instanceId(), excess);
+      store.releaseBuckets(settings.subscription(), settings.member(), excess);
       buckets.remove(excess);
       excess.forEach(backoffLevels::remove);
       log.info("subscription {}: gave back buckets {} to other instances", settings.subscription(), excess);

@@ -103,7 +103,7 @@ public final class RelayRuntime {
     awaitHeartbeat();
     if (drained) {
       try {
-        store.leave(settings.subscription(), settings.instanceId());
+        store.leave(settings.subscription(), settings.member());
       } catch (RuntimeException e) {
         log.warn("subscription {}: could not give the buckets back; they are taken over when their"
             + " leases expire: {}", settings.subscription(), e.toString());

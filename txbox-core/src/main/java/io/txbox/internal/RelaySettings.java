@@ -3,10 +3,18 @@ package io.txbox.internal;
 import io.txbox.RetryPolicy;
 import java.time.Duration;
 
-/** The validated settings of one relay, as built by {@link io.txbox.Relay.Builder}. */
+/**
+ * The validated settings of one relay, as built by {@link io.txbox.Relay.Builder}.
+ *
+ * @param member the name this relay process is known by in the subscription: it holds its leases
+ *     and beats under it. The instance id when that was generated (unique per process already);
+ *     an instance id given by the user names a relay, not a process, so a process started again
+ *     under it (a StatefulSet pod, a systemd unit) adds a part of its own: its predecessor's
+ *     leases are then neither renewed nor used by it, and end on time to be claimed afresh.
+ */
 public record RelaySettings(
     String subscription,
-    String instanceId,
+    String member,
     int batchSize,
     Duration idleInterval,
     Duration heartbeatInterval,

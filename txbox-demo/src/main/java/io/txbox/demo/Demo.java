@@ -72,7 +72,7 @@ final class Demo {
       require(database != Database.mariadb || jdbcUrl != null && jdbcUrl.startsWith("jdbc:mariadb://"),
           "--database mariadb needs --jdbc-url of a MariaDB server, such as jdbc:mariadb://127.0.0.1:3306/?user=root"
               + " (there is no embedded MariaDB); the demo creates a database of its own there, was "
-              + (jdbcUrl == null ? "none" : "'" + Secrets.mask(jdbcUrl) + "'"));
+              + (jdbcUrl == null ? "none" : "'" + Secrets.maskUrl(jdbcUrl) + "'"));
       require(database != Database.mariadb || source == Source.table,
           "--source logical is PostgreSQL's: on --database mariadb the relays read the table");
     }

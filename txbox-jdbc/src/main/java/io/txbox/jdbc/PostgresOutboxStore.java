@@ -51,6 +51,8 @@ import javax.sql.DataSource;
  *   <tr><td>notifyOnAppend</td><td>{@code true}</td><td>whether {@code append} sends {@code NOTIFY} to wake relays</td></tr>
  *   <tr><td>notifyInterval</td><td>10 ms</td><td>0 to 1 minute: least time between two NOTIFYs of this store</td></tr>
  *   <tr><td>listen</td><td>{@code true}</td><td>whether a relay holds a connection in {@code LISTEN} to be woken early</td></tr>
+ *   <tr><td>listenDataSource</td><td>the store's</td><td>where that connection comes from: a direct or session-pooled one behind a transaction pooler</td></tr>
+ *   <tr><td>idleTransactionTimeout</td><td>none</td><td>1 ms to 1 hour: how long a relay transaction that locks rows may sit idle before the server ends it</td></tr>
  *   <tr><td>outboxPartitionSize</td><td>0 (a plain table)</td><td>0, or {@value #MIN_PARTITION_SIZE} to {@value #MAX_PARTITION_SIZE} positions per partition; {@link #migrate()} partitions the outbox</td></tr>
  *   <tr><td>partitionsAhead</td><td>{@value #DEFAULT_PARTITIONS_AHEAD}</td><td>1 to 100 empty partitions the janitor keeps ahead of the writers</td></tr>
  *   <tr><td>partitionLockTimeout</td><td>100 ms</td><td>1 ms to 10 s: longest wait for the outbox's lock to create or drop a partition</td></tr>
@@ -100,7 +102,8 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore, Ope
 
   private PostgresOutboxStore(Builder b) {
     this.tables = new PostgresTables(b.schema, b.tablePrefix);
-    this.relay = new PostgresRelayStore(b.dataSource, tables, b.notifyOnAppend, b.notifyInterval, b.listen);
+    this.relay = new PostgresRelayStore(b.dataSource, tables, b.notifyOnAppend, b.notifyInterval,
+        b.listen ? (b.listenDataSource != null ? b.listenDataSource : b.dataSource) : null, b.idleTransactionTimeout);
     this.janitor = new PostgresJanitorStore(tables, new Transactions(b.dataSource), b.partitionsAhead,
         b.partitionLockTimeout);
     PostgresMigration migration = new PostgresMigration(
@@ -275,6 +278,8 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore, Ope
     private boolean notifyOnAppend = true;
     private Duration notifyInterval = DEFAULT_NOTIFY_INTERVAL;
     private boolean listen = true;
+    private DataSource listenDataSource;
+    private Duration idleTransactionTimeout;
     private long outboxPartitionSize;
     private int partitionsAhead = DEFAULT_PARTITIONS_AHEAD;
     private Duration partitionLockTimeout = DEFAULT_PARTITION_LOCK_TIMEOUT;
@@ -327,6 +332,32 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore, Ope
     }
 
     /**
+     * Where a relay's {@code LISTEN} connection comes from. Default: the store's data source. A
+     * connection pooler that lends server connections per transaction (PgBouncer in transaction
+     * mode, RDS Proxy) cannot deliver notifications, which reach the server connection that
+     * listened, not the client: give one that reaches PostgreSQL directly or through session
+     * pooling, such as {@code org.postgresql.ds.PGSimpleDataSource}. The relay holds one
+     * connection of it and opens another only when that one breaks.
+     */
+    public Builder listenDataSource(DataSource listenDataSource) {
+      this.listenDataSource = Objects.requireNonNull(listenDataSource, "listenDataSource must not be null");
+      return this;
+    }
+
+    /**
+     * How long a relay transaction that locks rows (leases, checkpoints) may sit idle before the
+     * server ends it ({@code idle_in_transaction_session_timeout}, set with {@code SET LOCAL} in
+     * each such transaction, so that it holds through any connection pooler and reaches no other
+     * client). A relay frozen mid-transaction would otherwise keep its row locks, and the other
+     * relays, which skip locked rows, would stay off its buckets until it woke. {@code txbox
+     * relay} sets the lease duration. Default: none, the server's setting.
+     */
+    public Builder idleTransactionTimeout(Duration idleTransactionTimeout) {
+      this.idleTransactionTimeout = idleTransactionTimeout;
+      return this;
+    }
+
+    /**
      * Positions per outbox partition: {@link #migrate()} partitions the outbox (keeping its rows)
      * and the janitor drops whole partitions instead of deleting rows. Default 0: a plain table,
      * or, once partitioned, the size it was partitioned with. Changing it applies to partitions
@@ -371,6 +402,11 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore, Ope
       if (notifyInterval == null || notifyInterval.isNegative() || notifyInterval.compareTo(Duration.ofMinutes(1)) > 0) {
         throw new IllegalArgumentException(
             "notifyInterval must be >= 0 and <= 1 minute, was " + notifyInterval);
+      }
+      if (idleTransactionTimeout != null && (idleTransactionTimeout.compareTo(Duration.ofMillis(1)) < 0
+          || idleTransactionTimeout.compareTo(Duration.ofHours(1)) > 0)) {
+        throw new IllegalArgumentException(
+            "idleTransactionTimeout must be >= 1 ms and <= 1 hour, was " + idleTransactionTimeout);
       }
       if (buckets < 1 || buckets > MAX_BUCKETS) {
         throw new IllegalArgumentException(

@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * What an operator asks first: is delivery moving, who relays what, what is stuck and why. Read
@@ -25,15 +27,29 @@ import java.util.Optional;
  * @param outboxPartitions the partitions of a partitioned outbox; empty for a plain table
  * @param waitingForFirstRelay while no relay has ever opened a subscription on these tables: the
  *     events that wait in the log for one; empty once any subscription exists
+ * @param idleBuckets buckets a live lease holds whose next event has waited longer than {@link
+ *     #NOT_MOVING_AFTER} while their checkpoint stayed where it was, without a failure to retry:
+ *     leases renewed by a relay that publishes nothing
  */
 public record StoreStatus(
     List<Subscription> subscriptions,
     List<StalledBucket> stalledBuckets,
+    List<IdleBucket> idleBuckets,
     List<OutboxDeadLetters> outboxDeadLetters,
     List<InboxDeadLetters> inboxDeadLetters,
     Optional<OpenTransaction> oldestOpenTransaction,
     Optional<OutboxPartitions> outboxPartitions,
     Optional<Backlog> waitingForFirstRelay) {
+
+  /**
+   * How long a held bucket's next event may wait, its checkpoint unmoved and no retry pending,
+   * before the bucket counts as held by a relay that does not work it: past any round, retry
+   * backoff or lease handover of a working relay, and well before the pending-age limit.
+   */
+  public static final Duration NOT_MOVING_AFTER = Duration.ofSeconds(60);
+
+  /** Most idle buckets listed. */
+  public static final int MAX_IDLE_BUCKETS = 100;
 
   /** Most rows of the default partition counted, so that the count stays cheap. */
   public static final int DEFAULT_PARTITION_COUNT_LIMIT = 100_000;
@@ -60,6 +76,9 @@ public record StoreStatus(
 
   /** A relay instance and the buckets it holds, with the lease that ends last. */
   public record RelayInstance(String instance, int buckets, Instant leaseUntil) {}
+
+  /** A bucket whose lease is held while its next event waits; see {@link #NOT_MOVING_AFTER}. */
+  public record IdleBucket(String subscription, int bucket, String owner, Instant checkpointSavedAt) {}
 
   /** A bucket retrying its next event. */
   public record StalledBucket(String subscription, int bucket, String owner, int attempts, Instant nextAttemptAt,
@@ -103,6 +122,13 @@ public record StoreStatus(
     if (!stalledBuckets.isEmpty()) {
       problems.add(stalledBuckets.size() + " bucket(s) retrying a failed event");
     }
+    // The relay is not named here: a readiness probe shows these sentences to whoever asks, and
+    // a generated instance id holds the host name and pid. txbox status lists each bucket's relay.
+    idleBuckets.stream().collect(Collectors.groupingBy(IdleBucket::subscription, TreeMap::new,
+            Collectors.mapping(b -> String.valueOf(b.bucket()), Collectors.joining(", "))))
+        .forEach((subscription, buckets) -> problems.add("subscription " + subscription + ": bucket(s) " + buckets
+            + " have had events waiting for over " + NOT_MOVING_AFTER.toSeconds() + " s while the relay that renews"
+            + " their leases moves nothing and reports no failure: restart that relay (txbox status names it)"));
     outboxPartitions.filter(p -> p.rowsInDefault() > 0).ifPresent(p -> problems.add(p.rowsInDefault()
         + (p.rowsInDefault() >= DEFAULT_PARTITION_COUNT_LIMIT ? "+" : "") + " rows in the outbox's default"
         + " partition: no partition was ready for them, so the janitor is not running or not keeping up"

@@ -28,10 +28,15 @@ class PostgresInboxTest extends InboxContract {
 
   @Override
   protected DataSource freshDatabase() {
-    db = TestDatabase.create();
+    db = database();
     PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build().migrate();
     store = PostgresInboxStore.builder().schema(db.schema()).build();
     return db.dataSource();
+  }
+
+  /** Where the inbox's tables are, and how it connects; the test database, directly, here. */
+  TestDatabase database() {
+    return TestDatabase.create();
   }
 
   @Override

@@ -14,11 +14,16 @@ class PostgresOutboxStoreContractTest extends OutboxStoreContract {
 
   @Override
   protected OutboxStore freshStore() {
-    db = TestDatabase.create();
+    db = database();
     PostgresOutboxStore store = configure(PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(8))
         .build();
     store.migrate();
     return store;
+  }
+
+  /** Where the store's tables are, and how it connects; the test database, directly, here. */
+  TestDatabase database() {
+    return TestDatabase.create();
   }
 
   /** The store's settings beyond schema and buckets; none here. */

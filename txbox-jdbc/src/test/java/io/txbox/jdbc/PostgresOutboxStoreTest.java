@@ -171,6 +171,85 @@ class PostgresOutboxStoreTest {
   }
 
   @Test
+  void aTransactionOpenInAnotherDatabaseOfTheClusterHoldsNothingBack() throws SQLException {
+    try (Connection elsewhere = otherDatabase()) {
+      elsewhere.setAutoCommit(false);
+      holdTransactionId(elsewhere); // open before the event, so below every later snapshot's xmin
+      send(message("a", 1));
+      assertThat(readAll()).as("an event committed while another database's write transaction is open")
+          .extracting(r -> r.message().key()).containsExactly("a");
+      assertThat(store.oldestOpenTransaction()).as("not this database's: it holds nothing back").isEmpty();
+      elsewhere.rollback();
+    }
+  }
+
+  @Test
+  void aSessionIdleInTransactionInAnotherDatabaseHoldsNothingBackWhileOneHereDoes() throws Exception {
+    try (Connection elsewhere = otherDatabase(); Connection here = db.dataSource().getConnection()) {
+      elsewhere.setAutoCommit(false);
+      holdTransactionId(elsewhere); // then left idle in transaction, as a forgotten psql session
+      send(message("a", 1));
+      here.setAutoCommit(false);
+      holdTransactionId(here); // a transaction of the outbox's own database, which wrote no event
+      send(message("b", 2));
+      assertThat(readAll()).as("the other database's session is passed over; this database's is not")
+          .extracting(r -> r.message().key()).containsExactly("a");
+      here.rollback();
+      assertThat(readAll()).extracting(r -> r.message().key()).containsExactlyInAnyOrder("a", "b");
+      elsewhere.rollback();
+    }
+  }
+
+  @Test
+  void lateCommitsAreStillReadWhileAnotherDatabaseKeepsItsTransactionsOpenUnderLoad() throws Exception {
+    int writers = 4;
+    int perWriter = 150;
+    ExecutorService pool = Executors.newFixedThreadPool(writers + 1);
+    try (Connection elsewhere = otherDatabase()) {
+      elsewhere.setAutoCommit(false);
+      holdTransactionId(elsewhere);
+      List<Future<?>> running = new ArrayList<>();
+      for (int w = 0; w < writers; w++) {
+        int writer = w;
+        running.add(pool.submit(() -> {
+          for (int i = 0; i < perWriter; i++) {
+            try (Connection c = db.dataSource().getConnection()) {
+              c.setAutoCommit(false);
+              outbox.send(c, message("w" + writer + "-" + (i % 7), i));
+              if (i % 25 == 0) {
+                Thread.sleep(20); // commits late, after writers that began later
+              }
+              c.commit();
+            }
+          }
+          return null;
+        }));
+      }
+      // Reads as the relay does, from where the last read ended, while the writers commit.
+      java.util.Map<Integer, Checkpoint> from = new java.util.HashMap<>();
+      java.util.Set<java.util.UUID> seen = new java.util.HashSet<>();
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+      while (seen.size() < writers * perWriter && System.nanoTime() < deadline) {
+        List<BucketRead> reads = new ArrayList<>();
+        for (int b = 0; b < BUCKETS; b++) {
+          reads.add(new BucketRead(b, from.getOrDefault(b, Checkpoint.START), 50));
+        }
+        for (StoredMessage m : store.read("test", reads)) {
+          assertThat(seen.add(m.message().id())).as("each event read once").isTrue();
+          from.put(m.bucket(), m.checkpoint());
+        }
+      }
+      for (Future<?> f : running) {
+        f.get();
+      }
+      assertThat(seen).as("every event, the late commits too").hasSize(writers * perWriter);
+      elsewhere.rollback();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void theTransactionHoldingTheHorizonBackIsNamedWithItsPidAndAge() throws Exception {
     try (Connection open = db.dataSource().getConnection()) {
       open.setAutoCommit(false);
@@ -320,6 +399,48 @@ class PostgresOutboxStoreTest {
     assertThat(store.status(1000).waitingForFirstRelay()).isEmpty();
   }
 
+  @Test
+  void aBucketWhoseLeaseIsRenewedWhileItsEventsWaitUnmovedMakesTheStatusDegraded() throws Exception {
+    store.openSubscription("default");
+    send(message("stuck", 1));
+    int bucket = readAll().get(0).bucket();
+    long minutesAgo = StoreStatus.NOT_MOVING_AFTER.toMinutes() + 1;
+    // A live lease whose holder never moves its checkpoint: renewed, never relaying.
+    db.execute("UPDATE {s}.txbox_subscription SET owner = 'relay-0/5e1f', lease_until = now() + interval '1 hour',"
+        + " updated_at = now() - interval '" + minutesAgo + " minutes' WHERE subscription = 'default'");
+    db.execute("UPDATE {s}.txbox_outbox SET created_at = now() - interval '" + minutesAgo + " minutes'");
+    StoreStatus status = store.status(1000);
+    assertThat(status.idleBuckets()).singleElement().satisfies(b -> {
+      assertThat(b.bucket()).isEqualTo(bucket);
+      assertThat(b.owner()).isEqualTo("relay-0/5e1f");
+    });
+    assertThat(status.problems(java.time.Duration.ofDays(1))).singleElement().asString()
+        .contains("subscription default: bucket(s) " + bucket + " have had events waiting", "restart that relay")
+        .doesNotContain("relay-0/5e1f");
+
+    db.execute("UPDATE {s}.txbox_subscription SET updated_at = now()"); // it moved: not idle
+    assertThat(store.status(1000).idleBuckets()).isEmpty();
+  }
+
+  @Test
+  void aBucketWaitingForAnOpenTransactionOrADelayedEventIsNotCountedIdle() throws Exception {
+    store.openSubscription("default");
+    db.execute("UPDATE {s}.txbox_subscription SET owner = 'relay-0', lease_until = now() + interval '1 hour',"
+        + " updated_at = now() - interval '1 hour'");
+    try (Connection open = db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      holdTransactionId(open); // begun before the event: it holds the event back, rightly
+      send(message("held", 1));
+      send(Message.builder().type("Test").key("later").destination("t").payload(new byte[] {1})
+          .delay(java.time.Duration.ofHours(1)).build());
+      db.execute("UPDATE {s}.txbox_outbox SET created_at = now() - interval '1 hour'");
+      assertThat(store.status(1000).idleBuckets()).as("held back by a transaction of this database").isEmpty();
+      open.rollback();
+    }
+    assertThat(store.status(1000).idleBuckets()).as("one now due, one delayed")
+        .extracting(StoreStatus.IdleBucket::bucket).hasSize(1);
+  }
+
   private static String numbered(String sql) {
     StringBuilder out = new StringBuilder();
     int n = 0;
@@ -327,6 +448,26 @@ class PostgresOutboxStoreTest {
       out.append(ch == '?' ? "$" + (++n) : String.valueOf(ch));
     }
     return out.toString();
+  }
+
+  /** A connection to another database of the same server: the first one this user may connect to. */
+  private Connection otherDatabase() throws SQLException {
+    String other;
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT datname FROM pg_database WHERE datallowconn"
+            + " AND datname <> current_database() ORDER BY datistemplate, datname LIMIT 1")) {
+      rs.next();
+      other = rs.getString(1);
+    }
+    String url = TestDatabase.jdbcUrl().replaceFirst("(jdbc:postgresql://[^/]*/)[^?]*", "$1" + other);
+    return java.sql.DriverManager.getConnection(url);
+  }
+
+  /** Gives the connection's open transaction an id, as its first write would. */
+  private static void holdTransactionId(Connection c) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.execute("SELECT pg_current_xact_id()");
+    }
   }
 
   private void send(Message m) throws SQLException {

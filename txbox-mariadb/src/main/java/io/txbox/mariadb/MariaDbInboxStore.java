@@ -28,11 +28,13 @@ import java.util.UUID;
  * Inbox inbox = Inbox.create(dataSource, store);
  * }</pre>
  *
- * <p>Recording is a plain {@code INSERT} on the primary key {@code (consumer, message_id)}; a
- * duplicate-key error means a duplicate. InnoDB undoes only the failed statement, so the caller's
- * transaction goes on. A concurrent delivery of the same message to the same consumer waits on the
- * first one's row lock, then sees the duplicate once the first commits, or records the message
- * itself if the first rolled back: the same as on PostgreSQL.
+ * <p>Recording is an {@code INSERT IGNORE} on the primary key {@code (consumer, message_id)}: no
+ * row inserted means a duplicate, which is normal operation and so must not be an error (MariaDB
+ * Connector/J logs every server error at WARN). {@code IGNORE} also turns truncations into
+ * warnings, but nothing here can be truncated: the consumer is checked to 100 ASCII characters,
+ * the width of its column, and the id is a UUID's 36. A concurrent delivery of the same message
+ * to the same consumer waits on the first one's row lock, then finds the duplicate once the first
+ * commits, or records the message itself if the first rolled back: the same as on PostgreSQL.
  *
  * <p>Differences from {@code PostgresInboxStore}, each for a reason:
  * <ul>
@@ -55,7 +57,7 @@ public final class MariaDbInboxStore implements InboxStore, InboxQueueStore {
     this.tables = tables;
     this.parking = new MariaDbInboxParking(tables);
     this.queue = new MariaDbInboxQueue(tables);
-    this.record = tables.render("INSERT INTO {inbox} (consumer, message_id, processed_at) VALUES (?, ?, "
+    this.record = tables.render("INSERT IGNORE INTO {inbox} (consumer, message_id, processed_at) VALUES (?, ?, "
         + "UTC_TIMESTAMP(6))");
   }
 
@@ -69,7 +71,7 @@ public final class MariaDbInboxStore implements InboxStore, InboxQueueStore {
     try (PreparedStatement p = tx.prepareStatement(record)) {
       p.setString(1, consumer);
       p.setString(2, messageId.toString());
-      return MariaDbInboxParking.inserted(p);
+      return p.executeUpdate() == 1;
     } catch (SQLException e) {
       throw tables.explainMissing(e); // the first statement a consumer-only service runs
     }

@@ -11,6 +11,9 @@ import io.txbox.Message;
 import io.txbox.spi.InboxStore;
 import io.txbox.testkit.InboxContract;
 import io.txbox.testkit.TestMariaDb;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -99,6 +102,24 @@ class MariaDbInboxTest extends InboxContract {
         .hasMessageContaining("Connection was killed")
         .satisfies(e -> assertThat(e.getSuppressed()).isNotEmpty());
     assertThat(db.queryLong("SELECT COUNT(*) FROM txbox_inbox")).isZero();
+  }
+
+  @Test
+  void aDuplicateIsAbsorbedQuietlyWithoutAServerErrorTheDriverWouldLog() throws Exception {
+    Message m = message();
+    inbox().receive("billing", m, (tx, msg, key) -> { });
+    PrintStream console = System.err;
+    ByteArrayOutputStream logged = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(logged, true, StandardCharsets.UTF_8)); // where slf4j-simple writes
+    try {
+      for (int i = 0; i < 3; i++) {
+        assertThat(inbox().receive("billing", m, (tx, msg, key) -> { }).toString()).contains("DUPLICATE");
+      }
+    } finally {
+      System.setErr(console);
+    }
+    assertThat(logged.toString(StandardCharsets.UTF_8)).as("normal operation, as on PostgreSQL")
+        .doesNotContain("1062", "Duplicate entry");
   }
 
   @Test

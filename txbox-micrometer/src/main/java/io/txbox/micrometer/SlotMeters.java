@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code txbox.slot.retained}</td><td>gauge, bytes</td><td>WAL the server keeps for the slot: the disk it costs</td></tr>
  *   <tr><td>{@code txbox.slot.active}</td><td>gauge</td><td>1 while a relay streams the slot</td></tr>
  *   <tr><td>{@code txbox.slot.invalidated}</td><td>gauge</td><td>1 once the server removed WAL the slot needed: alert at once</td></tr>
+ *   <tr><td>{@code txbox.slot.gap}</td><td>gauge</td><td>1 while a failover's range of lost WAL messages is not acknowledged: alert at once</td></tr>
  *   <tr><td>{@code txbox.slot.lag.age}</td><td>time gauge</td><td>with {@link Builder#relay}: how long ago the oldest event this relay read and has not confirmed committed</td></tr>
  *   <tr><td>{@code txbox.outbox.oldest.pending.age}</td><td>time gauge, tag {@code subscription} (the slot)</td><td>with {@link Builder#relay}: the same age under the polling relay's name, so that one alert serves both</td></tr>
  *   <tr><td>{@code txbox.outbox.pending}</td><td>gauge, tag {@code subscription} (the slot)</td><td>with {@link Builder#relay}: events this relay read and has not confirmed; 0 on a standby</td></tr>
@@ -57,6 +58,7 @@ public final class SlotMeters implements MeterBinder {
   private final Clock clock;
   private Instant readAt = Instant.MIN;
   private Optional<SlotStatus> latest = Optional.empty();
+  private double gap = Double.NaN;
 
   private SlotMeters(Builder b) {
     this.replication = b.replication;
@@ -78,6 +80,12 @@ public final class SlotMeters implements MeterBinder {
     gauge(registry, "txbox.slot.active", null, "1 while a relay streams the slot", s -> s.active() ? 1 : 0);
     gauge(registry, "txbox.slot.invalidated", null, "1 once the server removed WAL the slot still needed",
         s -> s.invalidated() ? 1 : 0);
+    Gauge.builder("txbox.slot.gap", this, SlotMeters::gap)
+        .tag("slot", slot)
+        .description("1 while a failover's range of events written as WAL messages, lost with the slot, is not"
+            + " acknowledged (txbox logical acknowledge-gap)")
+        .strongReference(true)
+        .register(registry);
     if (relay != null) {
       TimeGauge.builder("txbox.slot.lag.age", relay, TimeUnit.MILLISECONDS, SlotMeters::lagMillis)
           .tag("slot", slot)
@@ -125,11 +133,18 @@ public final class SlotMeters implements MeterBinder {
     readAt = now;
     try {
       latest = replication.status();
+      gap = replication.gap().isPresent() ? 1 : 0;
     } catch (RuntimeException e) {
       log.warn("Could not read the state of slot {}: {}", replication.slot(), e.getMessage());
       latest = Optional.empty();
+      gap = Double.NaN;
     }
     return latest;
+  }
+
+  private synchronized double gap() {
+    status();
+    return gap;
   }
 
   /** Builds {@link SlotMeters}; {@link #build()} checks every setting. */

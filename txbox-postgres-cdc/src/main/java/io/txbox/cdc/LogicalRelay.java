@@ -5,10 +5,14 @@ import io.txbox.cdc.internal.StreamLoop;
 import io.txbox.cdc.internal.StreamSettings;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.support.LoopGuard;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +56,7 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>statusInterval</td><td>1 s</td><td>10 ms to 1 min: the keep-alive while nothing is confirmed (a confirmation is sent at once)</td></tr>
  *   <tr><td>standbyInterval</td><td>1 s</td><td>10 ms to 1 min: how often a standby tries the slot</td></tr>
  *   <tr><td>drainTimeout</td><td>30 s</td><td>0 to 1 h</td></tr>
+ *   <tr><td>checkpointInterval</td><td>1 s</td><td>100 ms to 1 min: how often the relay's progress is also written to the outbox's schema, which a failover keeps</td></tr>
  *   <tr><td>retryPolicy</td><td>{@link RetryPolicy#defaults()}</td><td></td></tr>
  * </table>
  */
@@ -73,15 +78,16 @@ public final class LogicalRelay implements AutoCloseable {
   private final Metrics metrics;
   private StreamLoop loop;
   private Thread thread;
+  private ScheduledExecutorService checkpointing;
 
   private LogicalRelay(Builder b) {
     this.replication = b.replication;
     this.publisher = b.publisher;
     this.metrics = b.metrics;
     this.settings = new StreamSettings(b.jdbcUrl, b.properties, replication.slot(), replication.publication(),
-        replication.messagePrefix(), replication.store().schema(), replication.store().tablePrefix() + "outbox",
-        b.batchSize, b.maxPending, b.idleInterval, b.statusInterval, b.standbyInterval, b.drainTimeout,
-        b.retryPolicy);
+        replication.messagePrefix(), replication.store().schema(), replication.store().tablePrefix(),
+        replication.store().tablePrefix() + "outbox", b.batchSize, b.maxPending, b.idleInterval, b.statusInterval,
+        b.standbyInterval, b.drainTimeout, b.checkpointInterval, b.retryPolicy);
   }
 
   /** A builder for a relay of {@code replication}'s slot to {@code publisher}. */
@@ -95,9 +101,18 @@ public final class LogicalRelay implements AutoCloseable {
       throw new IllegalStateException("logical relay of slot " + settings.slot() + " is already started");
     }
     noteAsynchronousCommits();
-    loop = new StreamLoop(settings, publisher, replication.store(), metrics);
+    loop = new StreamLoop(settings, publisher, replication.store(), replication.dataSource(), metrics);
     thread = new Thread(loop, "txbox-logical-" + settings.slot());
     thread.start();
+    StreamLoop started = loop;
+    LoopGuard guard = new LoopGuard("checkpoints of slot " + settings.slot());
+    checkpointing = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "txbox-logical-checkpoint-" + settings.slot());
+      t.setDaemon(true);
+      return t;
+    });
+    long every = settings.checkpointInterval().toMillis();
+    checkpointing.scheduleWithFixedDelay(() -> guard.attempt(started::checkpoint), every, every, TimeUnit.MILLISECONDS);
     return this;
   }
 
@@ -179,6 +194,7 @@ public final class LogicalRelay implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    checkpointing.shutdownNow();
     loop = null;
     publisher.close();
   }
@@ -195,6 +211,7 @@ public final class LogicalRelay implements AutoCloseable {
     private Duration statusInterval = Duration.ofSeconds(1);
     private Duration standbyInterval = Duration.ofSeconds(1);
     private Duration drainTimeout = Duration.ofSeconds(30);
+    private Duration checkpointInterval = Duration.ofSeconds(1);
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Metrics metrics = Metrics.NONE;
 
@@ -257,6 +274,17 @@ public final class LogicalRelay implements AutoCloseable {
       return this;
     }
 
+    /**
+     * How often the relay's progress is also written to the outbox's schema as a checkpoint (the
+     * transactions it has delivered), which replication carries to the standbys: after a failover
+     * that lost the slot, the outbox rows of the transactions since the last one are relayed again
+     * from the table, so this bounds the duplicates a failover causes. Default 1 s.
+     */
+    public Builder checkpointInterval(Duration checkpointInterval) {
+      this.checkpointInterval = checkpointInterval;
+      return this;
+    }
+
     /** How failed events are retried and when they are dead-lettered. */
     public Builder retryPolicy(RetryPolicy retryPolicy) {
       this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
@@ -286,6 +314,7 @@ public final class LogicalRelay implements AutoCloseable {
       requireBetween("statusInterval", statusInterval, Duration.ofMillis(10), Duration.ofMinutes(1));
       requireBetween("standbyInterval", standbyInterval, Duration.ofMillis(10), Duration.ofMinutes(1));
       requireBetween("drainTimeout", drainTimeout, Duration.ZERO, Duration.ofHours(1));
+      requireBetween("checkpointInterval", checkpointInterval, Duration.ofMillis(100), Duration.ofMinutes(1));
       return new LogicalRelay(this);
     }
 

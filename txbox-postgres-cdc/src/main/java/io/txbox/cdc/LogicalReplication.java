@@ -1,6 +1,7 @@
 package io.txbox.cdc;
 
 import io.txbox.TxboxException;
+import io.txbox.cdc.internal.SlotCheckpoints;
 import io.txbox.jdbc.PostgresOutboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -13,6 +14,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a {@link LogicalRelay} reads from: a replication slot with the {@code pgoutput} plugin, a
@@ -40,6 +43,7 @@ import javax.sql.DataSource;
  * </table>
  */
 public final class LogicalReplication {
+  private static final Logger log = LoggerFactory.getLogger(LogicalReplication.class);
   /** Default slot name. */
   public static final String DEFAULT_SLOT = "txbox";
   /** Default publication name. */
@@ -77,14 +81,21 @@ public final class LogicalReplication {
 
   /**
    * Creates or upgrades the outbox tables, the function {@code <schema>.<prefix>emit}, the
-   * publication and the slot; safe to repeat. Creating the slot waits for the write transactions
-   * open at that moment to end.
+   * publication, the table of the relay's checkpoints and the slot; safe to repeat. Creating the
+   * slot waits for the write transactions open at that moment to end. From PostgreSQL 17 on the
+   * slot is a failover slot, which standbys with {@code sync_replication_slots} keep in step.
+   *
+   * <p>A slot that is missing where the relay's checkpoint says it was streamed (a standby
+   * promoted before PostgreSQL 17 has none) is left to the relay, which creates it and relays
+   * first, from the outbox table, what the checkpoint does not cover: a slot created here would
+   * start at today's position and skip that.
    *
    * @throws TxboxException when the server does not run with {@code wal_level = logical}, naming
    *     the setting and how to change it
    */
   public void migrate() {
     store.migrate();
+    SlotCheckpoints checkpoints = checkpoints();
     try (Connection c = dataSource.getConnection()) {
       requireLogicalWal(c);
       c.setAutoCommit(false);
@@ -96,16 +107,24 @@ public final class LogicalReplication {
               // A partitioned outbox's inserts are published under its own name, not its partitions'.
               + " WITH (publish = 'insert', publish_via_partition_root = true)");
         }
+        s.execute(SlotCheckpoints.createTable(store.schema(), store.tablePrefix()));
       }
       markRowsNotNeeded(c);
       c.commit();
       c.setAutoCommit(true);
       // A slot cannot be created in a transaction that has written anything.
       if (!exists(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ?", slot)) {
-        try (PreparedStatement p = c.prepareStatement("SELECT pg_create_logical_replication_slot(?, 'pgoutput')")) {
-          p.setString(1, slot);
-          p.executeQuery().close();
+        if (checkpoints.read().isPresent()) {
+          log.warn("slot {} is missing, though a relay streamed it (a failover to a standby without it?): not"
+              + " created here; the relay creates it and first relays from the outbox table what its last"
+              + " checkpoint does not cover", slot);
+          return;
         }
+        // The checkpoint is taken before the slot: what it calls delivered committed before the
+        // slot began, which the slot was never to carry.
+        SlotCheckpoints.Candidate before = checkpoints.candidate();
+        checkpoints.createSlot(c);
+        checkpoints.write(before, false);
       }
     } catch (SQLException e) {
       if (!DUPLICATE_OBJECT.equals(e.getSQLState())) { // another instance created it meanwhile
@@ -158,6 +177,12 @@ public final class LogicalReplication {
         p.setString(1, slot);
         p.executeUpdate();
       }
+      if (exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", checkpoints().table())) {
+        try (PreparedStatement p = c.prepareStatement("DELETE FROM " + checkpoints().table() + " WHERE slot = ?")) {
+          p.setString(1, slot);
+          p.executeUpdate();
+        }
+      }
     } catch (SQLException e) {
       throw new TxboxException("cannot drop slot " + slot + ": " + e.getMessage(), e);
     }
@@ -206,6 +231,115 @@ public final class LogicalReplication {
       }
     }
     return slots;
+  }
+
+  /** The WAL messages this slot's relays could not read after a failover, until acknowledged. */
+  public Optional<SlotGap> gap() {
+    return gaps(dataSource, store).stream().filter(g -> g.slot().equals(slot)).findFirst();
+  }
+
+  /** Forgets the gap: its events were sent again, or are known not to matter. */
+  public void acknowledgeGap() {
+    try (Connection c = dataSource.getConnection(); PreparedStatement p = c.prepareStatement("UPDATE "
+        + checkpoints().table() + " SET gap_from_lsn = NULL, gap_to_lsn = NULL, gap_from_time = NULL,"
+        + " gap_to_time = NULL, gap_found_at = NULL WHERE slot = ?")) {
+      p.setString(1, slot);
+      p.executeUpdate();
+    } catch (SQLException e) {
+      throw new TxboxException("cannot acknowledge the gap of slot " + slot + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The gaps of every slot of {@code store}'s events (see {@link SlotGap}); none where no relay ever checkpointed. */
+  public static List<SlotGap> gaps(DataSource dataSource, PostgresOutboxStore store) {
+    String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
+    try (Connection c = dataSource.getConnection()) {
+      if (!exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
+        return List.of();
+      }
+      List<SlotGap> gaps = new ArrayList<>();
+      try (PreparedStatement p = c.prepareStatement("SELECT slot, gap_from_lsn::text, gap_from_time,"
+          + " gap_to_lsn::text, gap_to_time FROM " + table + " WHERE gap_found_at IS NOT NULL ORDER BY slot");
+          ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          gaps.add(new SlotGap(rs.getString(1), rs.getString(2), rs.getTimestamp(3).toInstant(), rs.getString(4),
+              rs.getTimestamp(5).toInstant()));
+        }
+      }
+      return gaps;
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the slots' checkpoints: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Why {@code store}'s slots may not survive a failover, one sentence each; empty when they will
+   * or when nothing can be seen from here: a gap a failover left ({@link SlotGap}); and from
+   * PostgreSQL 17 on, with standbys streaming from this server, a slot that is not a failover
+   * slot, or no standby named in {@code synchronized_standby_slots} (a standby promoted behind the
+   * slot's position would lose what the relay confirmed); and from 17 on, standbys or not, a
+   * standby's slot named there that nobody streams (logical decoding waits for it: delivery stalls).
+   */
+  public static List<String> slotProblems(DataSource dataSource, PostgresOutboxStore store) {
+    List<String> problems = new ArrayList<>();
+    gaps(dataSource, store).forEach(g -> problems.add(g.describe()));
+    List<SlotStatus> slots = slotsOf(dataSource, store);
+    if (slots.isEmpty()) {
+      return problems;
+    }
+    try (Connection c = dataSource.getConnection()) {
+      if (c.getMetaData().getDatabaseMajorVersion() < 17) {
+        return problems;
+      }
+      String named;
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+          "SELECT current_setting('synchronized_standby_slots')")) {
+        rs.next();
+        named = rs.getString(1).trim();
+      }
+      for (String standby : named.isEmpty() ? new String[0] : named.split("\\s*,\\s*")) {
+        if (!exists(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ? AND slot_type = 'physical' AND active",
+            standby)) {
+          problems.add("standby slot " + standby + " (synchronized_standby_slots) is not streamed: logical decoding"
+              + " waits for that standby, so delivery stalls, and it does not keep the failover slots in step; start"
+              + " the standby, or take its slot out of synchronized_standby_slots");
+        }
+      }
+      if (physicalStandbys(c) == 0) {
+        return problems; // no standby to be promoted: nothing to keep in step
+      }
+      for (SlotStatus s : slots) {
+        if (!exists(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ? AND failover", s.slot())) {
+          problems.add("slot " + s.slot() + " is not a failover slot, and standbys stream from this server: a promoted"
+              + " standby will not have it (the relay then makes it again and relays outbox rows from the table, but"
+              + " WAL messages since its last checkpoint are lost). Drop it with no relay running and let txbox migrate"
+              + " --logical make it again, which makes failover slots from PostgreSQL 17 on");
+        }
+      }
+      if (named.isEmpty()) {
+        problems.add("no standby slot is named in synchronized_standby_slots: a standby may be promoted behind what"
+            + " the relay confirmed, and the failover slot it keeps would lose those events; set it to the physical"
+            + " slots of the standbys that can be promoted");
+      }
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the standbys' state: " + e.getMessage(), e);
+    }
+    return problems;
+  }
+
+  /** Streaming standbys of this server: its walsenders that stream no logical slot. */
+  private static int physicalStandbys(Connection c) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_replication r"
+        + " WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots s WHERE s.active_pid = r.pid"
+        + " AND s.slot_type = 'logical')")) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  /** The checkpoints of this slot's relays. */
+  private SlotCheckpoints checkpoints() {
+    return new SlotCheckpoints(dataSource, store.schema(), store.tablePrefix(), slot);
   }
 
   /** The slot's name. */

@@ -21,6 +21,8 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -34,6 +36,7 @@ import picocli.CommandLine.Model.CommandSpec;
         "reaches it is a viewer; with it, users sign in as viewers or operators. Give the broker options of",
         "txbox relay to run replays from it."})
 final class ConsoleCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger(ConsoleCommand.class);
   @Mixin DatabaseOptions database;
   @Mixin BrokerOptions brokers;
   @Mixin HttpOptions http;
@@ -120,12 +123,13 @@ final class ConsoleCommand implements Callable<Integer> {
     PrometheusMeterRegistry registry = HttpOptions.registry();
     HttpOptions.bindProcessMeters(registry, store.outboxName());
     return http.start("127.0.0.1", registry, () -> OpsEndpoint.Verdict.of(true, "console", "serving"),
-        OpsEndpoint.cached(Duration.ofSeconds(5), () -> {
+        OpsEndpoint.refreshed(Duration.ofSeconds(5), () -> {
           try {
             store.status(1);
             return OpsEndpoint.Verdict.of(true, "database", "reachable");
           } catch (RuntimeException e) {
-            return OpsEndpoint.Verdict.of(false, "database", "cannot read the status: " + Secrets.mask(e.getMessage()));
+            log.warn("console: readiness: cannot read the status: {}", Secrets.mask(e.getMessage()));
+            return OpsEndpoint.Verdict.of(false, "database", "cannot read the status (the console's log says why)");
           }
         }));
   }

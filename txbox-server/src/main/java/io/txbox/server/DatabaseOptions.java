@@ -3,6 +3,7 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.ServerConnections;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.mariadb.MariaDbInboxStore;
@@ -15,6 +16,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
@@ -28,6 +33,7 @@ import picocli.CommandLine.Option;
  * }</pre>
  */
 public final class DatabaseOptions {
+  private static final Logger log = LoggerFactory.getLogger(DatabaseOptions.class);
   private static final Pattern USER_INFO = Pattern.compile("^jdbc:[^/]*//[^/?#]*@");
 
   @Option(names = "--jdbc-url", defaultValue = "jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres",
@@ -61,7 +67,7 @@ public final class DatabaseOptions {
    */
   public HikariDataSource pool() {
     if (isMariaDb()) {
-      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.mask(jdbcUrl), 200)
+      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200)
           + "' is a MariaDB URL, and this runs on PostgreSQL only (logical decoding is PostgreSQL's): on MariaDB,"
           + " txbox migrate, relay --source table, status, dead-letters, replay, audit and console run (docs/mariadb.md)");
     }
@@ -81,13 +87,13 @@ public final class DatabaseOptions {
   /** A pool on PostgreSQL or MariaDB, for the commands that run on both. */
   public HikariDataSource poolOnPostgresOrMariaDb() {
     if (!jdbcUrl.startsWith("jdbc:postgresql:") && !isMariaDb()) {
-      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.mask(jdbcUrl), 200)
+      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200)
           + "' is not a PostgreSQL or MariaDB JDBC URL: give one such as jdbc:postgresql://db:5432/app"
           + " or jdbc:mariadb://db:3306/app");
     }
     if (USER_INFO.matcher(jdbcUrl).find()) {
       // pgjdbc reads "app:secret@db" as a host name and would quote it, password and all, in its errors
-      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): " + Secrets.mask(jdbcUrl)
+      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): " + Secrets.maskUrl(jdbcUrl)
           + " names a user before the host, which the driver does not read: give the user as ?user="
           + " or --db-user, and the password in --db-password or TXBOX_DB_PASSWORD");
     }
@@ -129,15 +135,70 @@ public final class DatabaseOptions {
     return jdbcUrl.startsWith("jdbc:mariadb:");
   }
 
-  /** Connects once, so that an unreachable database fails at start with a message naming --jdbc-url. */
+  /**
+   * Connects once, so that an unreachable database fails at start with a message naming --jdbc-url.
+   * First, on PostgreSQL, looks at how connections reach it ({@link ServerConnections}): through a
+   * pooler that lends server connections per transaction, the driver's named prepared statements
+   * would be gone, or another client's, in the next transaction, so the pool is told to use none
+   * (prepareThreshold=0) unless the URL chose.
+   */
   public void checkConnection(HikariDataSource ds) {
+    if (!isMariaDb() && !jdbcUrl.contains("prepareThreshold=")) {
+      preferUnnamedStatementsBehindATransactionPooler(ds);
+    }
     try (Connection c = ds.getConnection()) {
       c.isValid(5);
     } catch (SQLException | RuntimeException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
-      throw new TxboxException("cannot connect to the database at " + Secrets.mask(jdbcUrl)
+      throw new TxboxException("cannot connect to the database at " + Secrets.maskUrl(jdbcUrl)
           + " (--jdbc-url, TXBOX_JDBC_URL): " + Secrets.mask(cause.getMessage()), e);
     }
+  }
+
+  private void preferUnnamedStatementsBehindATransactionPooler(HikariDataSource ds) {
+    if (ds.isRunning()) {
+      return; // a pool in use keeps its connections' settings: looked at before, or not at all
+    }
+    ServerConnections lent;
+    try {
+      lent = ServerConnections.of(directDataSource(jdbcUrl));
+    } catch (TxboxException e) {
+      return; // unreachable: the connection below fails with the message that says so
+    }
+    if (lent == ServerConnections.PER_TRANSACTION) {
+      ds.addDataSourceProperty("prepareThreshold", "0");
+      log.info("the database connections go through a pooler that lends server connections per transaction"
+          + " (PgBouncer in transaction mode, RDS Proxy): txbox uses no server-side prepared statements on them"
+          + " (prepareThreshold=0; put prepareThreshold in --jdbc-url to choose)");
+    }
+  }
+
+  /**
+   * A data source without a pool, for one connection held apart from the pool (a relay's
+   * {@code LISTEN}) or a look before the pool opens: the URL's own user and password, else
+   * {@code --db-user} and {@code --db-password}.
+   */
+  DataSource listenDataSource(String url) {
+    if (!url.startsWith("jdbc:postgresql:")) {
+      throw new IllegalArgumentException("invalid --listen-jdbc-url (TXBOX_LISTEN_JDBC_URL): '"
+          + TerminalText.of(Secrets.maskUrl(url), 200) + "' is not a PostgreSQL JDBC URL: give one such as"
+          + " jdbc:postgresql://db:5432/app, which reaches PostgreSQL directly or through a pooler in session mode");
+    }
+    return directDataSource(url);
+  }
+
+  private DataSource directDataSource(String url) {
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    ds.setURL(url);
+    if (user != null && !url.contains("user=")) {
+      ds.setUser(user);
+    }
+    if (password != null && !url.contains("password=")) {
+      ds.setPassword(password);
+    }
+    ds.setPrepareThreshold(0);
+    ds.setConnectTimeout(10);
+    return ds;
   }
 
   /** {@link #checkConnection} and {@link #checkTables}: what every command that reads the tables does first. */

@@ -2,6 +2,7 @@ package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.SlotGap;
 import io.txbox.cdc.SlotStatus;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -14,7 +15,7 @@ import picocli.CommandLine.Model.CommandSpec;
 /** {@code txbox logical status|drop}: the replication slot of {@code relay --source logical}. */
 @Command(name = "logical", mixinStandardHelpOptions = true,
     description = "The replication slot that relay --source logical streams (txbox migrate --logical creates it).",
-    subcommands = {LogicalCommand.Status.class, LogicalCommand.Drop.class})
+    subcommands = {LogicalCommand.Status.class, LogicalCommand.Drop.class, LogicalCommand.AcknowledgeGap.class})
 final class LogicalCommand {
 
   /** {@code txbox logical status}: exit 0 when the slot is usable, 1 when it is missing or lost. */
@@ -48,6 +49,43 @@ final class LogicalCommand {
         }
         out.flush();
         return s.invalidated() ? 1 : 0;
+      }
+    }
+  }
+
+  /**
+   * {@code txbox logical acknowledge-gap}: forgets the range of WAL messages a failover lost (see
+   * {@code SlotGap}), once they were sent again or are known not to matter.
+   */
+  @Command(name = "acknowledge-gap", mixinStandardHelpOptions = true,
+      description = "Forgets the range of events written as WAL messages that a failover lost (txbox status names it),"
+          + " once they were sent again from their source. Dry run unless --execute.")
+  static final class AcknowledgeGap implements Callable<Integer> {
+    @Mixin DatabaseOptions database;
+    @Mixin LogicalOptions logical;
+    @Option(names = "--config", description = "Properties file with option values.") String config;
+    @Option(names = "--execute", description = "Forget it; without it, only says what would be forgotten.")
+    boolean execute;
+    @Spec CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      try (HikariDataSource ds = database.pool()) {
+        database.checkDatabase(ds);
+        LogicalReplication replication = logical.replication(ds, database.store(ds).build());
+        var out = spec.commandLine().getOut();
+        Optional<SlotGap> gap = replication.gap();
+        if (gap.isEmpty()) {
+          out.println("slot " + logical.slot + " has no gap to acknowledge");
+        } else if (!execute) {
+          out.println("would forget: " + gap.get().describe() + ". Run again with --execute");
+        } else {
+          replication.acknowledgeGap();
+          out.println("forgot the gap of slot " + logical.slot + " (" + gap.get().fromLsn() + " to "
+              + gap.get().toLsn() + ")");
+        }
+        out.flush();
+        return 0;
       }
     }
   }

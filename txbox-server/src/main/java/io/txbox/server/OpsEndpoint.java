@@ -1,21 +1,24 @@
 package io.txbox.server;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.txbox.server.http.HttpRequest;
+import io.txbox.server.http.HttpResponse;
+import io.txbox.server.http.NonBlockingHttpServer;
 import io.txbox.spi.support.Secrets;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.BindException;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,9 +34,13 @@ import org.slf4j.LoggerFactory;
  *       (the verdict of {@code txbox status}).
  * </ul>
  *
- * <p>Health answers are JSON: {@code {"status":"UP", ...details}}. Only {@code GET} and {@code
- * HEAD} are served, nothing is read from a request but its line and headers, and a client gets
- * {@link #READ_TIMEOUT_SECONDS} s to send them, so slow clients cannot hold the endpoint.
+ * <p>Health answers are JSON: {@code {"status":"UP", ...details}}, with no database error text,
+ * host name or process id: anyone who reaches the port reads them, and the log has the rest.
+ * Only {@code GET} and {@code HEAD} are served. Requests are read by a {@link
+ * NonBlockingHttpServer}, so clients that send slowly, stay idle or send too much hold no thread:
+ * the probes run on a thread of their own and answer from what is known now, the readiness
+ * verdict being refreshed in the background ({@link #refreshed}), so that a kubelet's probe is
+ * answered within milliseconds while the database is slow or clients misbehave.
  *
  * <pre>{@code
  * OpsEndpoint endpoint = OpsEndpoint.start(new InetSocketAddress(9464), registry, live, ready);
@@ -43,6 +50,9 @@ final class OpsEndpoint implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(OpsEndpoint.class);
   /** Seconds a client has to send its request, and to take the answer. */
   static final int READ_TIMEOUT_SECONDS = 10;
+  /** Scrapes served at once; more wait, up to {@link #QUEUED_SCRAPES}, then get 503. */
+  private static final int SCRAPE_THREADS = 2;
+  private static final int QUEUED_SCRAPES = 32;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A health verdict and what it rests on, shown in the answer. */
@@ -54,50 +64,54 @@ final class OpsEndpoint implements AutoCloseable {
     }
   }
 
-  private final HttpServer server;
-  private final ExecutorService threads;
+  private final NonBlockingHttpServer server;
+  private final ExecutorService probes;
+  private final ExecutorService scrapes;
 
-  private OpsEndpoint(HttpServer server, ExecutorService threads) {
+  private OpsEndpoint(NonBlockingHttpServer server, ExecutorService probes, ExecutorService scrapes) {
     this.server = server;
-    this.threads = threads;
+    this.probes = probes;
+    this.scrapes = scrapes;
   }
 
   /**
    * Serves the endpoint on {@code address}.
    *
+   * @param ready asked on the probe thread: it must answer at once, as {@link #refreshed} does
    * @throws IllegalArgumentException naming {@code --http-port} when the port is taken
    */
   static OpsEndpoint start(InetSocketAddress address, PrometheusMeterRegistry registry, Supplier<Verdict> live,
       Supplier<Verdict> ready) {
-    limitSlowClients(Duration.ofSeconds(READ_TIMEOUT_SECONDS), "read timeout");
-    HttpServer server;
+    ExecutorService probes = Executors.newSingleThreadExecutor(r -> daemon(r, "txbox-http-probes"));
+    ExecutorService scrapes = new ThreadPoolExecutor(SCRAPE_THREADS, SCRAPE_THREADS, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(QUEUED_SCRAPES), r -> daemon(r, "txbox-http"));
+    NonBlockingHttpServer server;
     try {
-      server = HttpServer.create(address, 16);
+      server = NonBlockingHttpServer.start(address,
+          NonBlockingHttpServer.Limits.DEFAULTS.withRequestTimeout(Duration.ofSeconds(READ_TIMEOUT_SECONDS)),
+          request -> request.path().startsWith("/health/") ? probes : scrapes,
+          request -> answer(request, registry, live, ready));
     } catch (BindException e) {
+      probes.shutdownNow();
+      scrapes.shutdownNow();
       throw new IllegalArgumentException("invalid --http-port (TXBOX_HTTP_PORT): " + address
           + " is in use (another relay on this host?): give each process its own port, 0 for any free"
           + " one, or turn the endpoint off with --no-http", e);
     } catch (IOException e) {
+      probes.shutdownNow();
+      scrapes.shutdownNow();
       throw new IllegalArgumentException("invalid --http-address (TXBOX_HTTP_ADDRESS): cannot listen on "
           + address + ": " + e.getMessage(), e);
     }
-    ExecutorService threads = Executors.newFixedThreadPool(2, r -> {
-      Thread t = new Thread(r, "txbox-http");
-      t.setDaemon(true);
-      return t;
-    });
-    server.setExecutor(threads);
-    server.createContext("/", exchange -> answer(exchange, registry, live, ready));
-    server.start();
     log.info("metrics and health at http://{}:{}/metrics, /health/live, /health/ready",
-        address.getHostString(), server.getAddress().getPort());
-    return new OpsEndpoint(server, threads);
+        address.getHostString(), server.address().getPort());
+    return new OpsEndpoint(server, probes, scrapes);
   }
 
   /**
    * Gives every client of the JDK's HTTP server in this process {@code timeout} to send its request
    * and to take the answer (the JDK reads these limits once, when the first server of the process
-   * starts: a command that runs another server too, the console, calls this before starting it).
+   * starts: the console, which runs on it, calls this before starting).
    *
    * @param setting the option that gave {@code timeout}, named when it is out of range
    */
@@ -113,79 +127,141 @@ final class OpsEndpoint implements AutoCloseable {
 
   /** The port it listens on: the one given, or the one chosen for port 0. */
   int port() {
-    return server.getAddress().getPort();
+    return server.address().getPort();
   }
 
-  private static void answer(HttpExchange exchange, PrometheusMeterRegistry registry, Supplier<Verdict> live,
-      Supplier<Verdict> ready) throws IOException {
-    try {
-      String method = exchange.getRequestMethod();
-      if (!method.equals("GET") && !method.equals("HEAD")) {
-        send(exchange, 405, "text/plain", "only GET and HEAD\n");
-        return;
-      }
-      switch (exchange.getRequestURI().getPath()) {
-        case "/metrics" -> send(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
-        case "/health/live" -> health(exchange, live);
-        case "/health/ready" -> health(exchange, ready);
-        default -> send(exchange, 404, "text/plain", "not found: /metrics, /health/live, /health/ready\n");
-      }
-    } catch (RuntimeException | Error e) {
-      // A failing probe is an answer too: never a connection left hanging.
-      log.warn("http endpoint: {} failed: {}", exchange.getRequestURI().getPath(), e.toString());
-      send(exchange, 500, "text/plain", "internal error\n");
-    } finally {
-      exchange.close();
+  private static HttpResponse answer(HttpRequest request, PrometheusMeterRegistry registry, Supplier<Verdict> live,
+      Supplier<Verdict> ready) {
+    if (!request.method().equals("GET") && !request.method().equals("HEAD")) {
+      return plain(405, "text/plain", "only GET and HEAD\n");
     }
-  }
-
-  /** {@code check}, asked at most once per {@code refresh}: probes may come often, a status costs queries. */
-  static Supplier<Verdict> cached(java.time.Duration refresh, Supplier<Verdict> check) {
-    return new Supplier<>() {
-      private Verdict last;
-      private long readAt;
-
-      @Override
-      public synchronized Verdict get() {
-        long now = System.nanoTime();
-        if (last == null || now - readAt >= refresh.toNanos()) {
-          last = check.get();
-          readAt = now;
-        }
-        return last;
-      }
+    return switch (request.path()) {
+      case "/metrics" -> plain(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+      case "/health/live" -> health(live);
+      case "/health/ready" -> health(ready);
+      default -> plain(404, "text/plain", "not found: /metrics, /health/live, /health/ready\n");
     };
   }
 
-  private static void health(HttpExchange exchange, Supplier<Verdict> check) throws IOException {
+  /**
+   * {@code check} run in the background at most once per {@code refresh}, its last verdict
+   * answered at once: a probe never waits for the database. Before the first verdict, and when a
+   * check has not finished for {@code refresh} plus {@link #CHECK_TIMEOUT}, the answer is DOWN,
+   * saying so; a check that fails counts as DOWN, its error logged, not shown.
+   */
+  static Supplier<Verdict> refreshed(Duration refresh, Supplier<Verdict> check) {
+    return new RefreshedVerdict(refresh, check);
+  }
+
+  /** How long a readiness check may run before the probe reports it as stuck. */
+  static final Duration CHECK_TIMEOUT = Duration.ofSeconds(15);
+  /** How soon a verdict that says not ready is looked at again. */
+  private static final Duration DOWN_REFRESH = Duration.ofSeconds(1);
+  /** How long a probe waits for the very first verdict. */
+  private static final Duration FIRST_WAIT = Duration.ofMillis(80);
+
+  private static final class RefreshedVerdict implements Supplier<Verdict> {
+    private final Duration refresh;
+    private final Supplier<Verdict> check;
+    private final ExecutorService checking = Executors.newSingleThreadExecutor(r -> daemon(r, "txbox-ready-check"));
+    private Verdict last;
+    private long startedAt;
+    private boolean inFlight;
+
+    RefreshedVerdict(Duration refresh, Supplier<Verdict> check) {
+      this.refresh = refresh;
+      this.check = check;
+      synchronized (this) {
+        begin(System.nanoTime()); // the first verdict is under way before the first probe
+      }
+    }
+
+    @Override
+    public synchronized Verdict get() {
+      long now = System.nanoTime();
+      // Not ready is looked at again sooner: a relay that just started, or just recovered, says
+      // so within a second, not after the whole refresh.
+      Duration due = last != null && !last.ok() && refresh.compareTo(DOWN_REFRESH) > 0 ? DOWN_REFRESH : refresh;
+      if (!inFlight && now - startedAt >= due.toNanos()) {
+        begin(now);
+      }
+      if (last == null) {
+        awaitFirst(now);
+      }
+      if (inFlight && now - startedAt > refresh.plus(CHECK_TIMEOUT).toNanos()) {
+        return Verdict.of(false, "problems", List.of("the readiness check has not finished for "
+            + Duration.ofNanos(now - startedAt).toSeconds() + " s: the database does not answer"));
+      }
+      return last != null ? last : Verdict.of(false, "problems", List.of("not checked yet"));
+    }
+
+    private void begin(long now) {
+      inFlight = true;
+      startedAt = now;
+      checking.execute(this::run);
+    }
+
+    /** Before the first verdict, waits for it a little: well within a probe's time, enough for a quick database. */
+    private void awaitFirst(long now) {
+      long until = now + FIRST_WAIT.toNanos();
+      for (long left = FIRST_WAIT.toNanos(); last == null && left > 0; left = until - System.nanoTime()) {
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+
+    private void run() {
+      Verdict verdict;
+      try {
+        verdict = check.get();
+      } catch (RuntimeException e) {
+        log.warn("readiness check failed: {}", Secrets.mask(String.valueOf(e.getMessage())));
+        verdict = Verdict.of(false, "problems", List.of("the status cannot be read from the database (see the log)"));
+      }
+      synchronized (this) {
+        last = verdict;
+        inFlight = false;
+        notifyAll();
+      }
+    }
+  }
+
+  private static HttpResponse health(Supplier<Verdict> check) {
     Verdict verdict;
     try {
       verdict = check.get();
     } catch (RuntimeException e) {
-      verdict = Verdict.of(false, "problems", List.of("cannot check: " + Secrets.mask(String.valueOf(e.getMessage()))));
+      log.warn("health check failed: {}", Secrets.mask(String.valueOf(e.getMessage())));
+      verdict = Verdict.of(false, "problems", List.of("cannot check (see the log)"));
     }
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("status", verdict.ok() ? "UP" : "DOWN");
     body.putAll(verdict.details());
-    send(exchange, verdict.ok() ? 200 : 503, "application/json", JSON.writeValueAsString(body) + "\n");
+    try {
+      return plain(verdict.ok() ? 200 : 503, "application/json", JSON.writeValueAsString(body) + "\n");
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("a health verdict cannot be written as JSON", e);
+    }
   }
 
-  private static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    exchange.getResponseHeaders().set("Content-Type", contentType);
-    exchange.getResponseHeaders().set("Cache-Control", "no-store");
-    boolean head = exchange.getRequestMethod().equals("HEAD");
-    exchange.sendResponseHeaders(status, head ? -1 : bytes.length);
-    if (!head) {
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(bytes);
-      }
-    }
+  private static HttpResponse plain(int status, String contentType, String body) {
+    return HttpResponse.of(status, contentType, body).with("Cache-Control", "no-store");
+  }
+
+  private static Thread daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
   }
 
   @Override
   public void close() {
-    server.stop(0);
-    threads.shutdownNow();
+    server.close();
+    probes.shutdownNow();
+    scrapes.shutdownNow();
   }
 }

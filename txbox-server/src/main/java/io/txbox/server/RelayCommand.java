@@ -120,6 +120,13 @@ final class RelayCommand implements Callable<Integer> {
   @Option(names = "--no-notify", description = "Do not LISTEN for NOTIFY; poll only.")
   boolean noNotify;
 
+  @Option(names = "--listen-jdbc-url",
+      description = "JDBC URL of the one connection the relay holds in LISTEN to be woken at each commit, when"
+          + " --jdbc-url goes through a pooler that lends server connections per transaction (PgBouncer in"
+          + " transaction mode, RDS Proxy), where notifications cannot arrive: PostgreSQL directly, or a pooler in"
+          + " session mode. Same user and password as --jdbc-url unless it names its own. Default: --jdbc-url.")
+  String listenJdbcUrl;
+
   @Option(names = "--config", description = "Properties file with option values (batch-size=500).")
   String config;
 
@@ -132,6 +139,9 @@ final class RelayCommand implements Callable<Integer> {
     if (source != Source.logical) {
       TxboxCommand.refuseGiven(spec, "apply to --source logical only: drop them, or add --source logical",
           "--max-pending", "--status-interval", "--standby-interval", "--slot", "--publication", "--message-prefix");
+    } else {
+      TxboxCommand.refuseGiven(spec, "applies to --source table only: the logical relay is woken by the slot's"
+          + " stream, which needs a connection that reaches PostgreSQL directly anyway", "--listen-jdbc-url");
     }
     return source == Source.logical ? streamSlot() : pollTable();
   }
@@ -142,7 +152,9 @@ final class RelayCommand implements Callable<Integer> {
     http.check();
     refuseWhatMariaDbLacks();
     HikariDataSource ds = database.poolOnPostgresOrMariaDb();
-    database.endStalledTransactionsAfter(ds, leaseDuration != null ? leaseDuration : Relay.DEFAULT_LEASE_DURATION);
+    if (database.isMariaDb()) {
+      database.endStalledTransactionsAfter(ds, lease());
+    }
     PrometheusMeterRegistry registry = HttpOptions.registry();
     Running<Relay> running = startOrClose(ds, publisher, opened -> {
       PolledOutbox outbox = database.isMariaDb() ? mariaDbOutbox(ds) : postgresOutbox(ds);
@@ -162,7 +174,7 @@ final class RelayCommand implements Callable<Integer> {
     });
     Relay relay = running.relay();
     log.info("relay {} started: subscription {}, {}, database {}, {}", relay.instanceId(), subscription,
-        brokers.describe(), Secrets.mask(database.jdbcUrl), describeJanitor(running.janitor()));
+        brokers.describe(), Secrets.maskUrl(database.jdbcUrl), describeJanitor(running.janitor()));
     return runUntilStopped(running, ds, "finishing the current round and giving the buckets back",
         "relay " + relay.instanceId());
   }
@@ -176,7 +188,14 @@ final class RelayCommand implements Callable<Integer> {
       Function<Relay, OpsEndpoint.Verdict> ready) {}
 
   private PolledOutbox postgresOutbox(HikariDataSource ds) {
-    PostgresOutboxStore store = janitorOptions.configure(database.store(ds).buckets(buckets).listen(!noNotify)).build();
+    PostgresOutboxStore.Builder b = database.store(ds).buckets(buckets).listen(!noNotify)
+        // A relay frozen mid-transaction must not keep its row locks (and so its buckets) from the
+        // others: the server ends the transaction once it sits idle as long as a lease lasts.
+        .idleTransactionTimeout(lease());
+    if (listenJdbcUrl != null) {
+      b.listenDataSource(database.listenDataSource(listenJdbcUrl));
+    }
+    PostgresOutboxStore store = janitorOptions.configure(b).build();
     return new PolledOutbox(store, store, store::migrate, store::outboxName, r -> ready(ds, store, r));
   }
 
@@ -191,8 +210,12 @@ final class RelayCommand implements Callable<Integer> {
     database.refusePostgresOnlyOptions(spec);
     if (database.isMariaDb()) {
       TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only (MariaDB has no LISTEN/NOTIFY and no outbox"
-          + " partitions in txbox yet): drop them", "--no-notify", "--partitions-ahead");
+          + " partitions in txbox yet): drop them", "--no-notify", "--partitions-ahead", "--listen-jdbc-url");
     }
+  }
+
+  private Duration lease() {
+    return leaseDuration != null ? leaseDuration : Relay.DEFAULT_LEASE_DURATION;
   }
 
   /**
@@ -204,7 +227,7 @@ final class RelayCommand implements Callable<Integer> {
       Optional<Janitor> janitor, Supplier<R> start) {
     Optional<OpsEndpoint> endpoint = opened(opened, http.start("0.0.0.0", registry,
         () -> OpsEndpoint.Verdict.of(running.getAsBoolean(), "relay", running.getAsBoolean() ? "running" : "stopped"),
-        OpsEndpoint.cached(READY_REFRESH, ready)));
+        OpsEndpoint.refreshed(READY_REFRESH, ready)));
     Optional<Janitor> started = opened(opened, janitor.map(Janitor::start));
     bindLoopMeter(registry, troubled, started);
     return new Running<>(opened(opened, start.get()), started, endpoint);
@@ -218,11 +241,11 @@ final class RelayCommand implements Callable<Integer> {
     return verdict(relay.isRunning(), relayDetails(relay), ds, store);
   }
 
+  /** What anyone who reaches the port may read: no instance id, which holds the host name and pid by default. */
   private Map<String, Object> relayDetails(Relay relay) {
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("relay", relay.isRunning() ? "running" : "stopped");
     details.put("subscription", subscription);
-    details.put("instance", relay.instanceId());
     details.put("ownedBuckets", relay.ownedBuckets().size());
     return details;
   }
@@ -233,7 +256,8 @@ final class RelayCommand implements Callable<Integer> {
     details.put("relay", !relay.isRunning() ? "stopped" : relay.isStreaming() ? "streaming" : "standby");
     details.put("slot", relay.slot());
     if (relay.problem() != null) {
-      details.put("relayProblem", Secrets.mask(relay.problem()));
+      // The server's own words may name hosts and users: they are in the log, not in the answer.
+      details.put("relayProblem", "the last attempt to stream the slot failed (the relay's log says why)");
     }
     return verdict(relay.isRunning(), details, ds, store);
   }
@@ -310,7 +334,7 @@ final class RelayCommand implements Callable<Integer> {
     });
     LogicalRelay relay = running.relay();
     log.info("logical relay started: slot {}, {}, database {}, {}", relay.slot(), brokers.describe(),
-        Secrets.mask(database.jdbcUrl), describeJanitor(running.janitor()));
+        Secrets.maskUrl(database.jdbcUrl), describeJanitor(running.janitor()));
     return runUntilStopped(running, ds, "finishing the batch in hand and confirming it",
         "logical relay of slot " + relay.slot());
   }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.cdc.SlotStatus;
+import io.txbox.jdbc.ServerConnections;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.spi.support.Secrets;
 import java.io.PrintWriter;
@@ -13,6 +14,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
@@ -73,12 +75,19 @@ final class StatusCommand implements Callable<Integer> {
   private int report(HikariDataSource ds) throws Exception {
     database.checkDatabase(ds);
     StatusReport report = StatusReport.read(ds, database.operatorStore(ds), limitPerBucket, maxPendingAge);
+    Optional<ServerConnections> connections = database.isMariaDb() ? Optional.empty()
+        : Optional.of(ServerConnections.of(ds));
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
       Map<String, Object> document = asJson(report.status(), report.problems());
       document.put("slots", report.slots().stream().map(StatusCommand::asJson).toList());
+      connections.ifPresent(c -> document.put("databaseConnections", c.name()));
       out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document));
     } else {
+      connections.filter(c -> c == ServerConnections.PER_TRANSACTION).ifPresent(c -> out.println(
+          "database connections: lent per transaction by a pooler (PgBouncer in transaction mode, RDS Proxy):"
+              + " txbox uses no server-side prepared statements there, and a relay behind it is woken at each"
+              + " commit only with --listen-jdbc-url (else it polls)"));
       printText(out, report.status(), report.slots(), report.problems());
     }
     out.flush();
@@ -113,6 +122,10 @@ final class StatusCommand implements Callable<Integer> {
       out.printf("stalled: subscription %s bucket %d (relay %s): %d attempts, next at %s, last error: %s%n",
           TerminalText.of(b.subscription()), b.bucket(), TerminalText.of(b.owner()), b.attempts(), b.nextAttemptAt(),
           TerminalText.of(b.lastError()));
+    }
+    for (StoreStatus.IdleBucket b : status.idleBuckets()) {
+      out.printf("not moving: subscription %s bucket %d (relay %s): checkpoint last saved %s, events waiting%n",
+          TerminalText.of(b.subscription()), b.bucket(), TerminalText.of(b.owner()), b.checkpointSavedAt());
     }
     if (status.outboxDeadLetters().isEmpty() && status.inboxDeadLetters().isEmpty()) {
       out.println("dead letters: none");
@@ -161,6 +174,8 @@ final class StatusCommand implements Callable<Integer> {
       m.put("lastError", b.lastError());
       return m;
     }).toList());
+    json.put("idleBuckets", status.idleBuckets().stream().map(b -> Map.of("subscription", b.subscription(),
+        "bucket", b.bucket(), "relay", b.owner(), "checkpointSavedAt", text(b.checkpointSavedAt()))).toList());
     json.put("outboxDeadLetters", status.outboxDeadLetters().stream().map(d -> Map.of("subscription", d.subscription(),
         "count", d.count(), "newest", text(d.newest()), "newestError", String.valueOf(d.newestError()))).toList());
     json.put("inboxDeadLetters", status.inboxDeadLetters().stream().map(d -> Map.of("consumer", d.consumer(),

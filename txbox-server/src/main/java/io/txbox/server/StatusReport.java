@@ -32,6 +32,9 @@ record StatusReport(StoreStatus status, List<SlotStatus> slots, List<String> pro
         ? LogicalReplication.slotsOf(ds, postgres) : List.of();
     List<String> problems = new ArrayList<>(status.problems(maxPendingAge));
     problems.addAll(slotProblems(slots));
+    if (store instanceof PostgresOutboxStore postgres) {
+      problems.addAll(LogicalReplication.slotProblems(ds, postgres)); // failover: gaps, slots no standby keeps
+    }
     return new StatusReport(status, slots, List.copyOf(problems));
   }
 

@@ -48,7 +48,8 @@ final class TxboxCommand {
    * A command line for {@code command} with txbox's conventions: defaults from the environment and
    * the properties file, unknown settings refused, errors as one line naming the option.
    */
-  static CommandLine commandLine(Object command, String[] args, Map<String, String> environment) {
+  static CommandLine commandLine(Object command, String[] args, Map<String, String> wholeEnvironment) {
+    Map<String, String> environment = ServiceLinks.without(wholeEnvironment);
     CommandLine cli = new CommandLine(command);
     BrokerOptions.addTo(cli);
     String path = configPath(args, environment);
@@ -113,11 +114,29 @@ final class TxboxCommand {
    */
   private static int refuse(CommandLine.ParameterException e, String[] args) {
     CommandLine line = e.getCommandLine();
-    String problem = JAVA_CAUSE.matcher(String.valueOf(e.getMessage())).replaceAll("");
+    String problem = e instanceof CommandLine.UnmatchedArgumentException unmatched
+        ? unknownOptions(unmatched) : JAVA_CAUSE.matcher(String.valueOf(e.getMessage())).replaceAll("");
     line.getErr().println(line.getCommandSpec().qualifiedName() + ": "
         + TerminalText.line(Secrets.mask(problem), TerminalText.ERROR_LIMIT)
         + " (" + line.getCommandSpec().qualifiedName() + " --help lists the options)");
     return 2;
+  }
+
+  /**
+   * The unknown options by name alone: what follows a mistyped option is its value, and a value
+   * may be a password ({@code --db-pasword s3cr3t}), so no value is repeated, not even masked.
+   */
+  private static String unknownOptions(CommandLine.UnmatchedArgumentException e) {
+    List<String> names = e.getUnmatched().stream().filter(a -> a.startsWith("-"))
+        .map(a -> a.contains("=") ? a.substring(0, a.indexOf('=')) : a)
+        .map(a -> "'" + TerminalText.of(a, 80) + "'").toList();
+    if (names.isEmpty()) {
+      return "unexpected argument(s): " + e.getUnmatched().size() + " value(s) that no option takes (not repeated here)";
+    }
+    List<String> suggestions = e.getSuggestions();
+    return "unknown option(s) " + String.join(", ", names)
+        + (suggestions.isEmpty() ? "" : "; did you mean " + String.join(" or ", suggestions.subList(0,
+            Math.min(3, suggestions.size()))) + "?");
   }
 
   private static String describe(Exception e) {

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
 
@@ -17,19 +16,14 @@ import picocli.CommandLine.Model.OptionSpec;
  * default the user meant to change. A key any txbox command reads is accepted, so one file can
  * serve both {@code migrate} and {@code relay}.
  *
- * <p>The environment is shared with every other program, and Kubernetes adds variables of its
- * own to every pod of a namespace that has a Service named {@code txbox} ({@code TXBOX_PORT},
- * {@code TXBOX_SERVICE_HOST}, {@code TXBOX_PORT_9464_TCP_ADDR}, ...): those are recognised by
- * their shape and ignored; any other unknown {@code TXBOX_*} variable is still refused.
+ * <p>The environment is shared with every other program; the variables Kubernetes adds for
+ * Services whose names start with {@code txbox} are taken out before ({@link ServiceLinks}), and
+ * any other unknown {@code TXBOX_*} variable is refused.
  */
 final class UnknownSettings {
   /** Variables that txbox's test kit reads, not the commands; they may be set where txbox runs. */
   private static final Set<String> TEST_KIT_VARIABLES =
       Set.of("TXBOX_TEST_JDBC_URL", "TXBOX_RABBITMQ_SERVER", "TXBOX_NATS_SERVER");
-
-  /** The variables Kubernetes derives from a Service named {@code txbox} (its "service links"). */
-  private static final Pattern SERVICE_LINK = Pattern.compile(
-      "TXBOX_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_\\d+_(TCP|UDP|SCTP)(_PROTO|_PORT|_ADDR)?)?)");
 
   private final Set<String> options = new TreeSet<>();
 
@@ -57,8 +51,7 @@ final class UnknownSettings {
     });
     new TreeSet<>(environment.keySet()).forEach(variable -> {
       if (variable.startsWith("TXBOX_") && !variable.equals("TXBOX_CONFIG")
-          && !TEST_KIT_VARIABLES.contains(variable) && !SERVICE_LINK.matcher(variable).matches()
-          && !isOptionVariable(variable)) {
+          && !TEST_KIT_VARIABLES.contains(variable) && !isOptionVariable(variable)) {
         String asOption = variable.substring("TXBOX_".length()).toLowerCase(java.util.Locale.ROOT).replace('_', '-');
         problems.add("unknown environment variable " + variable + suggestion(asOption));
       }

@@ -54,13 +54,38 @@ class CommandLineSecretsTest {
     assertThat(run.output()).doesNotContain(SECRET).contains("password=***");
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"se,ret99", "se;ret99", "se'ret99", "se ret99"})
+  void aPasswordHoldingACommaSemicolonQuoteOrSpaceIsMaskedWholeForPostgresqlAndMariaDb(String password)
+      throws Exception {
+    for (String url : List.of("jdbc:postgresql://127.0.0.1:1/test?user=app&password=" + password,
+        "jdbc:mariadb://127.0.0.1:1/test?user=app&password=" + password)) {
+      Finished run = run("relay", Map.of(), "--jdbc-url", url);
+      assertThat(run.exitCode()).as(run.output()).isNotZero();
+      assertThat(run.output()).as(url).doesNotContain("ret99").contains("password=***");
+    }
+  }
+
+  @Test
+  void aMistypedOptionIsNamedAndItsValueNeverRepeated() throws Exception {
+    for (List<String> args : List.of(List.of("--db-pasword", "CliSecret16"), List.of("--db-pasword=CliSecret16"),
+        List.of("--sqs-secret-access-key", "CliSecret16"))) {
+      Finished run = run("status", Map.of(), args.toArray(String[]::new));
+      assertThat(run.exitCode()).as(run.output()).isEqualTo(2);
+      assertThat(run.output()).as(args.toString()).doesNotContain("CliSecret16")
+          .contains("unknown option(s) '" + args.get(0).split("=")[0] + "'");
+    }
+    assertThat(run("status", Map.of(), "--db-pasword", "x").output()).contains("did you mean", "--db-password");
+  }
+
   @Test
   void anArgumentThatCannotBeParsedIsOneLineWithItsSecretsMasked() throws Exception {
     Finished run = run("dead-letters purge", Map.of(),
         "--jdbc-url", "jdbc:postgresql://db/app?user=app&password=" + SECRET);
 
     assertThat(run.exitCode()).isEqualTo(2);
-    assertThat(run.output()).doesNotContain(SECRET).contains("password=***", "txbox dead-letters --help");
+    assertThat(run.output()).as("the options by name, no value repeated, masked or not")
+        .doesNotContain(SECRET).contains("'--jdbc-url'", "txbox dead-letters --help");
     assertThat(run.output().strip().lines()).as(run.output()).hasSize(1);
   }
 

@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -235,6 +236,23 @@ class CommandLineTest {
     env.put("TXBOX_PORTS", "9464");
     assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere")).isEqualTo(2);
     assertThat(err.toString()).contains("unknown environment variable TXBOX_PORTS").doesNotContain("TXBOX_SERVICE_HOST");
+  }
+
+  @Test
+  void servicesNamedTxboxSomethingNeitherStopTheRelayNorSetItsOptionsThroughTheirLinks() {
+    Map<String, String> env = new java.util.HashMap<>();
+    for (String service : List.of("txbox-relay", "txbox-db", "txbox-console", "txbox-http")) {
+      env.putAll(RelayDeploymentExampleTest.serviceLinks(service, "10.96.0.17", 9464));
+    }
+    env.put("TXBOX_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1");
+    // TXBOX_HTTP_PORT=tcp://10.96.0.17:9464 is the txbox-http Service's link, not --http-port
+    assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere")).isEqualTo(1);
+    assertThat(err.toString()).contains("cannot connect to the database")
+        .doesNotContain("unknown environment variable", "http-port");
+    err.getBuffer().setLength(0);
+    env.put("TXBOX_HTTP_PORT", "tcp-ish"); // set in the pod's spec, where it wins over the link: read, and refused
+    assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere")).isEqualTo(2);
+    assertThat(err.toString()).contains("--http-port");
   }
 
   @Test

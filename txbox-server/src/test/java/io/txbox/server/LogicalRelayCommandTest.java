@@ -73,7 +73,7 @@ class LogicalRelayCommandTest {
           .contains("txbox_outbox_pending{outbox=\"postgres.public.txbox_outbox\",subscription=\"txbox\"}")
           .contains("txbox_slot_active{outbox=\"postgres.public.txbox_outbox\",slot=\"txbox\"} 1.0")
           .doesNotContain("txbox_relay_buckets_owned"));
-      OpsClient.Answer ready = ops.get("/health/ready");
+      OpsClient.Answer ready = ops.ready();
       assertThat(ready.status()).as(ready.body()).isEqualTo(200);
       assertThat(ready.body()).contains("\"relay\":\"streaming\"");
       assertThat(run("logical", "status", "--jdbc-url", url)).isZero();

@@ -42,6 +42,19 @@ final class OpsClient {
 
   record Answer(int status, String body) {}
 
+  /**
+   * {@code /health/ready} once it says ready, as a kubelet sees it: asked again, as the kubelet
+   * asks every period, while the verdict from before the relay was under way still stands.
+   */
+  Answer ready() {
+    Answer[] last = new Answer[1];
+    await().atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() -> {
+      last[0] = get("/health/ready");
+      org.assertj.core.api.Assertions.assertThat(last[0].status()).as(last[0].body()).isEqualTo(200);
+    });
+    return last[0];
+  }
+
   Answer get(String path) throws IOException, InterruptedException {
     HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
         .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());

@@ -26,12 +26,28 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class RelayDeploymentExampleTest {
   private static final Path EXAMPLE = Path.of("..", "ops", "kubernetes", "txbox-relay.yaml");
+  private static final Path IMAGE = Path.of("..", "ops", "docker", "Dockerfile");
   private static final Pattern VARIABLE = Pattern.compile(
       "- name: (TXBOX_[A-Z0-9_]+)\\s*\\n\\s*(value: \"?([^\"\\n]*)\"?|valueFrom:)");
   private static final Pattern PROBE = Pattern.compile("path: (/\\S+)\\s*\\n\\s*port: (\\d+)");
 
   @Test
-  void theExampleDeploymentStartsWithAServiceNamedTxboxBesideItAndItsProbesAnswer(@TempDir Path dir) throws Exception {
+  void theExampleMeetsPodSecurityRestrictedAndKeepsNoSecretAndNoFloatingTag() throws Exception {
+    String yaml = Files.readString(EXAMPLE);
+    assertThat(yaml).contains("runAsNonRoot: true", "allowPrivilegeEscalation: false", "drop: [\"ALL\"]",
+            "type: RuntimeDefault", "automountServiceAccountToken: false", "enableServiceLinks: false",
+            "readOnlyRootFilesystem: true", "timeoutSeconds: 1")
+        .as("no password in the manifest: the Secret is created apart").doesNotContain("change-me", "stringData")
+        .as("a version or a digest, never a floating tag").doesNotContain(":latest");
+    assertThat(yaml).as("the metrics port is open to Prometheus only")
+        .containsPattern("kind: NetworkPolicy[\\s\\S]*port: 9464");
+    String image = Files.readString(IMAGE);
+    assertThat(image).as("the jar stays root's, so the user that runs it cannot change it")
+        .contains("COPY txbox.jar /opt/txbox/txbox.jar").doesNotContain("--chown").containsPattern("USER 10001");
+  }
+
+  @Test
+  void theExampleDeploymentStartsBesideServicesNamedTxboxSomethingAndItsProbesAnswer(@TempDir Path dir) throws Exception {
     String yaml = Files.readString(EXAMPLE);
     Map<String, String> environment = variables(yaml);
     assertThat(environment).containsKeys("TXBOX_JDBC_URL", "TXBOX_DB_PASSWORD", "TXBOX_HTTP_PORT");
@@ -46,7 +62,14 @@ class RelayDeploymentExampleTest {
       env.put("TXBOX_DB_USER", "postgres");
       env.put("TXBOX_SCHEMA", db.schema());
       env.put("TXBOX_KAFKA_BOOTSTRAP_SERVERS", kafka.bootstrapServers());
-      env.putAll(serviceLinks("txbox", "10.96.0.17", 9464)); // what Kubernetes adds for the Service
+      // What Kubernetes adds to every pod for Services of these names, were service links left on:
+      // TXBOX_RELAY_PORT, TXBOX_DB_SERVICE_HOST, even TXBOX_HTTP_PORT=tcp://... are not settings.
+      env.putAll(serviceLinks("txbox", "10.96.0.17", 9464));
+      env.putAll(serviceLinks("txbox-relay", "10.96.0.18", 9464));
+      env.putAll(serviceLinks("txbox-db", "10.96.0.19", 5432));
+      Map<String, String> http = new LinkedHashMap<>(serviceLinks("txbox-http", "10.96.0.20", 9464));
+      http.remove("TXBOX_HTTP_PORT"); // the pod's own TXBOX_HTTP_PORT wins over the link, as in Kubernetes
+      env.putAll(http);
       try (RelayProcesses relays = new RelayProcesses()) {
         Process relay = relays.start(dir, List.of(), env, List.of());
         OpsClient ops = OpsClient.of(relays, 0);

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TopicReader;
@@ -17,7 +18,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -31,6 +31,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Relays as separate processes over one subscription: sharing, SIGKILL mid-run, SIGTERM drain. */
+@FaultDrill
 class RelayFailoverTest {
   private static final int EVENTS = 6000;
   private final KafkaBroker kafka = KafkaBroker.shared();
@@ -82,7 +83,30 @@ class RelayFailoverTest {
       assertThat(TopicReader.distinctIds(got)).hasSize(EVENTS);
       assertThat(TopicReader.firstDeliveriesByKey(got)).isEqualTo(expectedByKey());
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(owners()).isEqualTo(instances - 1));
-      assertThat(count("SELECT count(*) FROM {schema}.txbox_subscription WHERE owner = 'relay-0'")).isZero();
+      assertThat(count("SELECT count(*) FROM {schema}.txbox_subscription WHERE owner LIKE 'relay-0/%'")).isZero();
+    }
+  }
+
+  @Test
+  void aRelaySigkilledAndStartedAgainUnderItsInstanceIdDeliversOnceItsPredecessorsLeasesEnd() throws Exception {
+    try (RelayProcesses relays = new RelayProcesses();
+        TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      Process first = relays.start(dir, relayArgs(0));
+      await().atMost(Duration.ofSeconds(60)).until(() -> owners() == 1);
+      writeEvents(0, 500);
+      reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 500, Duration.ofSeconds(60));
+      first.destroyForcibly(); // SIGKILL: its leases stay, under the name relay-0
+      first.waitFor(10, TimeUnit.SECONDS);
+
+      relays.start(dir, relayArgs(0)); // as a StatefulSet restarts pod relay-0
+      writeEvents(500, 500);
+      // Within the predecessor's lease (2 s) and the new one's start, not never.
+      List<TopicReader.Received> got =
+          reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 1000, Duration.ofSeconds(60));
+      assertThat(TopicReader.distinctIds(got)).as(relays.logTails(20)).hasSize(1000);
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(count(
+          "SELECT count(DISTINCT owner) FROM {schema}.txbox_subscription WHERE owner LIKE 'relay-0/%'"
+              + " AND lease_until > now()")).isEqualTo(1));
     }
   }
 
@@ -115,7 +139,7 @@ class RelayFailoverTest {
       signal("STOP", frozen);
       try {
         await().atMost(Duration.ofSeconds(30)).until(() -> count(
-            "SELECT count(*) FROM {schema}.txbox_subscription WHERE owner = 'relay-1' AND lease_until > now()")
+            "SELECT count(*) FROM {schema}.txbox_subscription WHERE owner LIKE 'relay-1/%' AND lease_until > now()")
             == PostgresOutboxStore.DEFAULT_BUCKETS);
         writeEvents(1000, 1000);
         reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 2000, Duration.ofSeconds(60));
@@ -165,7 +189,7 @@ class RelayFailoverTest {
   }
 
   private int owners() throws SQLException {
-    return count("SELECT count(DISTINCT owner) FROM {schema}.txbox_subscription WHERE lease_until > now()");
+    return OutboxRows.owners(db.dataSource(), db.schema());
   }
 
   private int count(String sql) throws SQLException {
@@ -178,15 +202,6 @@ class RelayFailoverTest {
   }
 
   private Map<String, List<String>> expectedByKey() throws SQLException {
-    Map<String, List<String>> byKey = new LinkedHashMap<>();
-    try (Connection c = db.dataSource().getConnection();
-        PreparedStatement p = c.prepareStatement(
-            "SELECT key, id::text FROM " + store.outboxTable() + " ORDER BY tx_id, position");
-        ResultSet rs = p.executeQuery()) {
-      while (rs.next()) {
-        byKey.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));
-      }
-    }
-    return byKey;
+    return OutboxRows.byKey(db.dataSource(), store.outboxTable());
   }
 }

@@ -103,7 +103,7 @@ class RelayUnattendedTest {
           .contains("txbox_loops_troubled 0.0")
           .contains("jvm_memory_used_bytes").contains("process_uptime_seconds").contains("process_cpu_usage");
       assertThat(ops.get("/health/live").status()).isEqualTo(200);
-      OpsClient.Answer ready = ops.get("/health/ready");
+      OpsClient.Answer ready = ops.ready();
       assertThat(ready.status()).as(ready.body()).isEqualTo(200);
       assertThat(ready.body()).contains("\"status\":\"UP\"").contains("\"relay\":\"running\"")
           .contains("\"problems\":[]");
@@ -135,7 +135,7 @@ class RelayUnattendedTest {
       processes.startCommand(dir, "console", List.of(), Map.of(), List.of("--jdbc-url", TestDatabase.jdbcUrl(),
           "--schema", db.schema(), "--listen", "127.0.0.1:0"));
       OpsClient ops = OpsClient.of(processes, 0);
-      OpsClient.Answer ready = ops.get("/health/ready");
+      OpsClient.Answer ready = ops.ready();
       assertThat(ready.status()).as(ready.body()).isEqualTo(200);
       assertThat(ready.body()).contains("\"database\":\"reachable\"");
       assertThat(ops.get("/health/live").status()).isEqualTo(200);

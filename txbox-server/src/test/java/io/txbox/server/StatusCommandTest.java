@@ -10,6 +10,7 @@ import io.txbox.Message;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.io.PrintWriter;
@@ -42,7 +43,9 @@ class StatusCommandTest {
       // until the relay has delivered it: pending events with a relay at work are healthy too
       await().atMost(Duration.ofSeconds(30))
           .until(() -> status() == 0 && out.toString().contains("subscription default: 0 pending"));
-      assertThat(out.toString()).contains("subscription default: 0 pending", "relay relay-a: 64 buckets", "HEALTHY");
+      assertThat(out.toString()).contains("subscription default: 0 pending", "HEALTHY")
+          .as("the relay's instance id, and the part that names this process of it")
+          .containsPattern("relay relay-a/[0-9a-f]{8}: 64 buckets");
     }
     schema.send(List.of(event(topic)));
 
@@ -50,6 +53,7 @@ class StatusCommandTest {
     assertThat(out.toString()).contains("DEGRADED: subscription default: 1 events pending and no relay holds a lease");
   }
 
+  @FaultDrill
   @Test
   void stalledBucketsAndDeadLettersOfBothSidesAreShownAndAStallIsDegraded() throws Exception {
     Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build())
@@ -68,7 +72,7 @@ class StatusCommandTest {
         await().atMost(Duration.ofSeconds(60)).until(() -> json().path("stalledBuckets").size() == 1);
         JsonNode status = json();
         assertThat(status.path("healthy").asBoolean()).isFalse();
-        assertThat(status.path("stalledBuckets").get(0).path("relay").asText()).isEqualTo("relay-b");
+        assertThat(status.path("stalledBuckets").get(0).path("relay").asText()).startsWith("relay-b/");
         assertThat(status.path("stalledBuckets").get(0).path("lastError").asText()).isNotBlank();
         assertThat(status.path("problems").get(0).asText()).contains("retrying a failed event");
       } finally {

@@ -50,6 +50,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
@@ -104,16 +105,24 @@ public class TxboxAutoConfiguration {
   /** The outbox log, checkpoints, leases and dead letters; migrated unless turned off. */
   @Bean
   @ConditionalOnMissingBean
-  public PostgresOutboxStore txboxOutboxStore(DataSource dataSource, TxboxProperties properties) {
+  public PostgresOutboxStore txboxOutboxStore(DataSource dataSource, TxboxProperties properties,
+      Environment environment) {
     requireUsableModes(properties);
-    PostgresOutboxStore store = Settings.build("txbox", () -> PostgresOutboxStore.builder(dataSource)
-        .schema(properties.schema())
-        .tablePrefix(properties.tablePrefix())
-        .buckets(properties.buckets())
-        .outboxPartitionSize(properties.outboxPartitionSize())
-        .partitionsAhead(properties.partitionsAhead())
-        .partitionLockTimeout(properties.partitionLockTimeout())
-        .build());
+    PostgresOutboxStore store = Settings.build("txbox", () -> {
+      PostgresOutboxStore.Builder b = PostgresOutboxStore.builder(dataSource)
+          .schema(properties.schema())
+          .tablePrefix(properties.tablePrefix())
+          .buckets(properties.buckets())
+          .outboxPartitionSize(properties.outboxPartitionSize())
+          .partitionsAhead(properties.partitionsAhead())
+          .partitionLockTimeout(properties.partitionLockTimeout());
+      String listen = properties.relay().listenJdbcUrl();
+      if (listen != null && !listen.isBlank()) {
+        b.listenDataSource(new DriverManagerDataSource(listen, environment.getProperty("spring.datasource.username"),
+            environment.getProperty("spring.datasource.password")));
+      }
+      return b.build();
+    });
     if (properties.migrate()) {
       store.migrate();
     }
@@ -223,6 +232,7 @@ public class TxboxAutoConfiguration {
               .idleInterval(l.idleInterval())
               .statusInterval(l.statusInterval())
               .standbyInterval(l.standbyInterval())
+              .checkpointInterval(l.checkpointInterval())
               .drainTimeout(properties.relay().drainTimeout())
               .metrics(metrics.getIfAvailable(() -> Metrics.NONE))
               .build()).start();

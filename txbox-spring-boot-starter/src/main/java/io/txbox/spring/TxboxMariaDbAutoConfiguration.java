@@ -129,6 +129,8 @@ public class TxboxMariaDbAutoConfiguration {
         + " spring.datasource.url names: remove it");
     refuse(properties.usesLogicalDecoding(), "txbox.relay.source / txbox.outbox.write-mode",
         "logical decoding is PostgreSQL's: use the table relay (the default)");
+    refuse(properties.relay().listenJdbcUrl() != null, "txbox.relay.listen-jdbc-url",
+        "MariaDB has no LISTEN/NOTIFY: the relay polls");
     refuse(properties.outboxPartitionSize() > 0, "txbox.outbox-partition-size",
         "MariaDB's outbox is not partitioned: remove it");
   }

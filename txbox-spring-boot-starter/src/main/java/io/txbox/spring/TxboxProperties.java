@@ -95,6 +95,11 @@ public record TxboxProperties(
    * @param leaseDuration how long a lease lasts without renewal before another instance takes it
    * @param drainTimeout how long shutdown waits for the round in progress
    * @param stallWarning after how long a transaction holding delivery back is logged
+   * @param listenJdbcUrl where the relay holds its one {@code LISTEN} connection, when
+   *     {@code spring.datasource.url} goes through a pooler that lends server connections per
+   *     transaction (PgBouncer in transaction mode, RDS Proxy): PostgreSQL directly, or through
+   *     session pooling; user and password as {@code spring.datasource}'s unless in the URL.
+   *     Default: the application's DataSource (docs/poolers.md)
    */
   public record Relay(
       @DefaultValue("true") boolean enabled,
@@ -106,7 +111,8 @@ public record TxboxProperties(
       @DefaultValue("1s") Duration heartbeatInterval,
       @DefaultValue("10s") Duration leaseDuration,
       @DefaultValue("30s") Duration drainTimeout,
-      @DefaultValue("30s") Duration stallWarning) {}
+      @DefaultValue("30s") Duration stallWarning,
+      String listenJdbcUrl) {}
 
   /**
    * Logical decoding, with txbox-postgres-cdc on the class path: used when
@@ -124,6 +130,8 @@ public record TxboxProperties(
    * @param idleInterval how long the relay waits when the stream has nothing new
    * @param statusInterval how often the relay confirms its position to the server
    * @param standbyInterval how often a standby tries to take the slot over
+   * @param checkpointInterval how often the relay's progress is written where a failover keeps it
+   *     (docs/failover.md), bounding the duplicates a failover that loses the slot causes
    */
   public record Logical(
       @DefaultValue("txbox") String slot,
@@ -136,7 +144,8 @@ public record TxboxProperties(
       @DefaultValue("20000") int maxPending,
       @DefaultValue("5ms") Duration idleInterval,
       @DefaultValue("1s") Duration statusInterval,
-      @DefaultValue("1s") Duration standbyInterval) {}
+      @DefaultValue("1s") Duration standbyInterval,
+      @DefaultValue("1s") Duration checkpointInterval) {}
 
   /** Whether an event is written or relayed through logical decoding, which needs txbox-postgres-cdc. */
   public boolean usesLogicalDecoding() {

@@ -41,8 +41,16 @@ public final class TestDatabase implements AutoCloseable {
 
   /** Creates a schema with a random name and a pool of up to 20 connections. */
   public static TestDatabase create() {
+    return create(jdbcUrl());
+  }
+
+  /**
+   * As {@link #create()}, its pool connecting through {@code url}: the test database reached
+   * another way, such as through a {@link PgBouncer} ({@link #throughPooler}).
+   */
+  public static TestDatabase create(String url) {
     String schema = "t_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    HikariDataSource ds = pool(jdbcUrl(), 20);
+    HikariDataSource ds = pool(url, 20);
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("CREATE SCHEMA " + schema);
     } catch (SQLException e) {
@@ -51,6 +59,24 @@ public final class TestDatabase implements AutoCloseable {
           + " (is PostgreSQL running? set " + URL_VARIABLE + " to point elsewhere)", e);
     }
     return new TestDatabase(schema, ds);
+  }
+
+  /**
+   * A PgBouncer in {@code mode} in front of the test database's server, at most {@code poolSize}
+   * server connections; the caller closes it.
+   */
+  public static PgBouncer pooler(PgBouncer.Mode mode, int poolSize) {
+    java.net.URI server = java.net.URI.create(jdbcUrl().substring("jdbc:".length()));
+    return PgBouncer.start(mode, server.getHost(), server.getPort() < 0 ? 5432 : server.getPort(), poolSize);
+  }
+
+  /**
+   * The test database's URL through {@code pooler}, with {@code prepareThreshold=0} as pgjdbc
+   * advises behind a pooler that lends server connections per transaction.
+   */
+  public static String throughPooler(PgBouncer pooler) {
+    String path = java.net.URI.create(jdbcUrl().substring("jdbc:".length())).getPath();
+    return pooler.jdbcUrl(path.substring(1)) + "&prepareThreshold=0";
   }
 
   /** A HikariCP pool for {@code url}. */

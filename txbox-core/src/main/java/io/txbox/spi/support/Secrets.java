@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
  * {@code ssl.truststore.password=}, {@code token=}, JAAS {@code password="..."}).
  *
  * <pre>{@code
- * log.info("database {}", Secrets.mask(jdbcUrl)); // jdbc:postgresql://db/app?user=app&password=***
+ * log.info("database {}", Secrets.maskUrl(jdbcUrl)); // jdbc:postgresql://db/app?user=app&password=***
  * }</pre>
  */
 public final class Secrets {
@@ -22,11 +22,40 @@ public final class Secrets {
   private static final Pattern USER_INFO = Pattern.compile("((?:^|[\\s'\"(\\[=,;/])[^\\s/@:'\"]*)(:[^/@\\s'\"]*|)@");
   private static final Pattern TOKEN_ONLY = Pattern.compile("(://)([^/@:\\s]+)@");
   private static final Pattern QUOTED = Pattern.compile(
-      "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*\\s*=\\s*)\"[^\"]*\"");
+      "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*\\s*=\\s*)(?:\"[^\"]*\"|'[^']*')");
   private static final Pattern PLAIN = Pattern.compile(
       "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*(?:\\s*=\\s*|:))(?!\\*\\*\\*)[^&;,\\s\"']+");
 
+  private static final Pattern SECRET_NAME =
+      Pattern.compile("(?i)[\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*");
+
   private Secrets() {}
+
+  /**
+   * A JDBC or broker URL with every secret parameter's whole value masked. In free text a value
+   * ends where a word does, but in a URL the drivers read it up to the next {@code &}: a password
+   * holding {@code ,} {@code ;} {@code '} or a space must be masked to there, or part of it shows
+   * ({@code password=***,ret99}). Null stays null.
+   */
+  public static String maskUrl(String url) {
+    if (url == null) {
+      return null;
+    }
+    int query = url.indexOf('?');
+    String head = mask(query < 0 ? url : url.substring(0, query));
+    if (query < 0) {
+      return head;
+    }
+    StringBuilder out = new StringBuilder(head).append('?');
+    String[] parameters = url.substring(query + 1).split("&", -1);
+    for (int i = 0; i < parameters.length; i++) {
+      String p = parameters[i];
+      int eq = p.indexOf('=');
+      String name = eq < 0 ? p : p.substring(0, eq);
+      out.append(i == 0 ? "" : "&").append(eq >= 0 && SECRET_NAME.matcher(name).matches() ? name + "=" + MASK : mask(p));
+    }
+    return out.toString();
+  }
 
   /** {@code text} with every secret it recognises replaced by {@code ***}; null stays null. */
   public static String mask(String text) {
@@ -36,7 +65,8 @@ public final class Secrets {
     String masked = USER_INFO.matcher(text).replaceAll(m -> m.group(2).isEmpty()
         ? m.group(0) : java.util.regex.Matcher.quoteReplacement(m.group(1) + ":" + MASK + "@"));
     masked = TOKEN_ONLY.matcher(masked).replaceAll("$1" + MASK + "@");
-    masked = QUOTED.matcher(masked).replaceAll("$1\"" + MASK + "\"");
+    masked = QUOTED.matcher(masked).replaceAll(m -> java.util.regex.Matcher.quoteReplacement(
+        m.group(1) + m.group().charAt(m.group().length() - 1) + MASK + m.group().charAt(m.group().length() - 1)));
     return PLAIN.matcher(masked).replaceAll("$1" + MASK);
   }
 }

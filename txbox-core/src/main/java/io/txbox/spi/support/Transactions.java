@@ -3,15 +3,28 @@ package io.txbox.spi.support;
 import io.txbox.TxboxException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.OptionalInt;
 import javax.sql.DataSource;
 
-/** Runs a unit of relay work in its own short transaction, turning SQL errors into TxboxException. */
+/**
+ * Runs a unit of relay work in its own short transaction, turning SQL errors into TxboxException.
+ * A {@code setup} statement, when given, runs first in every transaction: a setting that must
+ * hold for the transaction and no longer ({@code SET LOCAL ...}), which a connection pooler that
+ * lends its server connections per transaction cannot keep from one transaction to the next.
+ */
 public final class Transactions {
   private final DataSource dataSource;
+  private final String setup;
 
   public Transactions(DataSource dataSource) {
+    this(dataSource, null);
+  }
+
+  /** Runs {@code setup} (a statement without parameters) first in every transaction; null for none. */
+  public Transactions(DataSource dataSource, String setup) {
     this.dataSource = dataSource;
+    this.setup = setup;
   }
 
   /** Work done on one connection. */
@@ -45,6 +58,11 @@ public final class Transactions {
         if (isolation.isPresent()) {
           c.setTransactionIsolation(isolation.getAsInt()); // before the first statement
         }
+        if (setup != null) {
+          try (Statement s = c.createStatement()) {
+            s.execute(setup);
+          }
+        }
         T result = work.run(c);
         c.commit();
         return result;
@@ -58,8 +76,21 @@ public final class Transactions {
         }
       }
     } catch (SQLException e) {
-      throw new TxboxException(what + " failed: " + e.getMessage(), e);
+      throw new TxboxException(what + " failed: " + e.getMessage() + poolerHint(e), e);
     }
+  }
+
+  /**
+   * What to do when a named prepared statement is missing, or there already (SQLSTATE 26000,
+   * 42P05): the connection goes through a pooler that lends server connections per transaction,
+   * where the driver's statements do not outlive the transaction that prepared them.
+   */
+  private static String poolerHint(SQLException e) {
+    String state = e.getSQLState();
+    return "26000".equals(state) || "42P05".equals(state)
+        ? " (the connection goes through a pooler that lends server connections per transaction, such as PgBouncer"
+            + " in transaction mode, where prepared statements do not last: put prepareThreshold=0 in the JDBC URL)"
+        : "";
   }
 
   /**

@@ -15,6 +15,20 @@ class SecretsTest {
   }
 
   @Test
+  void aUrlsPasswordIsMaskedWholeWhateverItHolds() {
+    for (String password : new String[] {"se,ret99", "se;ret99", "se'ret99", "se ret99", "s\"e=c&"}) {
+      String url = "jdbc:postgresql://db/app?user=app&password=" + password + "&ssl=true";
+      String masked = Secrets.maskUrl(url);
+      assertThat(masked).as(password).doesNotContain("ret99", "se,", "se;", "se'", "se ", "s\"e")
+          .startsWith("jdbc:postgresql://db/app?user=app&password=***");
+    }
+    assertThat(Secrets.maskUrl("jdbc:mariadb://db:3306/shop?user=app&password=a,b c&useSsl=true"))
+        .isEqualTo("jdbc:mariadb://db:3306/shop?user=app&password=***&useSsl=true");
+    assertThat(Secrets.maskUrl("jdbc:postgresql://app:s3cr3t@db/app")).isEqualTo("jdbc:postgresql://app:***@db/app");
+    assertThat(Secrets.maskUrl("jdbc:postgresql://db/app")).isEqualTo("jdbc:postgresql://db/app");
+  }
+
+  @Test
   void userInfoPasswordsAndTokensInBrokerUrisAreMasked() {
     assertThat(Secrets.mask("amqp://app:s3cr3t@rabbit:5672/vhost")).isEqualTo("amqp://app:***@rabbit:5672/vhost");
     assertThat(Secrets.mask("nats://app:s3cr3t@n1:4222,nats://t0k3n@n2:4222"))
@@ -43,6 +57,8 @@ class SecretsTest {
     assertThat(Secrets.mask("ssl.truststore.password=s3cr3t")).isEqualTo("ssl.truststore.password=***");
     assertThat(Secrets.mask("sasl.jaas.config=PlainLoginModule required username=\"app\" password=\"s3 cr3t\";"))
         .isEqualTo("sasl.jaas.config=PlainLoginModule required username=\"app\" password=\"***\";");
+    assertThat(Secrets.mask("sasl.jaas.config=ScramLoginModule required username='app' password='s3 cr3t';"))
+        .isEqualTo("sasl.jaas.config=ScramLoginModule required username='app' password='***';");
     assertThat(Secrets.mask("acks=all")).isEqualTo("acks=all");
   }
 }

@@ -13,10 +13,18 @@ import org.slf4j.LoggerFactory;
  * Holds one connection in {@code LISTEN} on the outbox channel and calls back on every
  * notification. Reconnects after errors; the relay polls meanwhile, so a lost notification only
  * costs latency.
+ *
+ * <p>Once listening, it notifies itself and waits for that notification: a connection that goes
+ * through a pooler lending server connections per transaction (PgBouncer in transaction mode, RDS
+ * Proxy) listens on a server connection it then gives back, and never hears anything. Such a
+ * listener says so once, with the fix, and stops; the relay goes on polling.
  */
 public final class PostgresListener implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
   private static final int POLL_MILLIS = 500;
+  /** How long the listener waits for its own notification before it concludes none can arrive. */
+  private static final long CHECK_MILLIS = 3_000;
+  private static final String CHECK = "txbox-listen-check";
 
   private final DataSource dataSource;
   private final String channel;
@@ -39,8 +47,17 @@ public final class PostgresListener implements AutoCloseable {
         c.setAutoCommit(true);
         try (Statement s = c.createStatement()) {
           s.execute("LISTEN \"" + channel + "\"");
+          s.execute("SELECT pg_notify('" + channel + "', '" + CHECK + "')");
         }
         PGConnection pg = c.unwrap(PGConnection.class);
+        if (!hearsItself(pg)) {
+          log.warn("LISTEN on {} hears nothing, not even its own NOTIFY: the connection goes through a pooler"
+              + " that lends server connections per transaction (PgBouncer in transaction mode, RDS Proxy)?"
+              + " The relay polls instead, its idle interval apart; to be woken at each commit, let it listen"
+              + " on a connection that reaches PostgreSQL directly or through session pooling"
+              + " (txbox relay --listen-jdbc-url, PostgresOutboxStore.Builder.listenDataSource)", channel);
+          return;
+        }
         while (running) {
           PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
           if (notifications != null && notifications.length > 0) {
@@ -55,6 +72,23 @@ public final class PostgresListener implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** Whether the check notification arrives within {@link #CHECK_MILLIS}; others met meanwhile still wake the relay. */
+  private boolean hearsItself(PGConnection pg) throws SQLException {
+    long deadline = System.nanoTime() + CHECK_MILLIS * 1_000_000;
+    while (running && System.nanoTime() < deadline) {
+      PGNotification[] notifications = pg.getNotifications(POLL_MILLIS);
+      if (notifications != null && notifications.length > 0) {
+        onNotify.run();
+        for (PGNotification n : notifications) {
+          if (CHECK.equals(n.getParameter())) {
+            return true;
+          }
+        }
+      }
+    }
+    return !running;
   }
 
   private void pause() {

@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
+import org.postgresql.PGConnection;
 import org.postgresql.PGStatement;
 
 /**
@@ -37,20 +38,31 @@ public final class PostgresRelayStore implements OutboxStore {
   private final PostgresTables tables;
   private final PostgresSql sql;
   private final Transactions tx;
+  /** For the transactions that lock rows: leases and checkpoints. */
+  private final Transactions locking;
   private final boolean notifyOnAppend;
   private final long notifyIntervalNanos;
   private final AtomicLong lastNotify = new AtomicLong(System.nanoTime() - Long.MAX_VALUE / 2);
-  private final boolean listen;
+  private final DataSource listenTo;
 
-  public PostgresRelayStore(
-      DataSource dataSource, PostgresTables tables, boolean notifyOnAppend, Duration notifyInterval, boolean listen) {
+  /**
+   * @param idleTransactionTimeout how long a transaction of this store that locks rows may sit
+   *     idle before the server ends it; null to leave the server's setting
+   * @param listenTo where a relay holds its connection in {@code LISTEN}; null for no listening
+   */
+  public PostgresRelayStore(DataSource dataSource, PostgresTables tables, boolean notifyOnAppend,
+      Duration notifyInterval, DataSource listenTo, Duration idleTransactionTimeout) {
     this.dataSource = dataSource;
     this.tables = tables;
     this.sql = PostgresSql.of(tables);
     this.tx = new Transactions(dataSource);
+    // SET LOCAL, not a session setting: it ends with its transaction, so a pooler that lends
+    // server connections per transaction neither loses it nor hands it to another client.
+    this.locking = idleTransactionTimeout == null ? tx : new Transactions(dataSource,
+        "SET LOCAL idle_in_transaction_session_timeout = " + Math.max(1, idleTransactionTimeout.toMillis()));
     this.notifyOnAppend = notifyOnAppend;
     this.notifyIntervalNanos = notifyInterval.toNanos();
-    this.listen = listen;
+    this.listenTo = listenTo;
   }
 
   @Override
@@ -105,7 +117,7 @@ public final class PostgresRelayStore implements OutboxStore {
 
   @Override
   public Membership heartbeat(String subscription, String instance, Duration lease) {
-    return tx.inTransaction("heartbeat of " + instance, c -> {
+    return locking.inTransaction("heartbeat of " + instance, c -> {
       try (PreparedStatement touch = c.prepareStatement(sql.touchInstance());
           PreparedStatement forget = c.prepareStatement(sql.forgetDeadInstances())) {
         touch.setString(1, subscription);
@@ -141,7 +153,7 @@ public final class PostgresRelayStore implements OutboxStore {
 
   @Override
   public List<BucketState> claimBuckets(String subscription, String instance, int max, Duration lease) {
-    return tx.inTransaction("claiming buckets for " + instance, c -> {
+    return locking.inTransaction("claiming buckets for " + instance, c -> {
       try (PreparedStatement p = c.prepareStatement(sql.claimBuckets())) {
         p.setString(1, instance);
         p.setLong(2, lease.toMillis());
@@ -161,7 +173,7 @@ public final class PostgresRelayStore implements OutboxStore {
 
   @Override
   public void releaseBuckets(String subscription, String instance, Collection<Integer> released) {
-    tx.inTransaction("releasing buckets of " + instance, c -> {
+    locking.inTransaction("releasing buckets of " + instance, c -> {
       try (PreparedStatement p = c.prepareStatement(sql.releaseBuckets())) {
         p.setString(1, subscription);
         p.setString(2, instance);
@@ -173,7 +185,7 @@ public final class PostgresRelayStore implements OutboxStore {
 
   @Override
   public void leave(String subscription, String instance) {
-    tx.inTransaction("leaving subscription " + subscription, c -> {
+    locking.inTransaction("leaving subscription " + subscription, c -> {
       try (PreparedStatement release = c.prepareStatement(sql.releaseAll());
           PreparedStatement remove = c.prepareStatement(sql.removeInstance())) {
         release.setString(1, subscription);
@@ -191,8 +203,13 @@ public final class PostgresRelayStore implements OutboxStore {
     return tx.inTransaction("reading the outbox", c -> {
       try (PreparedStatement p = c.prepareStatement(sql.read())) {
         // Server-prepared from the first execution, so payloads and times arrive in binary
-        // rather than as hex and text that the driver must parse.
-        p.unwrap(PGStatement.class).setPrepareThreshold(-1);
+        // rather than as hex and text that the driver must parse; but never on a connection whose
+        // URL says prepareThreshold=0, as one does behind a pooler that lends server connections
+        // per transaction, where a named statement prepared in one transaction is gone (or
+        // another client's) in the next.
+        if (c.unwrap(PGConnection.class).getPrepareThreshold() != 0) {
+          p.unwrap(PGStatement.class).setPrepareThreshold(-1);
+        }
         PostgresRows.bindReads(p, c, reads);
         List<StoredMessage> rows = new ArrayList<>();
         try (ResultSet rs = p.executeQuery()) {
@@ -211,7 +228,7 @@ public final class PostgresRelayStore implements OutboxStore {
     if (progress.isEmpty()) {
       return Set.of();
     }
-    return tx.inTransaction("saving checkpoints", c -> {
+    return locking.inTransaction("saving checkpoints", c -> {
       Set<Integer> saved = new HashSet<>();
       try (PreparedStatement p = c.prepareStatement(sql.saveProgress())) {
         PostgresRows.bindProgress(p, c, progress);
@@ -255,7 +272,7 @@ public final class PostgresRelayStore implements OutboxStore {
     if (letters.isEmpty()) {
       return;
     }
-    tx.inTransaction("saving dead letters", c -> {
+    locking.inTransaction("saving dead letters", c -> {
       try (PreparedStatement p = c.prepareStatement(sql.deadLetterCopy())) {
         for (DeadLetter d : letters) {
           PostgresRows.bindDeadLetterCopy(p, c, d);
@@ -268,10 +285,10 @@ public final class PostgresRelayStore implements OutboxStore {
 
   @Override
   public AutoCloseable listen(Runnable onAppend) {
-    if (!listen) {
+    if (listenTo == null) {
       return () -> {};
     }
-    return new PostgresListener(dataSource, tables.channel(), onAppend);
+    return new PostgresListener(listenTo, tables.channel(), onAppend);
   }
 
   @Override

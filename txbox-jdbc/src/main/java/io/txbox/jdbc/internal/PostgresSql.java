@@ -22,6 +22,22 @@ public record PostgresSql(
     String deleteRelayed,
     String deleteInboxRecords) {
 
+  /**
+   * The read horizon of snapshot {@code s}: every transaction id below it has ended, except those
+   * of other databases. Transaction ids are the cluster's, so the snapshot's own xmin waits for
+   * every open transaction of every database; but only a transaction of this database can write
+   * to this outbox, so one that {@code pg_stat_activity} (or {@code pg_prepared_xacts}) places in
+   * another database holds nothing back. An open one it cannot place (a server process of no
+   * database, or one that ended between the snapshot and the look) counts as this database's:
+   * attributing wrongly could only wait longer, never skip a row. The snapshot and the look are
+   * one statement's, so a row of an id below the horizon is either visible or never to be.
+   */
+  static final String HORIZON = "(SELECT coalesce(min(x), pg_snapshot_xmax(s)) FROM pg_snapshot_xip(s) AS x"
+      + " WHERE x::xid NOT IN ("
+      + "   SELECT a.backend_xid FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL"
+      + "     AND a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database())"
+      + "   UNION ALL SELECT p.transaction FROM pg_prepared_xacts AS p WHERE p.database <> current_database()))";
+
   /** Most characters of the oldest open transaction's query text read. */
   public static final int OPEN_TRANSACTION_QUERY_LENGTH = 200;
 
@@ -55,20 +71,22 @@ public record PostgresSql(
         t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL"
             + " WHERE subscription = ? AND owner = ?"),
         t.render("DELETE FROM {relay_instance} WHERE subscription = ? AND instance = ?"),
-        // Commit-safe read: only rows of transactions below the snapshot's xmin, which can no
-        // longer be joined by an earlier-positioned row that commits late. One index range scan
-        // per bucket on the primary key (bucket, tx_id, position), starting at the checkpoint.
-        // The converted tx_id must not be aliased tx_id: ORDER BY would sort by the conversion.
-        // Columns are read by position in PostgresRows.storedMessage: keep the two in step.
-        t.render("SELECT c.bucket, o.tx_id::text::bigint AS tx_number, o.position, o.id, o.key,"
+        // Commit-safe read: only rows of transactions below this database's horizon (see
+        // HORIZON), which can no longer be joined by an earlier-positioned row that commits late.
+        // One index range scan per bucket on the primary key (bucket, tx_id, position), starting
+        // at the checkpoint. The converted tx_id must not be aliased tx_id: ORDER BY would sort by
+        // the conversion. Columns are read by position in PostgresRows.storedMessage: keep the two
+        // in step.
+        t.render("WITH h AS MATERIALIZED (SELECT " + HORIZON + " AS horizon FROM pg_current_snapshot() AS s)"
+            + " SELECT c.bucket, o.tx_id::text::bigint AS tx_number, o.position, o.id, o.key,"
             + " o.type, o.version, o.destination, o.payload, o.content_type,"
             + " o.headers::text AS headers_json, o.created_at, o.available_at"
-            + " FROM unnest(?::int[], ?::text[], ?::bigint[], ?::int[]) AS c(bucket, tx, pos, lim)"
+            + " FROM h, unnest(?::int[], ?::text[], ?::bigint[], ?::int[]) AS c(bucket, tx, pos, lim)"
             + " CROSS JOIN LATERAL ("
             + "   SELECT * FROM {outbox} o"
             + "   WHERE o.bucket = c.bucket"
             + "     AND (o.tx_id, o.position) > (c.tx::xid8, c.pos)"
-            + "     AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+            + "     AND o.tx_id < h.horizon"
             + "   ORDER BY o.tx_id, o.position"
             + "   LIMIT c.lim) AS o"),
         t.render("UPDATE {subscription} s SET tx_id = p.tx::xid8, position = p.pos,"
@@ -98,6 +116,9 @@ public record PostgresSql(
             + " coalesce(state, ''), left(coalesce(query, ''), " + OPEN_TRANSACTION_QUERY_LENGTH + ")"
             + " FROM pg_stat_activity"
             + " WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
+            // Only a transaction of this database can write this outbox, so only such a one (or
+            // a server process of no database) holds its relay back: see HORIZON.
+            + " AND (datid IS NULL OR datid = (SELECT oid FROM pg_database WHERE datname = current_database()))"
             + " ORDER BY xact_start LIMIT 1",
         // At most a limit of rows per bucket past its checkpoint, on the primary key's range, so
         // that a gauge over a backlog of millions stays cheap; capped says the limit was reached.

@@ -30,6 +30,7 @@ public final class StatusQueries {
   private final String buckets;
   private final String relays;
   private final String stalled;
+  private final String idle;
   private final String outboxDeadLetters;
   private final String inboxDeadLetters;
   private final String writtenPerMinute;
@@ -45,6 +46,17 @@ public final class StatusQueries {
     this.stalled = tables.render("SELECT subscription, bucket, owner, attempts, next_attempt_at, last_error"
         + " FROM {subscription} WHERE last_error IS NOT NULL ORDER BY attempts DESC, subscription, bucket"
         + " LIMIT " + MAX_STALLED);
+    // The first event each held bucket would read next (below the horizon, so not one that an open
+    // transaction legitimately holds back), when it has been due longer than the limit while the
+    // checkpoint stood still: one index probe per bucket whose checkpoint is that old.
+    String limit = "now() - interval '" + StoreStatus.NOT_MOVING_AFTER.toSeconds() + " seconds'";
+    this.idle = tables.render("SELECT s.subscription, s.bucket, s.owner, s.updated_at"
+        + " FROM {subscription} s, (SELECT " + PostgresSql.HORIZON + " AS horizon FROM pg_current_snapshot() AS s) h"
+        + " WHERE s.owner IS NOT NULL AND s.lease_until > now() AND s.last_error IS NULL AND s.updated_at < " + limit
+        + " AND (SELECT greatest(o.created_at, coalesce(o.available_at, o.created_at)) FROM {outbox} o"
+        + "   WHERE o.bucket = s.bucket AND (o.tx_id, o.position) > (s.tx_id, s.position) AND o.tx_id < h.horizon"
+        + "   ORDER BY o.tx_id, o.position LIMIT 1) < " + limit
+        + " ORDER BY s.subscription, s.bucket LIMIT " + StoreStatus.MAX_IDLE_BUCKETS);
     this.outboxDeadLetters = tables.render("SELECT d.subscription, d.count, d.newest, (SELECT error FROM {dead_letter} e"
         + " WHERE e.subscription = d.subscription ORDER BY dead_lettered_at DESC LIMIT 1)"
         + " FROM (SELECT subscription, count(*) AS count, max(dead_lettered_at) AS newest FROM {dead_letter}"
@@ -82,10 +94,11 @@ public final class StatusQueries {
   public StoreStatus read(Transactions tx, Function<String, Optional<Backlog>> backlog,
       Supplier<Optional<OpenTransaction>> oldestOpenTransaction) {
     record Snapshot(Map<String, int[]> buckets, Map<String, List<StoreStatus.RelayInstance>> relays,
-        List<StoreStatus.StalledBucket> stalled, List<StoreStatus.OutboxDeadLetters> outbox,
-        List<StoreStatus.InboxDeadLetters> inbox, Optional<StoreStatus.OutboxPartitions> partitions) {}
+        List<StoreStatus.StalledBucket> stalled, List<StoreStatus.IdleBucket> idle,
+        List<StoreStatus.OutboxDeadLetters> outbox, List<StoreStatus.InboxDeadLetters> inbox,
+        Optional<StoreStatus.OutboxPartitions> partitions) {}
     Snapshot s = tx.inTransaction("reading the status", c -> new Snapshot(buckets(c), relays(c), stalled(c),
-        outboxDeadLetters(c), inboxDeadLetters(c), partitions(c)));
+        idle(c), outboxDeadLetters(c), inboxDeadLetters(c), partitions(c)));
     Instant now = Instant.now();
     List<StoreStatus.Subscription> subscriptions = new ArrayList<>();
     s.buckets().forEach((name, counts) -> {
@@ -96,7 +109,7 @@ public final class StatusQueries {
     // No subscription at all: a subscription's backlog then counts the whole log, as its relay will read it.
     Optional<Backlog> waitingForFirstRelay = s.buckets().isEmpty()
         ? backlog.apply(Relay.DEFAULT_SUBSCRIPTION) : Optional.empty();
-    return new StoreStatus(subscriptions, s.stalled(), s.outbox(), s.inbox(), oldestOpenTransaction.get(),
+    return new StoreStatus(subscriptions, s.stalled(), s.idle(), s.outbox(), s.inbox(), oldestOpenTransaction.get(),
         s.partitions(), waitingForFirstRelay);
   }
 
@@ -138,6 +151,13 @@ public final class StatusQueries {
     List<StoreStatus.StalledBucket> found = new ArrayList<>();
     query(c, stalled, rs -> found.add(new StoreStatus.StalledBucket(rs.getString(1), rs.getInt(2), rs.getString(3),
         rs.getInt(4), instant(rs, 5), rs.getString(6))));
+    return found;
+  }
+
+  private List<StoreStatus.IdleBucket> idle(Connection c) throws SQLException {
+    List<StoreStatus.IdleBucket> found = new ArrayList<>();
+    query(c, idle, rs -> found.add(new StoreStatus.IdleBucket(rs.getString(1), rs.getInt(2), rs.getString(3),
+        instant(rs, 4))));
     return found;
   }
 

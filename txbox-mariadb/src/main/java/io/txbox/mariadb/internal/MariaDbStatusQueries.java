@@ -31,6 +31,7 @@ public final class MariaDbStatusQueries {
   private final String buckets;
   private final String relays;
   private final String stalled;
+  private final String idle;
   private final String outboxDeadLetters;
   private final String inboxDeadLetters;
   private final String writtenPerMinute;
@@ -47,6 +48,15 @@ public final class MariaDbStatusQueries {
     this.stalled = tables.render("SELECT subscription, bucket, owner, attempts, next_attempt_at, last_error"
         + " FROM {subscription} WHERE last_error IS NOT NULL ORDER BY attempts DESC, subscription, bucket"
         + " LIMIT " + MAX_STALLED);
+    // The first event each held bucket would read next, when it has been due longer than the limit
+    // while the checkpoint stood still. Unlike PostgreSQL's, this cannot leave out an event that an
+    // open writer legitimately holds back; the status then lists that writer beside it.
+    String limit = NOW + " - INTERVAL " + StoreStatus.NOT_MOVING_AFTER.toSeconds() + " SECOND";
+    this.idle = tables.render("SELECT s.subscription, s.bucket, s.owner, s.updated_at FROM {subscription} s"
+        + " WHERE s.owner IS NOT NULL AND s.lease_until > " + NOW + " AND s.last_error IS NULL AND s.updated_at < " + limit
+        + " AND (SELECT GREATEST(o.created_at, COALESCE(o.available_at, o.created_at)) FROM {outbox} o"
+        + "   WHERE o.bucket = s.bucket AND o.position > s.position ORDER BY o.position LIMIT 1) < " + limit
+        + " ORDER BY s.subscription, s.bucket LIMIT " + StoreStatus.MAX_IDLE_BUCKETS);
     this.outboxDeadLetters = tables.render("SELECT d.subscription, d.n, d.newest, (SELECT error FROM {dead_letter} e"
         + " WHERE e.subscription = d.subscription ORDER BY dead_lettered_at DESC LIMIT 1)"
         + " FROM (SELECT subscription, COUNT(*) AS n, MAX(dead_lettered_at) AS newest FROM {dead_letter}"
@@ -80,10 +90,10 @@ public final class MariaDbStatusQueries {
   /** The whole status; MariaDB's outbox is never partitioned. */
   public StoreStatus read(int limitPerBucket) {
     record Snapshot(Map<String, int[]> buckets, Map<String, List<StoreStatus.RelayInstance>> relays,
-        List<StoreStatus.StalledBucket> stalled, List<StoreStatus.OutboxDeadLetters> outbox,
-        List<StoreStatus.InboxDeadLetters> inbox) {}
+        List<StoreStatus.StalledBucket> stalled, List<StoreStatus.IdleBucket> idle,
+        List<StoreStatus.OutboxDeadLetters> outbox, List<StoreStatus.InboxDeadLetters> inbox) {}
     Snapshot s = tx.inTransaction("reading the status", c -> new Snapshot(buckets(c), relays(c), stalled(c),
-        outboxDeadLetters(c), inboxDeadLetters(c)));
+        idle(c), outboxDeadLetters(c), inboxDeadLetters(c)));
     Instant now = Instant.now();
     List<StoreStatus.Subscription> subscriptions = new ArrayList<>();
     s.buckets().forEach((name, counts) -> {
@@ -94,7 +104,7 @@ public final class MariaDbStatusQueries {
     // No subscription at all: the backlog then counts the whole log, as its first relay will read it.
     Optional<Backlog> waitingForFirstRelay = s.buckets().isEmpty()
         ? Optional.of(status.backlog(Relay.DEFAULT_SUBSCRIPTION, limitPerBucket)) : Optional.empty();
-    return new StoreStatus(subscriptions, s.stalled(), s.outbox(), s.inbox(), status.oldestOpenTransaction(),
+    return new StoreStatus(subscriptions, s.stalled(), s.idle(), s.outbox(), s.inbox(), status.oldestOpenTransaction(),
         Optional.empty(), waitingForFirstRelay);
   }
 
@@ -115,6 +125,13 @@ public final class MariaDbStatusQueries {
     List<StoreStatus.StalledBucket> found = new ArrayList<>();
     query(c, stalled, rs -> found.add(new StoreStatus.StalledBucket(rs.getString(1), rs.getInt(2), rs.getString(3),
         rs.getInt(4), MariaDbRows.instant(rs, 5), rs.getString(6))));
+    return found;
+  }
+
+  private List<StoreStatus.IdleBucket> idle(Connection c) throws SQLException {
+    List<StoreStatus.IdleBucket> found = new ArrayList<>();
+    query(c, idle, rs -> found.add(new StoreStatus.IdleBucket(rs.getString(1), rs.getInt(2), rs.getString(3),
+        MariaDbRows.instant(rs, 4))));
     return found;
   }
 

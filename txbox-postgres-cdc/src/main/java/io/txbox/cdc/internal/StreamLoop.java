@@ -9,6 +9,7 @@ import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.RetryBudget;
 import java.nio.ByteBuffer;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,6 +29,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,15 +39,26 @@ import org.slf4j.LoggerFactory;
  * dead-letter what the retry policy gives up on, and confirm the end of every transaction whose
  * events are all done. A lost connection drops everything not confirmed; the next session reads
  * it again from the slot (duplicates possible, loss never).
+ *
+ * <p>Its progress is also kept in the outbox's own terms ({@link SlotCheckpoints}), which reach
+ * the standbys with the data. Before each session it looks at the slot: one missing where a
+ * checkpoint says it was streamed (a standby promoted before PostgreSQL 17 has no slot), or one
+ * that a failover did not carry over from the former primary, is created where needed and
+ * preceded by the outbox rows the checkpoint does not cover ({@link OutboxCatchUp}), published
+ * through the same retries and dead letters as the stream. Events written as WAL messages since
+ * the checkpoint exist in no table: that range is recorded, logged and shown by {@code txbox status}.
  */
 public final class StreamLoop implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(StreamLoop.class);
   private static final Duration MIN_PAUSE = Duration.ofNanos(100_000);
-  private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(30);
+  /** Longest pause between attempts: a failover's new primary is tried within seconds of taking writes. */
+  private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(5);
 
   private final StreamSettings settings;
   private final Publisher publisher;
   private final PostgresOutboxStore deadLetters;
+  private final SlotCheckpoints checkpoints;
+  private final DataSource dataSource;
   private final Metrics metrics;
   private final RetryBudget budget;
   private final Clock clock = Clock.systemUTC();
@@ -57,11 +70,18 @@ public final class StreamLoop implements Runnable {
   private volatile long confirmedLsn;
   private volatile Instant oldestPending;
   private volatile int pendingCount;
+  private volatile boolean walMessagesSeen;
+  /** The checkpoint waiting for the slot to be confirmed past its position; checkpoint thread only. */
+  private SlotCheckpoints.Candidate candidate;
 
-  public StreamLoop(StreamSettings settings, Publisher publisher, PostgresOutboxStore deadLetters, Metrics metrics) {
+  public StreamLoop(StreamSettings settings, Publisher publisher, PostgresOutboxStore deadLetters,
+      DataSource dataSource, Metrics metrics) {
     this.settings = settings;
     this.publisher = publisher;
     this.deadLetters = deadLetters;
+    this.dataSource = dataSource;
+    this.checkpoints = new SlotCheckpoints(dataSource, settings.outboxSchema(), settings.tablePrefix(),
+        settings.slot());
     this.metrics = metrics;
     this.budget = new RetryBudget(settings.retryPolicy());
     this.publishing = Executors.newSingleThreadExecutor(r -> {
@@ -106,12 +126,16 @@ public final class StreamLoop implements Runnable {
     return oldestPending;
   }
 
+  private Duration errorPause = Duration.ofMillis(100);
+
   @Override
   public void run() {
-    Duration errorPause = Duration.ofMillis(100);
     boolean toldStandby = false;
     try {
       while (running) {
+        if (!prepareSlot()) {
+          continue; // stopped, or trying again after a failure it logged
+        }
         try (ReplicationSession session = ReplicationSession.start(settings.jdbcUrl(),
             settings.connectionProperties(), settings.slot(), settings.publication(),
             settings.statusInterval().toMillis())) {
@@ -132,10 +156,10 @@ public final class StreamLoop implements Runnable {
             pause(settings.standbyInterval());
             continue;
           }
-          errorPause = failed(describeFailure(e), e, errorPause);
+          failed(describeFailure(e), e);
         } catch (RuntimeException | Error e) {
           // A bug or a broken message must never end the loop: the slot is read again.
-          errorPause = failed(e.toString(), e, errorPause);
+          failed(e.toString(), e);
         } finally {
           streaming = false;
           oldestPending = null;
@@ -147,13 +171,120 @@ public final class StreamLoop implements Runnable {
     }
   }
 
-  private Duration failed(String why, Throwable e, Duration errorPause) {
+  private void failed(String why, Throwable e) {
     troubled = true;
     problem = why;
     log.error("slot {}: {}; trying again in {} ms", settings.slot(), why, errorPause.toMillis(), e);
     pause(errorPause);
     Duration next = errorPause.multipliedBy(2);
-    return next.compareTo(MAX_ERROR_PAUSE) > 0 ? MAX_ERROR_PAUSE : next;
+    errorPause = next.compareTo(MAX_ERROR_PAUSE) > 0 ? MAX_ERROR_PAUSE : next;
+  }
+
+  /**
+   * Makes sure the stream that is about to start is preceded by every event its checkpoint does
+   * not cover (see the class comment); returns whether to stream now.
+   */
+  private boolean prepareSlot() {
+    try {
+      Optional<SlotCheckpoints.Slot> slot = checkpoints.slot();
+      Optional<SlotCheckpoints.Mark> mark = checkpoints.read();
+      if (mark.isEmpty()) {
+        return true; // no checkpoint yet: a missing slot is reported by the session, as before
+      }
+      SlotCheckpoints.Mark from = mark.get();
+      int timeline = checkpoints.timeline();
+      long start;
+      if (slot.isPresent()) {
+        if (from.timeline() == timeline || slot.get().synced() || slot.get().lost()) {
+          return true; // its own, or kept in step by the failover it came through; a lost one stops loudly
+        }
+        start = slot.get().confirmedLsn();
+        log.warn("slot {}: the server's timeline moved from {} to {} since the relay's last checkpoint ({}), and the"
+                + " slot was not kept in step from the former primary: relaying from the outbox table every event"
+                + " the checkpoint does not cover before streaming it", settings.slot(), from.timeline(), timeline,
+            from.markedAt());
+      } else {
+        try (Connection c = dataSource.getConnection()) {
+          c.setAutoCommit(true);
+          start = checkpoints.createSlot(c);
+        }
+        log.warn("slot {}: missing on this server (timeline {}), though the relay streamed it until {} (timeline {}):"
+                + " a failover to a standby that had no copy of it? Created it again at {}, and relaying from the outbox"
+                + " table every event the checkpoint does not cover before streaming it", settings.slot(), timeline,
+            from.markedAt(), from.timeline(), Lsn.format(start));
+      }
+      if (from.walMessages() && start > from.lsn()) {
+        checkpoints.recordGap(from, start);
+        log.error("slot {}: events written as WAL messages from {} (WAL {}, timeline {}) up to now (WAL {}, timeline {})"
+                + " were not relayed and cannot be: they exist in no table, and no slot holds that WAL any more. Send"
+                + " them again from their source, then run txbox logical acknowledge-gap --slot {}. Events written as"
+                + " outbox rows are relayed from the table", settings.slot(), from.markedAt(), Lsn.format(from.lsn()),
+            from.timeline(), Lsn.format(start), timeline, settings.slot());
+      }
+      return catchUp(from);
+    } catch (SQLException | RuntimeException e) {
+      failed("cannot prepare slot " + settings.slot() + ": " + e.getMessage(), e);
+      return false;
+    }
+  }
+
+  /**
+   * Publishes the outbox rows {@code from} does not cover, through the same retries and dead
+   * letters as the stream, then writes the catch-up's snapshot as the checkpoint. Returns false
+   * when stopped first: the checkpoint stays, and the next start catches up again.
+   */
+  private boolean catchUp(SlotCheckpoints.Mark from) throws SQLException {
+    try (OutboxCatchUp rows = new OutboxCatchUp(dataSource, settings.outboxSchema() + "." + settings.outboxTable(),
+        settings.outboxSchema() + "." + settings.tablePrefix() + "setting", from)) {
+      PendingEvents pending = new PendingEvents();
+      boolean exhausted = false;
+      Duration pause = MIN_PAUSE;
+      while (running) {
+        while (!exhausted && pending.size() < settings.maxPending()) {
+          List<CommittedTransaction> page = rows.next(settings.batchSize());
+          exhausted = page.isEmpty();
+          page.forEach(pending::add);
+        }
+        List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
+        if (!batch.isEmpty()) {
+          Flight flight = submit(batch);
+          settle(flight, await(() -> {}, flight));
+          pause = MIN_PAUSE;
+        } else if (!pending.isEmpty()) {
+          pause(untilDue(pending, pause)); // retries and delayed events wait for their time
+          pause = pause.multipliedBy(2).compareTo(settings.idleInterval()) > 0 ? settings.idleInterval() : pause.multipliedBy(2);
+        }
+        pending.confirmable(); // drops what is done
+        oldestPending = pending.oldestCommitTime();
+        pendingCount = pending.size();
+        if (exhausted && pending.isEmpty()) {
+          checkpoints.write(rows.snapshot(), from.walMessages() || walMessagesSeen);
+          log.info("slot {}: relayed {} outbox row(s) the checkpoint did not cover; streaming", settings.slot(),
+              rows.read());
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /**
+   * Moves the checkpoint on: writes the last candidate once the slot is confirmed past its
+   * position, and takes the next. Called every checkpoint interval from a thread of its own,
+   * while this relay streams.
+   */
+  public void checkpoint() {
+    if (!streaming) {
+      candidate = null;
+      return;
+    }
+    if (candidate != null && confirmedLsn >= candidate.lsn()) {
+      checkpoints.write(candidate, walMessagesSeen);
+      candidate = null;
+    }
+    if (candidate == null) {
+      candidate = checkpoints.candidate();
+    }
   }
 
   private String describeFailure(SQLException e) {
@@ -190,7 +321,7 @@ public final class StreamLoop implements Runnable {
     while (running) {
       boolean progress = read(session, assembler, pending, flight);
       if (flight != null && flight.result.isDone()) {
-        settle(flight, await(session, flight));
+        settle(flight, await(session::sendStatus, flight));
         flight = null;
         progress = true;
         // Told before the next batch leaves, not with the next status update: a relay killed now
@@ -217,7 +348,7 @@ public final class StreamLoop implements Runnable {
       }
     }
     if (flight != null) { // a graceful stop settles and confirms the batch in hand
-      settle(flight, await(session, flight));
+      settle(flight, await(session::sendStatus, flight));
       confirm(session, pending, assembler);
     }
     session.sendStatus();
@@ -226,6 +357,12 @@ public final class StreamLoop implements Runnable {
   /** Confirms the end of the finished transactions at the head; returns whether the position moved. */
   private boolean confirm(ReplicationSession session, PendingEvents pending, TransactionAssembler assembler) {
     long before = session.confirmed();
+    if (assembler.sawWalMessages() && !walMessagesSeen) {
+      // Kept at once, not with the next checkpoint: a failover before that would otherwise find a
+      // slot that never carried WAL messages, and lose them without a word.
+      checkpoints.noteWalMessages();
+      walMessagesSeen = true;
+    }
     OptionalLong done = pending.confirmable();
     if (done.isPresent()) {
       confirm(session, done.getAsLong());
@@ -301,13 +438,18 @@ public final class StreamLoop implements Runnable {
     return new Flight(batch, indexes, messages, result);
   }
 
+  /** What keeps the replication connection alive while a publish waits; nothing before a session. */
+  private interface KeepAlive {
+    void send() throws SQLException;
+  }
+
   /** Waits for the broker's answer, keeping the replication connection alive meanwhile. */
-  private PublishResult await(ReplicationSession session, Flight flight) throws SQLException {
+  private PublishResult await(KeepAlive keepAlive, Flight flight) throws SQLException {
     while (true) {
       try {
         return flight.result.get(settings.statusInterval().toMillis(), TimeUnit.MILLISECONDS);
       } catch (TimeoutException e) {
-        session.sendStatus(); // a slow broker must not let wal_sender_timeout end the stream
+        keepAlive.send(); // a slow broker must not let wal_sender_timeout end the stream
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return PublishResult.allFailed(flight.messages.size(), e);

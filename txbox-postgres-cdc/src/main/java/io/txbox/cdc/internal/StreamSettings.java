@@ -12,6 +12,7 @@ public record StreamSettings(
     String publication,
     String messagePrefix,
     String outboxSchema,
+    String tablePrefix,
     String outboxTable,
     int batchSize,
     int maxPending,
@@ -19,4 +20,5 @@ public record StreamSettings(
     Duration statusInterval,
     Duration standbyInterval,
     Duration drainTimeout,
+    Duration checkpointInterval,
     RetryPolicy retryPolicy) {}

@@ -22,6 +22,7 @@ public final class TransactionAssembler {
   private final Map<Integer, PgOutput.Relation> relations = new HashMap<>();
   private List<StreamEvent> open;
   private long openXid;
+  private boolean walMessages;
 
   /**
    * @param messagePrefix the prefix of the WAL messages that are events
@@ -50,6 +51,7 @@ public final class TransactionAssembler {
         return Optional.of(new CommittedTransaction(openXid, commit.endLsn(), commit.commitTime(), events));
       }
     } else if (decoded instanceof PgOutput.WalMessage message && message.prefix().equals(messagePrefix)) {
+      walMessages = true;
       StreamEvent event = walEvent(message);
       if (message.transactional() && open != null) {
         open.add(event);
@@ -67,6 +69,11 @@ public final class TransactionAssembler {
       }
     }
     return Optional.empty();
+  }
+
+  /** Whether any event read so far was a WAL message: one that no table holds. */
+  public boolean sawWalMessages() {
+    return walMessages;
   }
 
   /** Whether a transaction has begun and not yet committed in what was read so far. */

@@ -1,0 +1,216 @@
+package io.txbox.cdc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.txbox.Outbox;
+import io.txbox.Relay;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.kafka.KafkaPublisher;
+import io.txbox.testkit.FaultDrill;
+import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.PostgresNode;
+import io.txbox.testkit.TopicReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A PostgreSQL primary with a synchronous standby, stopped hard mid-load and the standby promoted,
+ * the relays and writers reaching them through a two-host URL: the logical relay on PostgreSQL 15
+ * (no failover slots: the promoted standby has no slot) and 17 (a failover slot kept in step on
+ * the standby), and the table relay on 15.
+ */
+@FaultDrill
+class LogicalRelayFailoverTest {
+  private static final int WRITERS = 4;
+  private static final int PER_WRITER = 600;
+  /** The goal: events flow again within this of the promotion, with default settings. */
+  private static final Duration FLOWING_AGAIN = Duration.ofSeconds(30);
+
+  private final KafkaBroker kafka = KafkaBroker.shared();
+
+  @Test
+  void onPostgres15TheLogicalRelayRecreatesTheSlotAndRelaysWhatItMissedFromTheTableNothingLostKeysInOrder()
+      throws Exception {
+    try (FailoverCluster cluster = FailoverCluster.start(PostgresNode.debianBinaries(15), false)) {
+      Run run = logicalRun(cluster, false);
+      assertThat(run.missing).as("events committed and not delivered").isEmpty();
+      assertThat(run.outOfOrder).as("keys whose events arrived out of order").isEmpty();
+      assertThat(run.gap).as("rows exist in the table: nothing is lost, no gap").isEmpty();
+      assertThat(run.flowingAgain).isLessThan(FLOWING_AGAIN);
+    }
+  }
+
+  @Test
+  void onPostgres15EventsWrittenAsWalMessagesAcrossAFailoverAreRecordedAsAGapAndTheStatusSaysSo() throws Exception {
+    try (FailoverCluster cluster = FailoverCluster.start(PostgresNode.debianBinaries(15), false)) {
+      Run run = logicalRun(cluster, true);
+      assertThat(run.gap).as("the range whose WAL messages no slot could read").isPresent();
+      Instant slotBack = run.gap.get().to();
+      assertThat(run.missing).as("events committed once the slot was back are all delivered")
+          .allSatisfy(id -> assertThat(cluster.committedAt.get(id)).isBefore(slotBack));
+      assertThat(run.outOfOrder).isEmpty();
+      assertThat(run.flowingAgain).isLessThan(FLOWING_AGAIN);
+      assertThat(run.slotProblems).anyMatch(p -> p.contains("were not relayed") && p.contains("acknowledge-gap"));
+    }
+  }
+
+  @Test
+  void onPostgres17AFailoverSlotKeptOnTheStandbyCarriesEvenWalMessagesOverNothingLost() throws Exception {
+    try (FailoverCluster cluster = FailoverCluster.start(FailoverCluster.embeddedBinaries(), true)) {
+      // As a slot in production has long been: the standby copies it once the relay moved it on.
+      cluster.beforeLoad = cluster::awaitSlotSyncedOnStandby;
+      Run run = logicalRun(cluster, true);
+      assertThat(run.missing).as("events committed and not delivered").isEmpty();
+      assertThat(run.outOfOrder).isEmpty();
+      assertThat(run.gap).as("the slot came over with the failover").isEmpty();
+      assertThat(run.flowingAgain).isLessThan(FLOWING_AGAIN);
+    }
+  }
+
+  @Test
+  void onPostgres17TheStatusSaysWhenNoStandbyKeepsTheSlotInStep() {
+    try (FailoverCluster cluster = FailoverCluster.start(FailoverCluster.embeddedBinaries(), true)) {
+      PostgresOutboxStore store = PostgresOutboxStore.builder(cluster.pool).build();
+      LogicalReplication.builder(cluster.pool, store).build().migrate(); // a failover slot on 17
+      assertThat(LogicalReplication.slotProblems(cluster.pool, store)).as("a failover slot, a standby in step").isEmpty();
+
+      cluster.primary.execute("SELECT pg_create_logical_replication_slot('plain', 'pgoutput')");
+      LogicalReplication plain = LogicalReplication.builder(cluster.pool, store).slot("plain").build();
+      plain.migrate(); // the slot exists already: made without failover, as on a server before 17
+      assertThat(LogicalReplication.slotProblems(cluster.pool, store))
+          .anyMatch(p -> p.startsWith("slot plain is not a failover slot"));
+
+      cluster.primary.execute("SELECT pg_drop_replication_slot('plain')");
+      cluster.standby.stop(); // named in synchronized_standby_slots: logical decoding now waits for it
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+          LogicalReplication.slotProblems(cluster.pool, store)).singleElement().asString()
+          .startsWith("standby slot standby1 (synchronized_standby_slots) is not streamed"));
+      cluster.standby.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> LogicalReplication.slotProblems(cluster.pool, store).isEmpty());
+    }
+  }
+
+  @Test
+  void onPostgres15TheTableRelayGoesOnFromThePromotedStandbyNothingLostKeysInOrder() throws Exception {
+    try (FailoverCluster cluster = FailoverCluster.start(PostgresNode.debianBinaries(15), false)) {
+      String topic = topic();
+      PostgresOutboxStore store = PostgresOutboxStore.builder(cluster.pool).build();
+      store.migrate();
+      try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+              .build().start();
+          TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+        Run run = drill(cluster, reader, Outbox.create(store), topic);
+        assertThat(run.missing).as("events committed and not delivered").isEmpty();
+        assertThat(run.outOfOrder).isEmpty();
+        assertThat(run.flowingAgain).isLessThan(FLOWING_AGAIN);
+      }
+    }
+  }
+
+  /** What a drill found. */
+  private record Run(Set<String> missing, List<String> outOfOrder, Duration flowingAgain,
+      java.util.Optional<SlotGap> gap, List<String> slotProblems) {}
+
+  private Run logicalRun(FailoverCluster cluster, boolean walMessages) throws Exception {
+    String topic = topic();
+    PostgresOutboxStore store = PostgresOutboxStore.builder(cluster.pool).build();
+    LogicalReplication replication = LogicalReplication.builder(cluster.pool, store).build();
+    replication.migrate();
+    Properties credentials = new Properties();
+    credentials.setProperty("user", "postgres");
+    try (LogicalRelay relay = LogicalRelay.builder(replication,
+            KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+            .connection(cluster.url, credentials).build().start();
+        TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      await().atMost(Duration.ofSeconds(30)).until(relay::isStreaming);
+      Outbox outbox = walMessages ? Outbox.create(WalOutboxStore.create()) : Outbox.create(store);
+      cluster.write(outbox, topic(), 1, 20, Duration.ofMillis(10)).get(30, TimeUnit.SECONDS); // a topic apart
+      cluster.beforeLoad.run();
+      cluster.forgetCommitted();
+      Run run = drill(cluster, reader, outbox, topic);
+      return new Run(run.missing, run.outOfOrder, run.flowingAgain, replication.gap(),
+          LogicalReplication.slotProblems(cluster.pool, store));
+    }
+  }
+
+  /**
+   * Writers commit through the two-host URL; a quarter of the way in, the primary is stopped hard
+   * and the standby promoted; then every event the database kept must arrive, each key in order.
+   */
+  private Run drill(FailoverCluster cluster, TopicReader reader, Outbox outbox, String topic) throws Exception {
+    CompletableFuture<Void> writers = cluster.write(outbox, topic, WRITERS, PER_WRITER, Duration.ofMillis(5));
+    reader.readUntil(r -> r.size() >= WRITERS * PER_WRITER / 4, Duration.ofSeconds(60));
+    cluster.failOver();
+    Instant promoted = cluster.promotedAt();
+    List<TopicReader.Received> got = reader.readUntil(
+        r -> r.stream().anyMatch(x -> cluster.committedAfterPromotion().contains(x.id())), Duration.ofSeconds(60));
+    Duration flowingAgain = Duration.between(promoted, Instant.now());
+    System.out.printf("%s: events flowing again %d ms after the promotion%n", topic, flowingAgain.toMillis());
+    writers.get(180, TimeUnit.SECONDS);
+
+    Set<String> kept = keptByTheDatabase(cluster, topic);
+    // Once everything kept has arrived, or for as long as a lost slot's gap takes to show
+    got = reader.readUntil(r -> TopicReader.distinctIds(r).containsAll(kept), Duration.ofSeconds(30));
+    Set<String> missing = new HashSet<>(kept);
+    missing.removeAll(TopicReader.distinctIds(got));
+    return new Run(missing, outOfOrder(got), flowingAgain, java.util.Optional.empty(), List.of());
+  }
+
+  /**
+   * The events the database promised: those whose commit returned, and, written as outbox rows,
+   * every row the new primary holds (a commit cut off by the crash may be there or not).
+   */
+  private static Set<String> keptByTheDatabase(FailoverCluster cluster, String topic) throws Exception {
+    Set<String> kept = new HashSet<>(cluster.committed);
+    try (Connection c = cluster.pool.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT id::text FROM txbox_outbox WHERE destination = '" + topic + "'")) {
+      while (rs.next()) {
+        kept.add(rs.getString(1));
+      }
+    }
+    return kept;
+  }
+
+  /** Keys whose events, in order of first delivery, do not follow the order their writer committed them in. */
+  private static List<String> outOfOrder(List<TopicReader.Received> got) {
+    Map<String, Integer> last = new LinkedHashMap<>();
+    List<String> wrong = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    got.stream()
+        .sorted((a, b) -> a.partition() != b.partition()
+            ? Integer.compare(a.partition(), b.partition()) : Long.compare(a.offset(), b.offset()))
+        .filter(r -> seen.add(r.id()))
+        .forEach(r -> {
+          int sequence = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).split(":")[1]);
+          Integer before = last.put(r.key(), sequence);
+          if (before != null && before > sequence) {
+            wrong.add(r.key() + ": " + sequence + " after " + before);
+          }
+        });
+    return wrong;
+  }
+
+  private String topic() {
+    String topic = "failover-" + StackWalker.getInstance().walk(s -> s.map(StackWalker.StackFrame::getMethodName)
+        .filter(m -> m.startsWith("on")).findFirst().orElse("warm-up")) + "-" + UUID.randomUUID();
+    kafka.createTopic(topic, 4);
+    return topic;
+  }
+}
