@@ -89,9 +89,10 @@ public final class PgBouncer implements AutoCloseable {
       try {
         ServerProcess.awaitLogLine(process, directory.resolve("pgbouncer.log"), 0, "process up", port, READY_TIMEOUT,
             "pgbouncer");
-      } catch (RuntimeException e) {
-        pooler.close();
-        throw new IllegalStateException(e.getMessage() + "\n" + pooler.consoleLog(), e);
+      } catch (IOException | RuntimeException e) {
+        String console = pooler.consoleLog();
+        pooler.close(); // a pooler that never became ready is nobody else's to stop
+        throw new IllegalStateException(e.getMessage() + "\n" + console, e);
       }
       return pooler;
     } catch (IOException e) {
