@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,10 +20,12 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /**
  * A real single-node Kafka broker (KRaft) in a child JVM, started from the Kafka jars on the
@@ -137,7 +140,7 @@ public final class KafkaBroker implements StoppableBroker {
 
   /**
    * Creates a topic with replication factor 1 and topic configs, unless it exists, and returns
-   * once the broker names a leader for every partition.
+   * once the broker names a leader for every partition and that leader answers for it.
    */
   public void createTopic(String name, int partitions, Map<String, String> configs) {
     try (Admin admin = admin()) {
@@ -149,13 +152,16 @@ public final class KafkaBroker implements StoppableBroker {
           throw e;
         }
       }
-      // The controller answers once it has recorded the topic; the broker applies that record a
-      // moment later, and a send in between waits on a partition it does not know yet. (A loop,
-      // not Awaitility: the demo and the benchmarks run this without test libraries.)
+      // The controller answers once it has recorded the topic; the broker updates its metadata
+      // a moment later, and only after that creates the partitions' logs: a send in between is
+      // refused and retried (once, in CI on a loaded machine, every send to one partition of a
+      // new topic expired after the producer's 30 s). Asking each partition's leader for its end
+      // offset waits for the logs themselves. (A loop, not Awaitility: the demo and the benchmarks run this without
+      // test libraries.)
       Instant deadline = Instant.now().plusSeconds(30);
-      while (!everyPartitionHasALeader(admin, name)) {
+      while (!everyPartitionAnswers(admin, name)) {
         if (Instant.now().isAfter(deadline)) {
-          throw new IllegalStateException("no leader for every partition of " + name + " after 30 s");
+          throw new IllegalStateException("not every partition of " + name + " has a leader that answers after 30 s");
         }
         pause();
       }
@@ -164,13 +170,19 @@ public final class KafkaBroker implements StoppableBroker {
     }
   }
 
-  private static boolean everyPartitionHasALeader(Admin admin, String topic) throws Exception {
+  private static boolean everyPartitionAnswers(Admin admin, String topic) throws Exception {
     try {
       TopicDescription description = admin.describeTopics(List.of(topic)).allTopicNames()
           .get(10, TimeUnit.SECONDS).get(topic);
-      return description.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty());
+      if (!description.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+        return false;
+      }
+      Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+      description.partitions().forEach(p -> ends.put(new TopicPartition(topic, p.partition()), OffsetSpec.latest()));
+      admin.listOffsets(ends).all().get(10, TimeUnit.SECONDS);
+      return true;
     } catch (ExecutionException e) {
-      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+      if (e.getCause() instanceof RetriableException) { // unknown topic or partition, not the leader yet
         return false;
       }
       throw e;
