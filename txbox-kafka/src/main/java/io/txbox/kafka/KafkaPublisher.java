@@ -1,6 +1,7 @@
 package io.txbox.kafka;
 
 import io.txbox.Message;
+import io.txbox.kafka.internal.ClientProperties;
 import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.kafka.internal.KafkaErrors;
 import io.txbox.kafka.internal.Producers;
@@ -382,6 +383,7 @@ public final class KafkaPublisher implements Publisher {
   /** Builds a {@link KafkaPublisher}; {@link #build()} checks the settings. */
   public static final class Builder {
     private final Map<String, Object> config = new LinkedHashMap<>();
+    private final Map<String, Object> given = new LinkedHashMap<>();
     private Function<Message, String> topicRouter = Message::destination;
     private SendScope sendScope = SendScope.NONE;
 
@@ -401,9 +403,15 @@ public final class KafkaPublisher implements Publisher {
       return property(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     }
 
-    /** Any producer property, such as {@code compression.type} or security settings. */
+    /**
+     * Any producer property, such as {@code compression.type} or security settings. {@link #build()}
+     * checks it against the Kafka client's own definitions: an unknown name or a bad value is
+     * refused there, naming the property (unknown names are passed on when a plugin, such as
+     * {@code interceptor.classes}, is configured).
+     */
     public Builder property(String name, String value) {
       config.put(Objects.requireNonNull(name, "property name must not be null"), value);
+      given.put(name, value);
       return this;
     }
 
@@ -425,6 +433,7 @@ public final class KafkaPublisher implements Publisher {
     /** Checks the settings and builds the publisher; the producer connects on first use. */
     public KafkaPublisher build() {
       KafkaClientVersion.check(); // says so when the build picked an older client than txbox is tested with
+      ClientProperties.check("producer", ProducerConfig.configDef(), given);
       Object servers = config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
       if (servers == null || servers.toString().isBlank()) {
         throw new IllegalArgumentException("bootstrap.servers must be set, such as localhost:9092");

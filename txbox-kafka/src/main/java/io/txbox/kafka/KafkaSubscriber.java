@@ -5,6 +5,7 @@ import io.txbox.InboxBatchHandler;
 import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.WhenExhausted;
+import io.txbox.kafka.internal.ClientProperties;
 import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.spi.Intake;
 import io.txbox.spi.Subscriber;
@@ -207,6 +208,7 @@ public final class KafkaSubscriber implements Subscriber {
   public static final class Builder extends SubscriberBuilder<Builder> {
     private List<String> topics = List.of();
     private final Map<String, Object> config = new LinkedHashMap<>();
+    private final Map<String, Object> given = new LinkedHashMap<>();
 
     private Builder(Intake intake) {
       super(intake, DEFAULT_CONCURRENCY);
@@ -232,9 +234,12 @@ public final class KafkaSubscriber implements Subscriber {
      * {@code group.instance.id} (static membership) to a name that stays the same across restarts
      * of this process, and a restart takes its partitions back without a rebalance; with
      * {@link #concurrency(int)} above 1, each consumer gets {@code -0}, {@code -1}, ... appended.
+     * {@link #build()} checks it against the Kafka client's own definitions: an unknown name or a
+     * bad value is refused there, naming the property.
      */
     public Builder property(String name, String value) {
       config.put(Objects.requireNonNull(name, "property name must not be null"), value);
+      given.put(name, value);
       return this;
     }
 
@@ -242,6 +247,7 @@ public final class KafkaSubscriber implements Subscriber {
     public KafkaSubscriber build() {
       KafkaClientVersion.check(); // says so when the build picked an older client than txbox is tested with
       SubscriberBuilder.Shared shared = checkShared(KafkaSubscriber.class);
+      ClientProperties.check("consumer", ConsumerConfig.configDef(), given);
       Object servers = config.get(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG);
       if (servers == null || servers.toString().isBlank()) {
         throw new IllegalArgumentException("bootstrap.servers must be set, such as localhost:9092");

@@ -25,6 +25,13 @@ import picocli.CommandLine.Spec;
  */
 final class BrokerOptions {
   private static final List<Transport> INSTALLED = Transport.installed(BrokerOptions.class.getClassLoader());
+  /**
+   * Between client properties in one value: a comma that starts the next {@code name=}. An
+   * environment variable or a config-file line holds one value, so several properties must share
+   * it ({@code linger.ms=5,compression.type=lz4}), while a comma inside a value, as in
+   * {@code ssl.enabled.protocols=TLSv1.2,TLSv1.3}, stays in the value.
+   */
+  static final String PROPERTY_SEPARATOR = ",(?=[^,=\\s]+=)";
 
   @Option(names = "--broker", defaultValue = "kafka", completionCandidates = Installed.class,
       description = "Where events go: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
@@ -64,7 +71,7 @@ final class BrokerOptions {
       case INTEGER -> option.type(Integer.class).paramLabel("<number>").build();
       case FLAG -> option.type(boolean.class).arity("0").build();
       case PROPERTIES -> option.type(Map.class).auxiliaryTypes(String.class, String.class)
-          .paramLabel("<name=value>").build();
+          .splitRegex(PROPERTY_SEPARATOR).paramLabel("<name=value>[,<name=value>...]").build();
     };
   }
 

@@ -1,7 +1,7 @@
 package io.txbox.server;
 
+import io.txbox.spi.support.Spelling;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -67,32 +67,8 @@ final class UnknownSettings {
     if (EnvironmentDefaults.ONLY_ON_THE_COMMAND_LINE.contains(name)) {
       return ": --" + name + " is taken from the command line only, never from a file or the environment";
     }
-    return options.stream()
-        .filter(o -> !o.equals("help") && !o.equals("version"))
-        .min(Comparator.comparingInt(o -> distance(name, o)))
-        .filter(o -> distance(name, o) <= Math.max(2, name.length() / 3))
+    return Spelling.closest(name, options.stream().filter(o -> !o.equals("help") && !o.equals("version")).toList())
         .map(o -> ": did you mean '" + o + "' (" + EnvironmentDefaults.variable(o) + ")?")
         .orElse(": no txbox command has such an option (see txbox <command> --help)");
-  }
-
-  /** Edit distance, with a swap of two neighbours counting as one edit. */
-  static int distance(String a, String b) {
-    int[][] d = new int[a.length() + 1][b.length() + 1];
-    for (int i = 0; i <= a.length(); i++) {
-      d[i][0] = i;
-    }
-    for (int j = 0; j <= b.length(); j++) {
-      d[0][j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      for (int j = 1; j <= b.length(); j++) {
-        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-        d[i][j] = Math.min(Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
-        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
-          d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-        }
-      }
-    }
-    return d[a.length()][b.length()];
   }
 }

@@ -274,6 +274,38 @@ class CommandLineTest {
   }
 
   @Test
+  void aMisspeltProducerPropertyStopsTheRelayNamingTheClosestOne() {
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--kafka-bootstrap-servers",
+        "127.0.0.1:1", "--kafka-producer", "lnger.ms=5")).isEqualTo(2);
+    assertThat(err.toString()).contains("relay: invalid --kafka-producer (TXBOX_KAFKA_PRODUCER):"
+        + " unknown producer property 'lnger.ms': did you mean 'linger.ms'?");
+  }
+
+  @Test
+  void aProducerPropertyWithABadValueStopsTheRelayWithTheClientsReason() {
+    assertThat(run("relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--kafka-bootstrap-servers",
+        "127.0.0.1:1", "--kafka-producer", "linger.ms=abc")).isEqualTo(2);
+    assertThat(err.toString()).contains("invalid --kafka-producer (TXBOX_KAFKA_PRODUCER): producer property"
+        + " linger.ms: Invalid value abc for configuration linger.ms: Not a number of type LONG")
+        .doesNotContain("Failed to construct");
+  }
+
+  @Test
+  void oneVariableOrConfigLineTakesSeveralProducerPropertiesSeparatedByCommas(@TempDir Path dir) throws Exception {
+    // acks=1 is refused only if it was split off; the protocols' comma stays in their value
+    Map<String, String> env = Map.of("TXBOX_KAFKA_PRODUCER", "linger.ms=5,ssl.enabled.protocols=TLSv1.2,TLSv1.3,acks=1");
+    assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x", "--kafka-bootstrap-servers",
+        "127.0.0.1:1")).isEqualTo(2);
+    assertThat(err.toString()).contains("invalid --kafka-producer (TXBOX_KAFKA_PRODUCER): acks must be all");
+
+    Path file = dir.resolve("txbox.properties");
+    Files.writeString(file, "kafka-bootstrap-servers=127.0.0.1:1\nkafka-producer=compression.type=lz4,lnger.ms=5\n");
+    assertThat(run("relay", "--config", file.toString(), "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("unknown producer property 'lnger.ms': did you mean 'linger.ms'?");
+  }
+
+  @Test
   void aConfigFileThatCannotBeParsedIsNamedWithTheOption(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("broken.properties");
     Files.writeString(file, "jdbc-url=\\uZZZZ\n");

@@ -136,6 +136,19 @@ class StarterConfigurationTest {
   }
 
   @Test
+  void kafkaClientPropertiesAreCheckedAgainstTheClientAtStartUp() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.kafka.producer.lnger.ms=5").run(context ->
+        assertThat(context).getFailure().hasStackTraceContaining(
+            "txbox.kafka.producer: unknown producer property 'lnger.ms': did you mean 'linger.ms'?"));
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.relay.enabled=false", "txbox.janitor.enabled=false",
+            "txbox.kafka.consumer.max.poll.records=many")
+        .withUserConfiguration(OneInventory.class)
+        .run(context -> assertThat(context).getFailure().hasStackTraceContaining(
+            "consumer property max.poll.records: Invalid value many for configuration max.poll.records:"
+                + " Not a number of type INT"));
+  }
+
+  @Test
   void withSeveralBrokerModulesPresentTheBrokerMustBeNamed() {
     runner.run(context -> assertThat(context).getFailure()
         .rootCause().hasMessageContaining("set txbox.broker"));

@@ -6,6 +6,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.spi.SendScope;
 import io.txbox.spi.Transport;
 import io.txbox.spi.TransportSettings;
 import io.txbox.spring.TxboxProperties;
@@ -122,7 +123,10 @@ import java.util.List;
           }
         });
         txbox.keySet().removeIf(name -> name.startsWith(prefix));
-        new TransportSettings(transport, own, setting -> prefix + setting);
+        TransportSettings settings = new TransportSettings(transport, own, setting -> prefix + setting);
+        if (transport.name().equals("kafka")) { // builds without connecting: checks each producer property
+          transport.publisher(settings, SendScope.NONE).close();
+        }
       }
       // Unknown names and values that do not parse (a comment after a value, say) fail here.
       new Binder(new MapConfigurationPropertySource(txbox))

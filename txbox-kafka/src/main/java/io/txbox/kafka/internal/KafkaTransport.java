@@ -23,9 +23,11 @@ public final class KafkaTransport implements Transport {
       new TransportSetting("bootstrap-servers", Kind.TEXT, Role.ADDRESS, "localhost:9092",
           "Kafka's bootstrap.servers, host:port, comma-separated."),
       new TransportSetting("producer", Kind.PROPERTIES, Role.PUBLISHER, null,
-          "Extra producer property, name=value (acks, linger.ms, security settings); txbox's own are refused."),
+          "Extra producer properties, name=value, several separated by commas (linger.ms, security settings);"
+              + " checked against the Kafka client's own; those that guard delivery are refused."),
       new TransportSetting("consumer", Kind.PROPERTIES, Role.SUBSCRIBER, null,
-          "Extra consumer property, name=value (security settings, fetch sizes); txbox's own are refused."));
+          "Extra consumer properties, name=value (group.instance.id, security settings, fetch sizes);"
+              + " checked against the Kafka client's own; those that guard delivery are refused."));
 
   /** For {@link java.util.ServiceLoader}. */
   public KafkaTransport() {}
@@ -73,6 +75,9 @@ public final class KafkaTransport implements Transport {
   private static IllegalArgumentException refused(TransportSettings settings, String clientSetting,
       Set<String> clientProperties, IllegalArgumentException e) {
     String message = String.valueOf(e.getMessage());
+    if (e instanceof ClientProperties.Refused) { // unknown name or bad value, as the client judges it
+      return settings.refused(clientSetting, Secrets.mask(message));
+    }
     String first = message.split(" ", 2)[0];
     if (first.equals("bootstrap.servers")) {
       return settings.refused("bootstrap-servers", message);
