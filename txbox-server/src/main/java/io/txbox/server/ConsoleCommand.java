@@ -59,6 +59,11 @@ final class ConsoleCommand implements Callable<Integer> {
       + " any other host are refused.")
   List<String> allowedHosts = new ArrayList<>();
 
+  @Option(names = "--trusted-proxy", split = ",", description = "Reverse proxy, by address or range"
+      + " (10.0.0.5, 10.0.0.0/8), whose X-Forwarded-For names the client signing in; repeatable or comma-separated."
+      + " From any other peer the header is ignored.")
+  List<String> trustedProxies = new ArrayList<>();
+
   @Option(names = "--threads", defaultValue = "" + Console.DEFAULT_THREADS,
       description = "Requests served at once, 4 to 256. Default: ${DEFAULT-VALUE}.")
   int threads;
@@ -74,7 +79,7 @@ final class ConsoleCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Console.Settings settings = new Console.Settings(address(listen), users == null ? null : ConsoleUsers.load(users),
-        sessionTimeout, Set.copyOf(allowedHosts), threads);
+        sessionTimeout, Set.copyOf(allowedHosts), threads, trustedProxies);
     Supplier<Publisher> publisher = brokers.given() ? brokers::publisher : null;
     if (publisher != null) {
       brokers.check(); // now, not at the first replay

@@ -49,7 +49,7 @@ class ConsoleHostileClientsTest {
     port = LocalPorts.free();
     processes.startCommand(dir, "console", List.of(), Map.of(), List.of("--jdbc-url", TestDatabase.jdbcUrl(),
         "--schema", schema.name(), "--listen", "127.0.0.1:" + port, "--users", users.toString(),
-        "--request-timeout", "3s"));
+        "--request-timeout", "3s", "--trusted-proxy", "127.0.0.1")); // the test's requests play a reverse proxy's
     await().atMost(Duration.ofSeconds(60)).until(() -> processes.log(0).contains("txbox console on"));
   }
 
@@ -98,6 +98,22 @@ class ConsoleHostileClientsTest {
     assertThat(processes.log(0)).contains("failed sign-in for user 'bob' from 127.0.0.1");
     await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(500))
         .until(() -> signIn("bob", PASSWORD).statusCode() == 303);
+  }
+
+  @Test
+  void guessesFromOtherClientsBehindTheProxyNeverKeepTheUserOut() throws Exception {
+    String desk = "198.51.100.7";
+    assertThat(signIn("bob", PASSWORD, desk).statusCode()).isEqualTo(303);
+    for (int i = 0; i < 5; i++) {
+      assertThat(signIn("bob", "guess-" + i, "203.0.113.9").statusCode()).isEqualTo(401);
+    }
+    assertThat(signIn("bob", "guess-5", "203.0.113.9").statusCode()).as("the guesser waits").isEqualTo(429);
+    assertThat(processes.log(0)).contains("failed sign-in for user 'bob' from 203.0.113.9");
+
+    assertThat(signIn("bob", PASSWORD, desk).statusCode()).as("bob at his desk").isEqualTo(303);
+    assertThat(signIn("bob", PASSWORD, "198.51.100.99").statusCode()).as("bob somewhere new").isEqualTo(303);
+    assertThat(signIn("bob", PASSWORD, "203.0.113.9, 198.51.100.7").statusCode())
+        .as("a forged first entry is not who asks: the proxy's entry is").isEqualTo(303);
   }
 
   @Test
@@ -179,6 +195,12 @@ class ConsoleHostileClientsTest {
   private HttpResponse<String> signIn(String user, String password) throws Exception {
     return http.send(form("/login", "username=" + java.net.URLEncoder.encode(user, StandardCharsets.UTF_8)
         + "&password=" + password).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A sign-in through the reverse proxy, for the client it names. */
+  private HttpResponse<String> signIn(String user, String password, String forwardedFor) throws Exception {
+    return http.send(form("/login", "username=" + java.net.URLEncoder.encode(user, StandardCharsets.UTF_8)
+        + "&password=" + password).header("X-Forwarded-For", forwardedFor).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static String cookie(HttpResponse<String> signedIn) {

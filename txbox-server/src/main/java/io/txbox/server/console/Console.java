@@ -19,11 +19,13 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -61,16 +63,21 @@ public final class Console implements AutoCloseable {
    *     another site cannot reach a console on this machine through DNS rebinding
    * @param threads requests served at once, 4 to 256; a client that sends its request slowly
    *     holds one until the request timeout
+   * @param trustedProxies the reverse proxies, by address or range ({@code 10.0.0.0/8}), whose
+   *     {@code X-Forwarded-For} names the client for the sign-in throttle and the log; from any
+   *     other peer the header is ignored, since a client may write it
    */
   public record Settings(InetSocketAddress listen, ConsoleUsers users, Duration sessionTimeout,
-      Set<String> allowedHosts, int threads) {
-    /** Loopback host names only, {@value #DEFAULT_THREADS} threads. */
+      Set<String> allowedHosts, int threads, List<String> trustedProxies) {
+    /** Loopback host names only, {@value #DEFAULT_THREADS} threads, no proxy. */
     public Settings(InetSocketAddress listen, ConsoleUsers users, Duration sessionTimeout) {
-      this(listen, users, sessionTimeout, Set.of(), DEFAULT_THREADS);
+      this(listen, users, sessionTimeout, Set.of(), DEFAULT_THREADS, List.of());
     }
 
     /** Checks the settings, naming the option at fault. */
     public Settings {
+      trustedProxies = List.copyOf(trustedProxies);
+      TrustedProxies.parse(trustedProxies); // refuses what is no address or range
       allowedHosts = allowedHosts.stream().map(h -> h.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
       allowedHosts.stream().filter(h -> !HOST_NAME.matcher(h).matches()).findFirst().ifPresent(h -> {
         throw new IllegalArgumentException("invalid --allowed-host (TXBOX_ALLOWED_HOST): '" + TerminalText.of(h, 100)
@@ -102,8 +109,12 @@ public final class Console implements AutoCloseable {
   private final Pages pages;
   private final Set<String> hosts;
   private final SignInThrottle throttle = new SignInThrottle();
+  private final TrustedProxies proxies;
+  /** Set once the log said that requests carry X-Forwarded-For from a peer no one said to trust. */
+  private final AtomicBoolean untrustedForwardingTold = new AtomicBoolean();
 
   private Console(Settings settings, Pages pages) throws IOException {
+    this.proxies = TrustedProxies.parse(settings.trustedProxies());
     this.sessions = new Sessions(settings.sessionTimeout());
     this.users = settings.users();
     this.pages = pages;
@@ -249,7 +260,7 @@ public final class Console implements AutoCloseable {
   private Response signIn(Request r) {
     String user = r.param("username");
     String password = r.param("password");
-    String address = r.clientAddress();
+    String address = clientAddress(r);
     String shownUser = user == null ? "" : TerminalText.of(user, 100); // a name cannot forge a log line
     Instant now = Instant.now();
     Optional<Duration> wait = throttle.waitFor(address, String.valueOf(user), now);
@@ -272,6 +283,22 @@ public final class Console implements AutoCloseable {
     log.info("console: {} signed in as {} from {}", shownUser, role.get(), address);
     return Response.redirect("/").withCookie(Request.SESSION_COOKIE + "=" + session.id()
         + "; Path=/; HttpOnly; SameSite=Strict");
+  }
+
+  /**
+   * Who signs in: the peer, or the client a trusted proxy names. Behind a proxy no one named, all
+   * clients share its address, so one person's wrong passwords slow everyone's sign-in: the log
+   * says so once.
+   */
+  private String clientAddress(Request r) {
+    String peer = r.clientAddress();
+    List<String> forwardedFor = r.headers("X-Forwarded-For");
+    if (!forwardedFor.isEmpty() && !proxies.contains(peer) && untrustedForwardingTold.compareAndSet(false, true)) {
+      log.warn("console: requests from {} carry X-Forwarded-For, which is ignored: if {} is your reverse proxy,"
+          + " start the console with --trusted-proxy {}, or every client behind it shares one sign-in throttle",
+          peer, peer, peer);
+    }
+    return proxies.client(peer, forwardedFor);
   }
 
   private static void send(HttpExchange exchange, Response response) throws IOException {

@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -49,6 +50,12 @@ final class Request {
   /** A request header, or null. */
   String header(String name) {
     return exchange.getRequestHeaders().getFirst(name);
+  }
+
+  /** Every value of a request header, in order; empty when it is absent. */
+  List<String> headers(String name) {
+    List<String> values = exchange.getRequestHeaders().get(name);
+    return values == null ? List.of() : List.copyOf(values);
   }
 
   /** The address the request came from (a proxy's, behind one). */
