@@ -140,7 +140,7 @@ final class StatusCommand implements Callable<Integer> {
     }
     out.println(status.oldestOpenTransaction()
         .map(t -> "oldest open transaction: pid " + t.pid() + ", open " + t.age() + ", " + TerminalText.of(t.description())
-            + "\n  its query: " + TerminalText.of(Secrets.mask(t.query())))
+            + "\n  its query: " + TerminalText.of(Secrets.maskSql(t.query())))
         .orElse("oldest open transaction: none"));
     status.outboxPartitions().ifPresent(p -> out.printf(
         "outbox partitions: %d (%d ahead of the writers), %d row(s) in the default partition%n",
@@ -188,7 +188,7 @@ final class StatusCommand implements Callable<Integer> {
       m.put("database", t.database());
       m.put("application", t.application());
       m.put("state", t.state());
-      m.put("query", Secrets.mask(t.query()));
+      m.put("query", Secrets.maskSql(t.query()));
       return m;
     }).orElse(null));
     json.put("outboxPartitions", status.outboxPartitions().map(p -> Map.of("partitions", p.partitions(),

@@ -26,6 +26,18 @@ public final class Secrets {
   private static final Pattern PLAIN = Pattern.compile(
       "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*(?:\\s*=\\s*|:))(?!\\*\\*\\*)[^&;,\\s\"']+");
 
+  /**
+   * In SQL, a literal after a secret's name, however they are joined: {@code PASSWORD 'x'},
+   * {@code IDENTIFIED BY 'x'}, {@code PASSWORD('x')}, {@code password = 'it''s'}; a literal cut
+   * off by the server's query-text limit is masked to the end.
+   */
+  private static final Pattern SQL_LITERAL_SECRET = Pattern.compile(
+      "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?|identified\\s+by)[\\w.-]*(?:\\s*[=:(]\\s*|\\s+))"
+          + "(?:'(?:[^'\\\\]|''|\\\\.)*(?:'|$)|\"(?:[^\"\\\\]|\"\"|\\\\.)*(?:\"|$))");
+  /** In SQL (a comment, a JSON literal), {@code token: x}: a colon and spaces before the value. */
+  private static final Pattern SQL_COLON_SECRET = Pattern.compile(
+      "(?i)([\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*\"?\\s*:\\s*\"?)(?!\\*\\*\\*)[^\\s,;'\"}*]+");
+
   private static final Pattern SECRET_NAME =
       Pattern.compile("(?i)[\\w.-]*(?:password|passwd|pwd|secret|token|credentials?)[\\w.-]*");
 
@@ -68,5 +80,24 @@ public final class Secrets {
     masked = QUOTED.matcher(masked).replaceAll(m -> java.util.regex.Matcher.quoteReplacement(
         m.group(1) + m.group().charAt(m.group().length() - 1) + MASK + m.group().charAt(m.group().length() - 1)));
     return PLAIN.matcher(masked).replaceAll("$1" + MASK);
+  }
+
+  /**
+   * SQL that txbox shows (the query of a transaction that holds delivery back), with what
+   * {@link #mask} finds and, beyond it, the literals SQL gives secrets: {@code ALTER ROLE app
+   * PASSWORD '***'}, {@code IDENTIFIED BY '***'}, a comment's {@code token: ***}. Null stays null.
+   */
+  public static String maskSql(String sql) {
+    if (sql == null) {
+      return null;
+    }
+    String masked = SQL_LITERAL_SECRET.matcher(sql).replaceAll(m -> {
+      String literal = m.group().substring(m.group(1).length());
+      char quote = literal.charAt(0);
+      boolean closed = literal.length() > 1 && literal.charAt(literal.length() - 1) == quote;
+      return java.util.regex.Matcher.quoteReplacement(m.group(1) + quote + MASK + (closed ? quote : ""));
+    });
+    masked = SQL_COLON_SECRET.matcher(masked).replaceAll("$1" + MASK);
+    return mask(masked);
   }
 }

@@ -61,4 +61,22 @@ class SecretsTest {
         .isEqualTo("sasl.jaas.config=ScramLoginModule required username='app' password='***';");
     assertThat(Secrets.mask("acks=all")).isEqualTo("acks=all");
   }
+
+  @Test
+  void secretsInSqlAreMaskedAsSqlWritesThem() {
+    assertThat(Secrets.maskSql("ALTER ROLE app PASSWORD 'hunter2' VALID UNTIL 'infinity'"))
+        .isEqualTo("ALTER ROLE app PASSWORD '***' VALID UNTIL 'infinity'");
+    assertThat(Secrets.maskSql("CREATE USER app IDENTIFIED BY 'hunter2'")).isEqualTo("CREATE USER app IDENTIFIED BY '***'");
+    assertThat(Secrets.maskSql("SET PASSWORD FOR app = PASSWORD('hunter2')")).doesNotContain("hunter2");
+    assertThat(Secrets.maskSql("UPDATE users SET password='it''s hunter2' WHERE id = 7"))
+        .isEqualTo("UPDATE users SET password='***' WHERE id = 7");
+    assertThat(Secrets.maskSql("SELECT 1 /* token: abc123 */")).isEqualTo("SELECT 1 /* token: *** */");
+    assertThat(Secrets.maskSql("INSERT INTO t VALUES ('{\"api_token\": \"abc123\"}')"))
+        .isEqualTo("INSERT INTO t VALUES ('{\"api_token\": \"***\"}')");
+    assertThat(Secrets.maskSql("UPDATE users SET password = 'cut off by track_activity_query_si"))
+        .isEqualTo("UPDATE users SET password = '***");
+    assertThat(Secrets.maskSql("SELECT pg_backend_pid(), 'card 4111-1111'")).as("other literals stay")
+        .isEqualTo("SELECT pg_backend_pid(), 'card 4111-1111'");
+    assertThat(Secrets.maskSql(null)).isNull();
+  }
 }

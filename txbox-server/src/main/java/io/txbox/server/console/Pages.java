@@ -97,7 +97,7 @@ final class Pages implements AutoCloseable {
     String table = Html.table(List.of("pid", "open for", "user", "database", "application", "state"),
         List.of(List.of(esc(t.pid()), esc(t.age().truncatedTo(ChronoUnit.MILLIS)), esc(t.user()), esc(t.database()),
             esc(t.application()), esc(t.state()))), "none");
-    return table + (operator ? "<pre id=\"open-transaction-query\">" + esc(Secrets.mask(t.query())) + "</pre>"
+    return table + (operator ? "<pre id=\"open-transaction-query\">" + esc(Secrets.maskSql(t.query())) + "</pre>"
         : "<p class=\"empty\">its query text is shown to operators only</p>");
   }
 

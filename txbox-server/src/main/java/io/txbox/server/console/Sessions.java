@@ -14,8 +14,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * which every form carries and every action must return.
  */
 final class Sessions {
-  /** Most sessions kept; past it the one that expires first goes. */
-  static final int MAX_SESSIONS = 1_000;
+  /**
+   * Most sessions kept per user; past it, that user's session that expires first goes. Per user,
+   * so that one user signing in again and again pushes out only their own sessions; the users
+   * file bounds the whole.
+   */
+  static final int MAX_SESSIONS_PER_USER = 100;
   private static final SecureRandom RANDOM = new SecureRandom();
 
   /** A signed-in user. */
@@ -31,8 +35,8 @@ final class Sessions {
   synchronized Session open(String user, Role role) {
     long now = System.nanoTime();
     byId.values().removeIf(s -> s.expiresAtNanos() - now < 0);
-    if (byId.size() >= MAX_SESSIONS) {
-      byId.values().stream().min(Comparator.comparingLong(Session::expiresAtNanos))
+    if (byId.values().stream().filter(s -> s.user().equals(user)).count() >= MAX_SESSIONS_PER_USER) {
+      byId.values().stream().filter(s -> s.user().equals(user)).min(Comparator.comparingLong(Session::expiresAtNanos))
           .ifPresent(s -> byId.remove(s.id()));
     }
     Session session = new Session(token(), user, role, token(), now + timeout.toNanos());
