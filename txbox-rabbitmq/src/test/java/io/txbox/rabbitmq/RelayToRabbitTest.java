@@ -1,6 +1,7 @@
 package io.txbox.rabbitmq;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -103,6 +104,17 @@ class RelayToRabbitTest {
           .hasMessageContaining("no queue takes messages from exchange '" + exchange + "' with routing key 'refund-1'");
       assertThat(result.failed(2)).isFalse();
     }
+  }
+
+  @Test
+  void aUriWhoseHostCannotBeReadIsRefusedNotTakenForLocalhost() {
+    assertThatThrownBy(() -> RabbitPublisher.builder().uri("amqp://app:p@ss99@rabbit.example:5672/prod").build())
+        .hasMessageContaining("its user name or password holds '@': write each as %40")
+        .hasMessageContaining("was 'amqp://***@rabbit.example:5672/prod'").hasMessageNotContaining("ss99");
+    assertThatThrownBy(() -> RabbitPublisher.builder().uri("amqp://app:pw@rabbit.example:56x2").build())
+        .hasMessageContaining("its host and port cannot be read: the port must be a number");
+    assertThatCode(() -> RabbitPublisher.builder().uri("amqp://app:p%40ss99@rabbit.example:5672/prod").build().close())
+        .as("the password percent-encoded").doesNotThrowAnyException();
   }
 
   @Test

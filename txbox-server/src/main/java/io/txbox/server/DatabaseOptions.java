@@ -150,9 +150,28 @@ public final class DatabaseOptions {
       c.isValid(5);
     } catch (SQLException | RuntimeException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
+      if (driverCouldNotParse(e)) {
+        throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): the driver cannot read "
+            + Secrets.maskUrl(jdbcUrl) + ": write it as " + (isMariaDb() ? "jdbc:mariadb://host:3306/database"
+            : "jdbc:postgresql://host:5432/database") + ", an IPv6 host in [brackets], a port as a number", e);
+      }
       throw new TxboxException("cannot connect to the database at " + Secrets.maskUrl(jdbcUrl)
           + " (--jdbc-url, TXBOX_JDBC_URL): " + Secrets.mask(cause.getMessage()), e);
     }
+  }
+
+  /**
+   * Whether a driver failed on the URL's text with an error of its own code rather than an
+   * SQLException (MariaDB's {@code begin 1, end -1, length 15} for an unclosed {@code [}): its
+   * message would say nothing to the user.
+   */
+  private static boolean driverCouldNotParse(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof IndexOutOfBoundsException || t instanceof NumberFormatException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private void preferUnnamedStatementsBehindATransactionPooler(HikariDataSource ds) {

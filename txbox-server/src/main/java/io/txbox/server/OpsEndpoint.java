@@ -94,6 +94,11 @@ final class OpsEndpoint implements AutoCloseable {
     } catch (BindException e) {
       probes.shutdownNow();
       scrapes.shutdownNow();
+      if (!String.valueOf(e.getMessage()).contains("in use")) { // "Cannot assign requested address"
+        throw new IllegalArgumentException("invalid --http-address (TXBOX_HTTP_ADDRESS): "
+            + address.getAddress().getHostAddress() + " is no address of this host (" + e.getMessage()
+            + "): give one of its addresses, 0.0.0.0 for all of them", e);
+      }
       throw new IllegalArgumentException("invalid --http-port (TXBOX_HTTP_PORT): " + address
           + " is in use (another relay on this host?): give each process its own port, 0 for any free"
           + " one, or turn the endpoint off with --no-http", e);

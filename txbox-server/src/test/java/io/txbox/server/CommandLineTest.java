@@ -192,6 +192,16 @@ class CommandLineTest {
   }
 
   @Test
+  void aJdbcUrlTheDriverCannotReadIsABadSettingNotADriverStackTrace() {
+    int code = run("relay", "--jdbc-url", "jdbc:mariadb://[::1:3306/shop?password=s3cr3t",
+        "--kafka-bootstrap-servers", "127.0.0.1:1");
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString()).contains("invalid --jdbc-url (TXBOX_JDBC_URL): the driver cannot read"
+        + " jdbc:mariadb://[::1:3306/shop?password=***: write it as jdbc:mariadb://host:3306/database")
+        .doesNotContain("begin 1").doesNotContain("s3cr3t");
+  }
+
+  @Test
   void aWrongTablePrefixFailsAtOnceNamingTheSetting() {
     assertThat(run("migrate", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema())).isZero();
     int code = run("relay", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema(),

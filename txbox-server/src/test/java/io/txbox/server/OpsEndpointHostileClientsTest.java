@@ -172,4 +172,14 @@ class OpsEndpointHostileClientsTest {
       Thread.currentThread().interrupt();
     }
   }
+
+  @Test
+  void anAddressThatIsNotThisHostsIsToldAsSuchNotAsAPortInUse() {
+    // 192.0.2.1 is TEST-NET-1: documentation only, on no machine's interface
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> OpsEndpoint.start(new InetSocketAddress("192.0.2.1", 0),
+            new PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT),
+            () -> OpsEndpoint.Verdict.of(true, "relay", "running"), () -> OpsEndpoint.Verdict.of(true, "relay", "running")))
+        .hasMessageStartingWith("invalid --http-address (TXBOX_HTTP_ADDRESS): 192.0.2.1 is no address of this host")
+        .hasMessageNotContaining("in use");
+  }
 }

@@ -3,6 +3,7 @@ package io.txbox.rabbitmq.internal;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import java.io.IOException;
+import java.net.URI;
 import java.net.URISyntaxException;
 import java.security.GeneralSecurityException;
 import java.util.concurrent.TimeoutException;
@@ -32,16 +33,52 @@ public final class RabbitConnections implements AutoCloseable {
       throw new IllegalArgumentException("uri must be set, such as amqp://guest:guest@localhost:5672");
     }
     try {
+      requireHost(new URI(uri), uri);
       factory.setUri(uri);
     } catch (URISyntaxException | GeneralSecurityException | IllegalArgumentException e) {
       throw new IllegalArgumentException("uri must be an amqp:// or amqps:// URI such as"
-          + " amqp://user:password@host:5672/vhost, was '" + uri.replaceAll(":[^:@/]*@", ":***@") + "'", e);
+          + " amqp://user:password@host:5672/vhost, was '" + shown(uri) + "'"
+          + (e instanceof UnreadableHost ? ": " + e.getMessage() : ""), e);
     }
     factory.setAutomaticRecoveryEnabled(false);
     factory.setTopologyRecoveryEnabled(false);
     factory.setConnectionTimeout(5000);
     factory.setRequestedHeartbeat(10);
     return factory;
+  }
+
+  /** A URI whose authority Java could not read as host and port. */
+  private static final class UnreadableHost extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    UnreadableHost(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * The RabbitMQ client takes a URI whose authority {@link URI} cannot split into host and port
+   * ({@code guest:p@ss@rabbit}, {@code rabbit:56x2}) as one without host and port, and connects to
+   * localhost:5672 instead: refused here, saying what to change.
+   */
+  private static void requireHost(URI parsed, String uri) {
+    if (parsed.getHost() != null || !parsed.isAbsolute()) {
+      return; // a relative one is refused by the client itself
+    }
+    String authority = parsed.getRawAuthority();
+    if (authority == null || authority.isEmpty()) {
+      throw new UnreadableHost("it names no host");
+    }
+    if (authority.indexOf('@') != authority.lastIndexOf('@')) {
+      throw new UnreadableHost("its user name or password holds '@': write each as %40");
+    }
+    throw new UnreadableHost("its host and port cannot be read: the port must be a number, and the user name"
+        + " and password percent-encoded");
+  }
+
+  /** The URI with everything before the host's {@code @} masked: a password may hold any character. */
+  private static String shown(String uri) {
+    return uri.replaceFirst("(?<=://)[^/?#]*@", "***@");
   }
 
   /** The open connection, connecting first if there is none. */

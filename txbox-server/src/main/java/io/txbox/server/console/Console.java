@@ -132,6 +132,11 @@ public final class Console implements AutoCloseable {
       this.server = HttpServer.create(settings.listen(), 50);
     } catch (BindException e) {
       threads.shutdownNow();
+      if (!String.valueOf(e.getMessage()).contains("in use")) { // "Cannot assign requested address"
+        throw new IllegalArgumentException("invalid --listen: " + settings.listen().getHostString()
+            + " is no address of this host (" + e.getMessage() + "): give one of its addresses, 0.0.0.0 for all"
+            + " of them", e);
+      }
       throw new IllegalArgumentException("invalid --listen: " + settings.listen().getHostString() + ":"
           + settings.listen().getPort() + " is in use (another console?): give a free port", e);
     }
