@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.txbox.spi.Backlog;
+import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,12 +29,16 @@ import org.slf4j.LoggerFactory;
  *           floor, once a bucket holds more</td></tr>
  *   <tr><td>{@code txbox.outbox.oldest.pending.age}</td><td>time gauge</td>
  *       <td>how long the oldest of them has waited: the figure to alert on</td></tr>
+ *   <tr><td>{@code txbox.outbox.open.transaction.age}</td><td>time gauge, no tag</td>
+ *       <td>how long the oldest transaction open in the outbox's database has been open, 0 when
+ *           none: the relay reads no event committed after it began, so delivery stands still
+ *           while it stays open ({@code txbox status} names its process)</td></tr>
  * </table>
  *
  * <p>The gauges are read from the database at most once per {@code refresh} (default
  * {@value #DEFAULT_REFRESH_SECONDS} s), however often they are scraped, and the query reads at
  * most {@code limitPerBucket} (default {@value #DEFAULT_LIMIT_PER_BUCKET}) rows of each bucket.
- * When the database cannot be read, both show NaN, so a dashboard shows a gap rather than an old
+ * When the database cannot be read, they show NaN, so a dashboard shows a gap rather than an old
  * figure.
  *
  * <pre>{@code
@@ -69,7 +75,8 @@ public final class BacklogMeters implements MeterBinder {
   @Override
   public void bindTo(MeterRegistry registry) {
     for (String subscription : subscriptions) {
-      Reading reading = new Reading(subscription);
+      Reading<Backlog> reading = new Reading<>("the backlog of subscription " + subscription,
+          () -> store.backlog(subscription, limitPerBucket));
       Gauge.builder("txbox.outbox.pending", reading, r -> r.get().map(b -> (double) b.pending()).orElse(Double.NaN))
           .tag("subscription", subscription)
           .description("Committed outbox events the subscription has not relayed yet")
@@ -82,31 +89,48 @@ public final class BacklogMeters implements MeterBinder {
           .strongReference(true)
           .register(registry);
     }
+    Reading<OpenTransaction> open = new Reading<>("the oldest open transaction", store::oldestOpenTransaction);
+    TimeGauge.builder("txbox.outbox.open.transaction.age", open, TimeUnit.MILLISECONDS,
+            r -> r.get().map(t -> (double) t.age().toMillis()).orElse(r.failed() ? Double.NaN : 0.0))
+        .description("How long the oldest transaction open in the outbox's database has been open, which holds"
+            + " back every event committed after it began")
+        .strongReference(true)
+        .register(registry);
   }
 
-  /** The latest backlog of one subscription, read again once it is older than the refresh. */
-  private final class Reading {
-    private final String subscription;
+  /** The latest value read from the database, read again once it is older than the refresh. */
+  private final class Reading<T> {
+    private final String what;
+    private final Supplier<Optional<T>> read;
     private Instant readAt = Instant.MIN;
-    private Optional<Backlog> latest = Optional.empty();
+    private Optional<T> latest = Optional.empty();
+    private boolean failed;
 
-    Reading(String subscription) {
-      this.subscription = subscription;
+    Reading(String what, Supplier<Optional<T>> read) {
+      this.what = what;
+      this.read = read;
     }
 
-    synchronized Optional<Backlog> get() {
+    synchronized Optional<T> get() {
       Instant now = clock.instant();
       if (readAt.plus(refresh).isAfter(now)) {
         return latest;
       }
       readAt = now;
       try {
-        latest = store.backlog(subscription, limitPerBucket);
+        latest = read.get();
+        failed = false;
       } catch (RuntimeException e) {
-        log.warn("Could not read the backlog of subscription {}: {}", subscription, e.getMessage());
+        log.warn("Could not read {}: {}", what, e.getMessage());
         latest = Optional.empty();
+        failed = true;
       }
       return latest;
+    }
+
+    /** Whether the latest reading failed: nothing known, unlike an empty answer. */
+    synchronized boolean failed() {
+      return failed;
     }
   }
 

@@ -69,6 +69,22 @@ class BacklogMetersTest {
   }
 
   @Test
+  void aTransactionLeftOpenShowsAsTheAgeThatHoldsDeliveryBack() throws Exception {
+    BacklogMeters.builder(store).refresh(Duration.ZERO).build().bindTo(registry);
+    try (Connection open = db.dataSource().getConnection()) {
+      open.setAutoCommit(false);
+      try (var s = open.createStatement()) {
+        s.execute("SELECT pg_current_xact_id()"); // a transaction id: the relay's horizon stops here
+      }
+      Thread.sleep(1_200);
+      assertThat(openTransactionAgeSeconds()).isGreaterThanOrEqualTo(1.0);
+      open.rollback();
+    }
+    db.close();
+    assertThat(openTransactionAgeSeconds()).as("unknown, not none").isNaN();
+  }
+
+  @Test
   void aLimitPerBucketOutsideItsBoundsIsRefusedWithItsName() {
     assertThatThrownBy(() -> BacklogMeters.builder(store).limitPerBucket(0).build())
         .isInstanceOf(IllegalArgumentException.class)
@@ -81,6 +97,10 @@ class BacklogMetersTest {
 
   private double oldestAgeSeconds() {
     return registry.get("txbox.outbox.oldest.pending.age").timeGauge().value(TimeUnit.SECONDS);
+  }
+
+  private double openTransactionAgeSeconds() {
+    return registry.get("txbox.outbox.open.transaction.age").timeGauge().value(TimeUnit.SECONDS);
   }
 
   private void write(int events) throws SQLException {

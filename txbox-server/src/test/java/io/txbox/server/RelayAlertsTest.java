@@ -43,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The repository's alert rules ({@code ops/prometheus/txbox-alerts.yml}, every {@code for} cut to
- * one second, five for a process down) in a real Prometheus that scrapes standalone relays ({@code txbox relay}, as
+ * one second, five for a process down, and the open-transaction age that pages cut to two seconds)
+ * in a real Prometheus that scrapes standalone relays ({@code txbox relay}, as
  * processes) and, beside each, what an application that only writes exports: its outbox's backlog
  * gauges. Each case of the operator drill fires the alert it should, and only that one.
  */
@@ -176,9 +177,12 @@ class RelayAlertsTest {
       // Eight evaluations at for: 1s, and not once pending: the relay is alive and holds its buckets.
       await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(12))
           .until(() -> !alertNames().contains("TxboxRelayDown"));
+      JsonNode holding = firing("TxboxTransactionHoldingDelivery"); // its 2 minutes cut to 2 s here
+      assertThat(holding.path("labels").path("outbox").asText()).isEqualTo(shop.store.outboxName());
       open.rollback();
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> query("max(txbox_outbox_pending)") == 0);
+    await().atMost(Duration.ofSeconds(30)).until(() -> !alertNames().contains("TxboxTransactionHoldingDelivery"));
   }
 
   @Test
@@ -256,7 +260,8 @@ class RelayAlertsTest {
     // Every "for" cut to 1 s, but TxboxProcessDown's to 5 s: a single scrape that outlasts its
     // 1 s timeout on a loaded machine must not count as a process down.
     String rules = Files.readString(RULES).replaceAll("(?m)^(\\s+)for: 1m$", "$1for: 5s")
-        .replaceAll("(?m)^(\\s+)for: (?!5s$).*$", "$1for: 1s");
+        .replaceAll("(?m)^(\\s+)for: (?!5s$).*$", "$1for: 1s")
+        .replace("open_transaction_age_seconds) > 120", "open_transaction_age_seconds) > 2");
     Files.writeString(dir.resolve("rules.yml"), rules);
     StringBuilder config = new StringBuilder("""
         global:
@@ -275,7 +280,10 @@ class RelayAlertsTest {
     server = new ProcessBuilder(prometheus.toString(), "--config.file=" + dir.resolve("prometheus.yml"),
         "--storage.tsdb.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:" + prometheusPort)
         .redirectErrorStream(true).redirectOutput(dir.resolve("prometheus.log").toFile()).start();
-    await().atMost(Duration.ofSeconds(30)).until(() -> LocalPorts.listening(prometheusPort));
+    // It listens before it has loaded its data and rules, and answers 503 "Service Unavailable" until then.
+    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> http.send(HttpRequest.newBuilder(
+        URI.create("http://127.0.0.1:" + prometheusPort + "/-/ready")).build(), HttpResponse.BodyHandlers.discarding())
+        .statusCode() == 200);
   }
 
   /** Waits for {@code name} to fire; with every {@code for} at one second, within seconds of its cause. */
