@@ -112,8 +112,9 @@ public interface Transport {
       throw new IllegalArgumentException("a broker's name is lower case letters, digits and dashes; installed: "
           + names(installed));
     }
-    throw new IllegalArgumentException("no broker named '" + name + "' is installed: add io.txbox:txbox-" + name
-        + " (or the module that provides it) to the class path; installed: " + names(installed));
+    throw new IllegalArgumentException("no broker named '" + name + "' is installed: add the module that provides it"
+        + " to the class path (txbox's own are io.txbox:txbox-kafka, -nats, -rabbitmq and -sqs); installed: "
+        + names(installed));
   }
 
   /** The names of {@code transports}, for messages. */

@@ -103,8 +103,8 @@ class TransportSettingsTest {
     assertThat(Transport.installed(loader)).isEmpty(); // core's own tests have no broker module
 
     assertThatThrownBy(() -> Transport.named("pigeon", loader))
-        .hasMessage("no broker named 'pigeon' is installed: add io.txbox:txbox-pigeon (or the module that provides it)"
-            + " to the class path; installed: []");
+        .hasMessage("no broker named 'pigeon' is installed: add the module that provides it to the class path"
+            + " (txbox's own are io.txbox:txbox-kafka, -nats, -rabbitmq and -sqs); installed: []");
     assertThatThrownBy(() -> Transport.named("<script>", loader))
         .hasMessage("a broker's name is lower case letters, digits and dashes; installed: []");
   }

@@ -24,7 +24,8 @@ import picocli.CommandLine.Spec;
  * ({@code --nats-ack-timeout}, {@code TXBOX_NATS_ACK_TIMEOUT}), added by {@link #addTo}.
  */
 final class BrokerOptions {
-  private static final List<Transport> INSTALLED = Transport.installed(BrokerOptions.class.getClassLoader());
+  /** The brokers of the last command line built: txbox's own modules and the plugins ({@link Plugins}). */
+  private static volatile List<Transport> installed = Transport.installed(BrokerOptions.class.getClassLoader());
   /**
    * Between client properties in one value: a comma that starts the next {@code name=}. An
    * environment variable or a config-file line holds one value, so several properties must share
@@ -44,15 +45,23 @@ final class BrokerOptions {
   static final class Installed implements Iterable<String> {
     @Override
     public java.util.Iterator<String> iterator() {
-      return Transport.names(INSTALLED).iterator();
+      return Transport.names(installed).iterator();
     }
   }
 
-  /** Adds each installed broker's publisher settings as options to every command that takes a broker. */
-  static void addTo(CommandLine root) {
+  /**
+   * Adds the publisher settings of each broker on {@code loader}'s class path as options to every
+   * command that takes a broker.
+   */
+  static void addTo(CommandLine root, ClassLoader loader) {
+    installed = Transport.installed(loader);
+    addTo(root);
+  }
+
+  private static void addTo(CommandLine root) {
     CommandSpec spec = root.getCommandSpec();
     if (spec.mixins().values().stream().anyMatch(m -> m.userObject() instanceof BrokerOptions)) {
-      for (Transport t : INSTALLED) {
+      for (Transport t : installed) {
         t.settings().stream().filter(s -> s.publishes() && s.role() != TransportSetting.Role.CREDENTIAL)
             .forEach(s -> spec.addOption(option(t, s)));
       }
@@ -118,9 +127,11 @@ final class BrokerOptions {
 
   private Transport transport() {
     try {
-      return Transport.named(broker, INSTALLED);
+      return Transport.named(broker, installed);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("invalid --broker (TXBOX_BROKER): " + e.getMessage(), e);
+      throw new IllegalArgumentException("invalid --broker (TXBOX_BROKER): " + e.getMessage()
+          + "; the txbox command also loads the jars in its plugins directory (" + Plugins.VARIABLE
+          + ", by default plugins beside txbox.jar)", e);
     }
   }
 

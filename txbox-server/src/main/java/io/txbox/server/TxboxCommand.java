@@ -51,7 +51,7 @@ final class TxboxCommand {
   static CommandLine commandLine(Object command, String[] args, Map<String, String> wholeEnvironment) {
     Map<String, String> environment = ServiceLinks.without(wholeEnvironment);
     CommandLine cli = new CommandLine(command);
-    BrokerOptions.addTo(cli);
+    BrokerOptions.addTo(cli, Plugins.loader(environment));
     String path = configPath(args, environment);
     Properties file = configFile(path);
     cli.setDefaultValueProvider(new EnvironmentDefaults(environment, file));

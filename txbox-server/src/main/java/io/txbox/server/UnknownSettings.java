@@ -50,7 +50,7 @@ final class UnknownSettings {
       }
     });
     new TreeSet<>(environment.keySet()).forEach(variable -> {
-      if (variable.startsWith("TXBOX_") && !variable.equals("TXBOX_CONFIG")
+      if (variable.startsWith("TXBOX_") && !variable.equals("TXBOX_CONFIG") && !variable.equals(Plugins.VARIABLE)
           && !TEST_KIT_VARIABLES.contains(variable) && !isOptionVariable(variable)) {
         String asOption = variable.substring("TXBOX_".length()).toLowerCase(java.util.Locale.ROOT).replace('_', '-');
         problems.add("unknown environment variable " + variable + suggestion(asOption));

@@ -137,8 +137,10 @@ class CommandLineTest {
     assertThat(err.toString())
         .contains("--memory-space (TXBOX_MEMORY_SPACE) is required with --broker memory")
         .contains("invalid --memory-max-message-size (TXBOX_MEMORY_MAX_MESSAGE_SIZE): it must be 1 or more, was 0")
-        .contains("invalid --broker (TXBOX_BROKER): no broker named 'memroy' is installed: add io.txbox:txbox-memroy")
-        .contains("installed: [kafka, memory, nats, rabbitmq, sqs]");
+        .contains("invalid --broker (TXBOX_BROKER): no broker named 'memroy' is installed: add the module that"
+            + " provides it to the class path")
+        .contains("installed: [kafka, memory, nats, rabbitmq, sqs]; the txbox command also loads the jars in its"
+            + " plugins directory (TXBOX_PLUGINS, by default plugins beside txbox.jar)");
   }
 
   @Test

@@ -53,6 +53,8 @@ class ReadmeSnippetsTest {
   /** Every page but the MariaDB guide, whose SQL is MariaDB's. */
   private static final java.util.function.Predicate<Path> POSTGRES_PAGES = page -> !page.endsWith("mariadb.md");
   private static final Pattern BLOCK = Pattern.compile("(?ms)^```(\\w+)\\n(.*?)^```$");
+  /** The public type of a whole source file, which names its file. */
+  private static final Pattern WHOLE_FILE = Pattern.compile("(?m)^public (?:final |abstract )?(?:class|interface|record) (\\w+)");
   private static final String IMPORTS = """
       import com.fasterxml.jackson.databind.ObjectMapper;
       import io.txbox.*;
@@ -222,13 +224,24 @@ import java.util.List;
     return pages;
   }
 
-  /** A snippet of statements becomes a method body; one with beans or classes, a class body. */
+  /**
+   * A snippet of statements becomes a method body; one with beans or classes, a class body; a
+   * whole source file (it starts with its package) is compiled as it is.
+   */
   private static JavaFileObject source(String name, String snippet) {
+    Matcher wholeFile = WHOLE_FILE.matcher(snippet);
+    if (snippet.startsWith("package ") && wholeFile.find()) {
+      return fileObject(wholeFile.group(1), snippet);
+    }
     String code = snippet.replace("= ...;", "= null;");
     boolean members = code.lines().anyMatch(line -> line.startsWith("@"));
     String body = members ? code : "void run() throws Exception {\n" + code + "\n}";
     String text = "package io.txbox.examples.readme;\n" + IMPORTS
         + "@SuppressWarnings(\"unused\") class " + name + " extends ReadmeContext {\n" + body + "\n}\n";
+    return fileObject(name, text);
+  }
+
+  private static JavaFileObject fileObject(String name, String text) {
     return new SimpleJavaFileObject(java.net.URI.create("string:///" + name + ".java"), JavaFileObject.Kind.SOURCE) {
       @Override
       public CharSequence getCharContent(boolean ignoreEncodingErrors) {
