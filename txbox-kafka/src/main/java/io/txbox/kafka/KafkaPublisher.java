@@ -161,7 +161,11 @@ public final class KafkaPublisher implements Publisher {
       ProducerRecord<byte[], byte[]> record = record(topic, m);
       Exception tooLarge = sizeCheck(record, limitOf.get(topic));
       if (tooLarge != null) {
-        failures.put(i, tooLarge); // refused here: the broker would refuse it, and nothing else waits
+        Exception changed = limitChanged(topic, limitOf.get(topic));
+        if (changed != null) {
+          topicFailures.put(topic, changed); // this topic's later records of the batch wait too: order
+        }
+        failures.put(i, changed != null ? changed : tooLarge); // refused here: nothing else waits for it
         continue;
       }
       Producers.Handle handle = producerOf.get(topic);
@@ -248,6 +252,23 @@ public final class KafkaPublisher implements Publisher {
       return null;
     }
     return new PermanentPublishException(KafkaErrors.tooLarge(record.topic(), size, limit, maxRequestSize));
+  }
+
+  /**
+   * Before an event is refused as too large: the topic's limit read again. An operator who raised
+   * it to deliver the event retries its dead letter at once, and it must not be refused by the
+   * limit of a minute ago. A changed limit fails the topic's rest of the batch for a retry, which
+   * sends it with the producer for the new limit, rather than switching producers in mid-batch,
+   * which could reorder a key's records. Null when the limit is the same.
+   */
+  private Exception limitChanged(String topic, OptionalInt used) {
+    OptionalInt now = topics.maxMessageBytesNow(topic);
+    if (now.equals(used)) {
+      return null;
+    }
+    return new IllegalStateException("topic " + topic + "'s max.message.bytes changed from "
+        + (used.isPresent() ? used.getAsInt() : "unknown") + " to " + (now.isPresent() ? now.getAsInt() : "unknown")
+        + ": sent again with the new limit");
   }
 
   /**

@@ -13,6 +13,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.Test;
 
 class KafkaPublisherTest {
@@ -39,6 +44,27 @@ class KafkaPublisherTest {
           .containsEntry("txbox-version", "2")
           .containsEntry("content-type", "application/json")
           .containsEntry("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    }
+  }
+
+  @Test
+  void anEventRefusedForItsSizeIsSentOnceTheTopicsLimitIsRaisedWithoutWaitingForTheCache() throws Exception {
+    String topic = "limit-" + UUID.randomUUID();
+    kafka.createTopic(topic, 1, Map.of("max.message.bytes", "2000"));
+    Message large = Message.builder().type("Big").key("k").destination(topic).payload(new byte[5_000]).build();
+    try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build()) {
+      assertThat(publisher.publish(List.of(large)).failure(0)).isInstanceOf(PermanentPublishException.class)
+          .hasMessageContaining("accepts at most 2000 bytes (its max.message.bytes");
+
+      try (Admin admin = kafka.admin()) { // the operator raises the limit, then retries the dead letter
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        admin.incrementalAlterConfigs(Map.of(resource, List.of(new AlterConfigOp(
+            new ConfigEntry("max.message.bytes", "100000"), AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+      }
+      PublishResult retried = publisher.publish(List.of(large));
+      assertThat(retried.failure(0)).as("retried, not dead-lettered again").isNotInstanceOf(PermanentPublishException.class)
+          .hasMessageContaining("max.message.bytes changed from 2000 to 100000");
+      assertThat(publisher.publish(List.of(large)).failures()).as("the relay's next attempt").isEmpty();
     }
   }
 

@@ -239,8 +239,8 @@ final class DeadLettersCommand {
   }
 
   @Command(name = "retry", mixinStandardHelpOptions = true,
-      description = {"Puts outbox dead letters back into the log with their ids; with --consumer, asks the running",
-          "consumer to retry its parked keys in order. A dry run without --execute."})
+      description = "Puts outbox dead letters back into the log with their ids; with --consumer, asks the running"
+          + " consumer to retry its parked keys in order. A dry run without --execute.")
   static final class RetryCommand extends Action {
     @Option(names = "--execute", description = "Retries; without it, a dry run that changes nothing.")
     boolean execute;

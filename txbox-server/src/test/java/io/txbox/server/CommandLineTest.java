@@ -204,6 +204,18 @@ class CommandLineTest {
   }
 
   @Test
+  void everySubcommandOfDeadLettersIsDescribedWholeInItsHelp() {
+    String[] args = {"dead-letters", "--help"};
+    StringWriter out = new StringWriter();
+    CommandLine cli = TxboxCommand.commandLine(args, Map.of());
+    cli.setOut(new PrintWriter(out, true));
+    assertThat(cli.execute(args)).isZero();
+    assertThat(out.toString().replaceAll("\\s+", " "))
+        .contains("retry Puts outbox dead letters back into the log with their ids; with --consumer, asks the running"
+            + " consumer to retry its parked keys in order. A dry run without --execute.");
+  }
+
+  @Test
   void aWrongTablePrefixFailsAtOnceNamingTheSetting() {
     assertThat(run("migrate", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema())).isZero();
     int code = run("relay", "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema(),

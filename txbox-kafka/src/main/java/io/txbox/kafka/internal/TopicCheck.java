@@ -22,8 +22,9 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * milliseconds, unless the broker creates topics on demand ({@code auto.create.topics.enable}):
  * then the send creates it (producers always ask).
  *
- * <p>The size limit ({@value #TOPIC_LIMIT}) is read again after {@link #LIMIT_TTL}, or at once
- * after {@link #forgetLimits()}, so that a limit an operator changes is seen.
+ * <p>The size limit ({@value #TOPIC_LIMIT}) is read again after {@link #LIMIT_TTL}, at once after
+ * {@link #forgetLimits()}, and before an event is refused for it ({@link #maxMessageBytesNow}),
+ * so that a limit an operator changes is seen, by a retried dead letter at once.
  */
 public final class TopicCheck implements AutoCloseable {
   /** What the broker says of a topic. */
@@ -114,6 +115,21 @@ public final class TopicCheck implements AutoCloseable {
     OptionalInt read = readLimit(topic);
     if (read.isEmpty() && cached != null) {
       read = cached.bytes; // a limit once read stays the best guess while the broker cannot be asked
+    }
+    limits.put(topic, new Limit(read, System.nanoTime()));
+    return read;
+  }
+
+  /**
+   * The topic's {@value #TOPIC_LIMIT} read from the broker now, whatever was cached: before an
+   * event is refused as too large, since an operator may have just raised the limit to deliver
+   * it. The cached limit when it cannot be read.
+   */
+  public synchronized OptionalInt maxMessageBytesNow(String topic) {
+    Limit cached = limits.get(topic);
+    OptionalInt read = readLimit(topic);
+    if (read.isEmpty()) {
+      return cached == null ? OptionalInt.empty() : cached.bytes;
     }
     limits.put(topic, new Limit(read, System.nanoTime()));
     return read;
