@@ -1,12 +1,14 @@
 package io.txbox.demo;
 
-import io.txbox.server.DatabaseOptions;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.server.DatabaseOptions;
+import io.txbox.spi.OutboxStore;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TopicReader;
 import java.nio.charset.StandardCharsets;
@@ -14,6 +16,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -27,14 +30,23 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code java -jar txbox-demo.jar quickstart}: starts a Kafka broker of its own, writes events through the outbox
- * into the local PostgreSQL, relays them, reads the topic back and reports what arrived.
+ * into the local PostgreSQL or MariaDB, relays them, reads the topic back and reports what arrived. Its tables
+ * are its own (a schema on PostgreSQL, a table prefix on MariaDB), never an application's, and are dropped at
+ * the end.
  */
 @Command(name = "quickstart", mixinStandardHelpOptions = true,
-    description = "Starts a Kafka broker, writes events through the outbox into PostgreSQL, relays them"
-        + " and checks that every one arrived once, in order per key. Exits 1 if any was lost or reordered.")
+    description = "Starts a Kafka broker, writes events through the outbox into PostgreSQL or MariaDB, relays"
+        + " them and checks that every one arrived once, in order per key. Exits 1 if any was lost or reordered."
+        + " Its tables are its own (schema txbox_quickstart_<run> on PostgreSQL, tables txbox_qs_<run>_* on"
+        + " MariaDB) and are dropped at the end; --schema and --table-prefix are not taken.")
 final class QuickstartCommand implements Callable<Integer> {
-  /** The quickstart writes into a schema of its own, never into an application's outbox. */
-  private static final String SCHEMA = "txbox_quickstart";
+  /** Where the run writes: its store, and how to take its tables away again. */
+  private record Place(OutboxStore store, String outboxTable, Cleanup cleanup) {}
+
+  /** Drops what a run created. */
+  private interface Cleanup {
+    void drop(Connection c) throws SQLException;
+  }
 
   @Mixin DatabaseOptions database;
 
@@ -49,29 +61,76 @@ final class QuickstartCommand implements Callable<Integer> {
     if (events < 1 || keys < 1) {
       throw new IllegalArgumentException("events and keys must be >= 1, were " + events + " and " + keys);
     }
+    String run = UUID.randomUUID().toString().substring(0, 8);
+    String topic = "orders-" + run;
     System.out.println("starting a Kafka broker (KRaft, from the Kafka jars in this jar)...");
-    String topic = "orders-" + UUID.randomUUID().toString().substring(0, 8);
-    try (KafkaBroker kafka = KafkaBroker.start("768m"); HikariDataSource ds = database.pool()) {
+    try (KafkaBroker kafka = KafkaBroker.start("768m"); HikariDataSource ds = database.poolOnPostgresOrMariaDb()) {
       kafka.createTopic(topic, 8);
       database.checkConnection(ds);
-      PostgresOutboxStore store = PostgresOutboxStore.builder(ds).schema(SCHEMA).build();
-      store.migrate();
-      long started = System.nanoTime();
-      System.out.printf("writing %,d events over %d keys through Outbox.send into %s%n", events, keys, store.outboxTable());
-      write(ds, Outbox.create(store), topic);
-      System.out.println("relaying to Kafka at " + kafka.bootstrapServers() + " ...");
-      List<TopicReader.Received> received;
-      try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
-              .subscription(topic).build().start();
-          TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
-        received = reader.readUntil(r -> TopicReader.distinctIds(r).size() >= events, Duration.ofMinutes(5));
+      Place place = database.isMariaDb() ? onMariaDb(ds, run) : onPostgres(ds, run);
+      try {
+        long started = System.nanoTime();
+        System.out.printf("writing %,d events over %d keys through Outbox.send into %s%n", events, keys,
+            place.outboxTable());
+        Map<String, List<String>> expected = write(ds, Outbox.create(place.store()), topic);
+        System.out.println("relaying to Kafka at " + kafka.bootstrapServers() + " ...");
+        List<TopicReader.Received> received;
+        try (Relay relay = Relay.builder(place.store(),
+                KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+                .subscription(topic).build().start();
+            TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+          received = reader.readUntil(r -> TopicReader.distinctIds(r).size() >= events, Duration.ofMinutes(5));
+        }
+        double seconds = (System.nanoTime() - started) / 1e9;
+        return report(expected, received, seconds);
+      } finally {
+        try (Connection c = ds.getConnection()) {
+          place.cleanup().drop(c);
+        }
       }
-      double seconds = (System.nanoTime() - started) / 1e9;
-      return report(expected(ds, store, topic), received, seconds);
     }
   }
 
-  private void write(HikariDataSource ds, Outbox outbox, String topic) throws SQLException {
+  private static Place onPostgres(HikariDataSource ds, String run) {
+    String schema = "txbox_quickstart_" + run;
+    PostgresOutboxStore store = PostgresOutboxStore.builder(ds).schema(schema).build();
+    store.migrate();
+    return new Place(store, store.outboxTable(), c -> {
+      try (Statement s = c.createStatement()) {
+        s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+      }
+    });
+  }
+
+  /** MariaDB keeps txbox's tables in the URL's database: the run's own are told apart by their prefix. */
+  private static Place onMariaDb(HikariDataSource ds, String run) {
+    String prefix = "txbox_qs_" + run + "_";
+    MariaDbOutboxStore store = MariaDbOutboxStore.builder(ds).tablePrefix(prefix).build();
+    store.migrate();
+    return new Place(store, store.outboxTable(), c -> dropTablesStartingWith(c, prefix));
+  }
+
+  private static void dropTablesStartingWith(Connection c, String prefix) throws SQLException {
+    List<String> tables = new ArrayList<>();
+    try (PreparedStatement p = c.prepareStatement("SELECT table_name FROM information_schema.tables"
+        + " WHERE table_schema = DATABASE() AND table_name LIKE ?")) {
+      p.setString(1, prefix.replace("_", "\\_") + "%");
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          tables.add(rs.getString(1));
+        }
+      }
+    }
+    if (!tables.isEmpty()) {
+      try (Statement s = c.createStatement()) {
+        s.execute("DROP TABLE IF EXISTS " + String.join(", ", tables));
+      }
+    }
+  }
+
+  /** Writes the events ten to a transaction, one writer: each key's commit order is its write order. */
+  private Map<String, List<String>> write(HikariDataSource ds, Outbox outbox, String topic) throws SQLException {
+    Map<String, List<String>> byKey = new LinkedHashMap<>();
     for (int i = 0; i < events; i += 10) {
       try (Connection c = ds.getConnection()) {
         c.setAutoCommit(false);
@@ -85,21 +144,7 @@ final class QuickstartCommand implements Callable<Integer> {
         }
         outbox.send(c, batch);
         c.commit();
-      }
-    }
-  }
-
-  /** What must arrive, per key, in log order. */
-  private static Map<String, List<String>> expected(HikariDataSource ds, PostgresOutboxStore store, String topic)
-      throws SQLException {
-    Map<String, List<String>> byKey = new LinkedHashMap<>();
-    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-        "SELECT key, id FROM " + store.outboxTable() + " WHERE destination = ? ORDER BY tx_id, position")) {
-      p.setString(1, topic);
-      try (ResultSet rs = p.executeQuery()) {
-        while (rs.next()) {
-          byKey.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));
-        }
+        batch.forEach(m -> byKey.computeIfAbsent(m.key(), k -> new ArrayList<>()).add(m.id().toString()));
       }
     }
     return byKey;

@@ -7,9 +7,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.txbox.server.Main;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestMariaDb;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,6 +49,19 @@ class DemoCommandLineTest {
         .contains("--events must be 1 to 100,000,000, was 0")
         .contains("--consumers must be 1 to 8 (the topic's partitions), was 9")
         .contains("quickstart: invalid --events (TXBOX_EVENTS): events and keys must be >= 1");
+  }
+
+  @Test
+  void quickstartRunsOnMariaDbAndLeavesNoTableBehind() throws Exception {
+    try (TestMariaDb maria = TestMariaDb.create()) {
+      assertThat(run("quickstart", "--events", "300", "--keys", "10", "--jdbc-url", maria.jdbcUrl()))
+          .as("%s", err).isZero();
+      try (Connection c = maria.dataSource().getConnection(); Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE()")) {
+        rs.next();
+        assertThat(rs.getInt(1)).as("tables left in " + maria.database()).isZero();
+      }
+    }
   }
 
   @Test
