@@ -2,7 +2,6 @@ package io.txbox.server.console;
 
 import static io.txbox.server.console.Html.esc;
 
-import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.Replay.Preview;
@@ -25,7 +24,6 @@ final class ReplayPage implements AutoCloseable {
       "until", "to-destination", "events-per-second");
 
   private final Replay replay;
-  private final DeadLetters deadLetters;
   private final Supplier<Publisher> publisher;
   private final ExecutorService runner = Executors.newSingleThreadExecutor(r -> {
     Thread t = new Thread(r, "txbox-console-replay");
@@ -37,7 +35,6 @@ final class ReplayPage implements AutoCloseable {
 
   ReplayPage(OperatorStore store, Supplier<Publisher> publisher) {
     this.replay = store.replay();
-    this.deadLetters = store.deadLetters();
     this.publisher = publisher;
   }
 
@@ -48,8 +45,9 @@ final class ReplayPage implements AutoCloseable {
     html.append(Html.hidden("preview", "yes")).append("<button type=\"submit\" id=\"preview\">Preview</button></form>");
     if (r.param("preview") != null) {
       Replay.Request request = request(r);
+      // A read, as every GET is: it writes nothing, not even an audit row, so that no viewer (nor any
+      // page, without a users file) can push real entries off the audit page by previewing.
       Preview preview = replay.preview(request.scope());
-      deadLetters.record(r.operator(), "replay", "outbox", request.describe(), preview.count(), true); // as the CLI's dry run
       html.append("<h2>").append(preview.count()).append(" event(s): ").append(esc(request.describe())).append("</h2>");
       preview.first().ifPresent(e -> html.append("<p>first: #").append(e.position()).append(' ').append(esc(e.type()))
           .append(" key ").append(esc(e.key())).append(", created ").append(esc(e.createdAt())).append("</p>"));
