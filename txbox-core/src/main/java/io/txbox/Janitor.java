@@ -3,11 +3,14 @@ package io.txbox;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.support.LoopGuard;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,6 +58,17 @@ public final class Janitor implements AutoCloseable {
   /** What one run removed. */
   public record Cleanup(long outboxEvents, long inboxRecords, boolean skipped) {}
 
+  /**
+   * What this janitor did since it was built, runs in the background and {@link #runOnce()} alike:
+   * for meters ({@code JanitorMeters} in txbox-micrometer).
+   *
+   * @param outboxEvents relayed outbox events removed
+   * @param inboxRecords inbox records removed
+   * @param failures runs that failed (the database could not be reached, say)
+   * @param lastSuccess when the last run that did not fail ended; empty before the first
+   */
+  public record Totals(long outboxEvents, long inboxRecords, long failures, Optional<Instant> lastSuccess) {}
+
   private final JanitorStore store;
   private final Duration outboxRetention;
   private final Duration inboxRetention;
@@ -62,6 +76,10 @@ public final class Janitor implements AutoCloseable {
   private final int maxBatches;
   private final Duration interval;
   private final LoopGuard guard = new LoopGuard("txbox janitor");
+  private final LongAdder outboxDeleted = new LongAdder();
+  private final LongAdder inboxDeleted = new LongAdder();
+  private final LongAdder failures = new LongAdder();
+  private volatile Instant lastSuccess;
   private ScheduledExecutorService scheduler;
 
   private Janitor(Builder b) {
@@ -80,9 +98,23 @@ public final class Janitor implements AutoCloseable {
 
   /** Runs now, batch after batch, until nothing is left or the batch limit is reached. */
   public Cleanup runOnce() {
-    long outbox = drain(() -> store.deleteRelayed(outboxRetention, batchSize));
-    long inbox = drain(() -> store.deleteInboxRecords(inboxRetention, batchSize));
-    return new Cleanup(Math.max(0, outbox), Math.max(0, inbox), outbox < 0 || inbox < 0);
+    try {
+      long outbox = drain(() -> store.deleteRelayed(outboxRetention, batchSize));
+      long inbox = drain(() -> store.deleteInboxRecords(inboxRetention, batchSize));
+      Cleanup done = new Cleanup(Math.max(0, outbox), Math.max(0, inbox), outbox < 0 || inbox < 0);
+      outboxDeleted.add(done.outboxEvents());
+      inboxDeleted.add(done.inboxRecords());
+      lastSuccess = Instant.now();
+      return done;
+    } catch (RuntimeException e) {
+      failures.increment();
+      throw e;
+    }
+  }
+
+  /** What it did so far; see {@link Totals}. */
+  public Totals totals() {
+    return new Totals(outboxDeleted.sum(), inboxDeleted.sum(), failures.sum(), Optional.ofNullable(lastSuccess));
   }
 
   /** Deletes batches until one comes back short; -1 when another janitor holds the lock. */

@@ -12,6 +12,7 @@ import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
+import io.txbox.micrometer.JanitorMeters;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
 import io.txbox.spi.JanitorStore;
@@ -229,6 +230,7 @@ final class RelayCommand implements Callable<Integer> {
         () -> OpsEndpoint.Verdict.of(running.getAsBoolean(), "relay", running.getAsBoolean() ? "running" : "stopped"),
         OpsEndpoint.refreshed(READY_REFRESH, ready)));
     Optional<Janitor> started = opened(opened, janitor.map(Janitor::start));
+    started.ifPresent(j -> new JanitorMeters(j).bindTo(registry));
     bindLoopMeter(registry, troubled, started);
     return new Running<>(opened(opened, start.get()), started, endpoint);
   }

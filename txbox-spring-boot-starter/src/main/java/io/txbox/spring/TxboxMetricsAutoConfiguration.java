@@ -13,6 +13,7 @@ import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.spi.OutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.InboxMeters;
+import io.txbox.micrometer.JanitorMeters;
 import io.txbox.micrometer.OutboxTag;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
@@ -21,6 +22,7 @@ import io.txbox.spring.internal.InboxListeners;
 import io.txbox.spring.internal.RelaySource;
 import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.TroubledLoops;
+import java.util.Optional;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -119,6 +121,13 @@ public class TxboxMetricsAutoConfiguration {
         .description("Background loops (relay, janitor, listeners) whose last step failed; they go on trying")
         .strongReference(true)
         .register(registry);
+  }
+
+  /** The janitor's counters ({@link JanitorMeters}), when the janitor runs in this application. */
+  @Bean
+  @ConditionalOnBean(name = "txboxJanitor")
+  public JanitorMeters txboxJanitorMeters(ObjectProvider<ContextBound<Janitor>> janitor) {
+    return new JanitorMeters(() -> Optional.ofNullable(janitor.getIfAvailable()).flatMap(ContextBound::current));
   }
 
   /** The slot's gauges ({@link SlotMeters}), when events go through logical decoding. */

@@ -216,6 +216,8 @@ class StarterKafkaTest {
     await().atMost(Duration.ofSeconds(30)).until(() -> handled("late") == 1);
     assertThat(BootLine.health(context, "txbox").details()).containsEntry("troubled", List.of());
     assertThat(registry.get("txbox.loops.troubled").gauge().value()).isZero();
+    assertThat(registry.get("txbox.janitor.failures").functionCounter().count()).isZero();
+    assertThat(registry.get("txbox.janitor.deleted").tag("table", "outbox").functionCounter()).isNotNull();
   }
 
   @Test
