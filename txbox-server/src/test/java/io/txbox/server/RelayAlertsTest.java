@@ -43,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The repository's alert rules ({@code ops/prometheus/txbox-alerts.yml}, every {@code for} cut to
- * one second, five for a process down, and the open-transaction age that pages cut to two seconds)
+ * one second, five for a process down or an absent relay, and the open-transaction age that pages
+ * cut to two seconds)
  * in a real Prometheus that scrapes standalone relays ({@code txbox relay}, as
  * processes) and, beside each, what an application that only writes exports: its outbox's backlog
  * gauges. Each case of the operator drill fires the alert it should, and only that one.
@@ -158,6 +159,18 @@ class RelayAlertsTest {
     JsonNode relayDown = firing("TxboxRelayDown");
     assertThat(relayDown.path("labels").path("outbox").asText()).isEqualTo(shop.store.outboxName());
     assertThat(relayDown.path("annotations").path("runbook").asText()).isEqualTo("docs/runbook.md#txboxrelaydown");
+    JsonNode absent = firing("TxboxRelayAbsent"); // its series ended with it
+    assertThat(absent.path("labels").path("subscription").asText()).isEqualTo("default");
+  }
+
+  @Test
+  void aRelayThatNeverStartedIsAbsentThoughNothingWaits() throws Exception {
+    Service shop = new Service(kafka); // the application exports its backlog: nothing pending
+    startPrometheus(Map.of("shop", shop.writer.port()));
+    await().atMost(Duration.ofSeconds(30)).until(() -> query("max(txbox_outbox_pending)") == 0);
+    JsonNode absent = firing("TxboxRelayAbsent");
+    assertThat(absent.path("annotations").path("runbook").asText()).isEqualTo("docs/runbook.md#txboxrelayabsent");
+    assertThat(alertNames()).as("nothing waits: no relay down").doesNotContain("TxboxRelayDown");
   }
 
   @Test
@@ -259,7 +272,8 @@ class RelayAlertsTest {
     assertThat(prometheus).as("prometheus binary (CI installs Debian's prometheus package)").isNotNull();
     // Every "for" cut to 1 s, but TxboxProcessDown's to 5 s: a single scrape that outlasts its
     // 1 s timeout on a loaded machine must not count as a process down.
-    String rules = Files.readString(RULES).replaceAll("(?m)^(\\s+)for: 1m$", "$1for: 5s")
+    // TxboxRelayAbsent's (5m) too: until a relay's first scrape, no relay exports anything.
+    String rules = Files.readString(RULES).replaceAll("(?m)^(\\s+)for: (1m|5m)$", "$1for: 5s")
         .replaceAll("(?m)^(\\s+)for: (?!5s$).*$", "$1for: 1s")
         .replace("open_transaction_age_seconds) > 120", "open_transaction_age_seconds) > 2");
     Files.writeString(dir.resolve("rules.yml"), rules);
