@@ -273,8 +273,34 @@ public final class LogicalReplication {
   }
 
   /**
-   * Why {@code store}'s slots may not survive a failover, one sentence each; empty when they will
-   * or when nothing can be seen from here: a gap a failover left ({@link SlotGap}); and from
+   * The slots whose relay retries a failed publish, one sentence each, as a polling relay's
+   * buckets that retry a failed event are told: the same rule makes either relay's status DEGRADED.
+   */
+  static List<String> retrying(DataSource dataSource, PostgresOutboxStore store) {
+    String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
+    try (Connection c = dataSource.getConnection()) {
+      if (!exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
+        return List.of();
+      }
+      List<String> problems = new ArrayList<>();
+      try (PreparedStatement p = c.prepareStatement("SELECT slot, extract(epoch FROM now() - retrying_since)::bigint,"
+          + " retrying_error FROM " + table + " WHERE retrying_since IS NOT NULL ORDER BY slot");
+          ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          problems.add("slot " + rs.getString(1) + ": retrying a failed event for " + rs.getLong(2) + " s ("
+              + rs.getString(3) + ")");
+        }
+      }
+      return problems;
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the slots' checkpoints: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Why {@code store}'s slots may not survive a failover or do not deliver, one sentence each;
+   * empty when nothing is wrong or nothing can be seen from here: a relay that retries a failed
+   * publish; a gap a failover left ({@link SlotGap}); and from
    * PostgreSQL 17 on, with standbys streaming from this server, a slot that is not a failover
    * slot, or no standby named in {@code synchronized_standby_slots} (a standby promoted behind the
    * slot's position would lose what the relay confirmed); and from 17 on, standbys or not, a
@@ -283,6 +309,7 @@ public final class LogicalReplication {
   public static List<String> slotProblems(DataSource dataSource, PostgresOutboxStore store) {
     List<String> problems = new ArrayList<>();
     gaps(dataSource, store).forEach(g -> problems.add(g.describe()));
+    problems.addAll(retrying(dataSource, store));
     List<SlotStatus> slots = slotsOf(dataSource, store);
     if (slots.isEmpty()) {
       return problems;

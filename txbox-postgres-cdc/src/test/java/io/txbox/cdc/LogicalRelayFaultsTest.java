@@ -102,6 +102,8 @@ class LogicalRelayFaultsTest {
             failures.values().stream().anyMatch(n -> n.get() > tight.maxAttempts() + 1));
         assertThat(count(db, "SELECT count(*) FROM " + db.schema + ".txbox_dead_letter"))
             .as("dead-lettered during the outage").isZero();
+        assertThat(LogicalReplication.slotProblems(db.dataSource, db.store)).as("txbox status: DEGRADED, as for a bucket")
+            .anyMatch(p -> p.startsWith("slot " + db.schema + ": retrying a failed event for "));
         log.info("outage test: retries exhausted with nothing dead-lettered, starting Kafka again");
         kafka.restart();
         log.info("outage test: Kafka serves again");
@@ -112,6 +114,8 @@ class LogicalRelayFaultsTest {
         assertThat(byKey).hasSize(5);
         byKey.values().forEach(ids -> assertThat(ids).hasSize(60));
         assertThat(count(db, "SELECT count(*) FROM " + db.schema + ".txbox_dead_letter")).isZero();
+        await().atMost(Duration.ofSeconds(30)).until(() -> LogicalReplication.slotProblems(db.dataSource, db.store)
+            .stream().noneMatch(p -> p.contains("retrying a failed event")));
       }
     }
   }

@@ -88,7 +88,8 @@ public final class SlotCheckpoints {
         + " wal_messages boolean NOT NULL DEFAULT false,"
         + " marked_at timestamptz NOT NULL DEFAULT now(),"
         + " gap_from_lsn pg_lsn, gap_to_lsn pg_lsn, gap_from_time timestamptz, gap_to_time timestamptz,"
-        + " gap_found_at timestamptz)";
+        + " gap_found_at timestamptz,"
+        + " retrying_since timestamptz, retrying_error text)";
   }
 
   /** The statement that reads a {@link Candidate}: the statement's snapshot (or the transaction's, at REPEATABLE READ). */
@@ -162,6 +163,33 @@ public final class SlotCheckpoints {
     tx.inTransaction("noting WAL messages on slot " + slot, c -> {
       try (PreparedStatement p = c.prepareStatement("UPDATE " + table + " SET wal_messages = true"
           + " WHERE slot = ? AND NOT wal_messages")) {
+        p.setString(1, slot);
+        return p.executeUpdate();
+      }
+    });
+  }
+
+  /**
+   * Records that the relay retries a publish that failed, with the error, from the first failure
+   * on: {@code txbox status} then reports the slot DEGRADED, as it does a polling relay's bucket
+   * that retries a failed event. Only where a checkpoint exists, as it does once the relay streams.
+   */
+  public void noteRetrying(String error) {
+    tx.inTransaction("noting a failed publish on slot " + slot, c -> {
+      try (PreparedStatement p = c.prepareStatement("UPDATE " + table + " SET retrying_since ="
+          + " coalesce(retrying_since, now()), retrying_error = left(?, 500) WHERE slot = ?")) {
+        p.setString(1, error);
+        p.setString(2, slot);
+        return p.executeUpdate();
+      }
+    });
+  }
+
+  /** Records that the relay publishes again: what {@link #noteRetrying} noted is cleared. */
+  public void noteDelivering() {
+    tx.inTransaction("noting that slot " + slot + " publishes again", c -> {
+      try (PreparedStatement p = c.prepareStatement("UPDATE " + table + " SET retrying_since = NULL,"
+          + " retrying_error = NULL WHERE slot = ? AND retrying_since IS NOT NULL")) {
         p.setString(1, slot);
         return p.executeUpdate();
       }

@@ -8,6 +8,7 @@ import io.txbox.spi.Metrics;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.RetryBudget;
+import io.txbox.spi.support.Secrets;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -73,6 +74,11 @@ public final class StreamLoop implements Runnable {
   private volatile boolean walMessagesSeen;
   /** The checkpoint waiting for the slot to be confirmed past its position; checkpoint thread only. */
   private SlotCheckpoints.Candidate candidate;
+  /**
+   * Whether the checkpoint records a publish being retried (see {@link #noteRetrying}); null until
+   * this loop wrote it, since a relay that died while retrying left its record behind.
+   */
+  private Boolean retrying;
 
   public StreamLoop(StreamSettings settings, Publisher publisher, PostgresOutboxStore deadLetters,
       DataSource dataSource, Metrics metrics) {
@@ -485,6 +491,7 @@ public final class StreamLoop implements Runnable {
       }
     }
     Set<String> failedKeys = new HashSet<>();
+    Exception retried = null;
     for (int j = 0; j < flight.indexes.size(); j++) {
       PendingEvents.Entry e = flight.batch.get(flight.indexes.get(j));
       Exception error = result.failure(j);
@@ -504,6 +511,7 @@ public final class StreamLoop implements Runnable {
         Duration backoff = settings.retryPolicy().delayAfter(e.failures() + 1, ThreadLocalRandom.current());
         e.failed(verdict.attempts(), now.plus(backoff));
         metrics.retrying(settings.slot(), e.event().message(), verdict.attempts(), error);
+        retried = error;
         if (key != null) {
           failedKeys.add(key);
         }
@@ -518,6 +526,27 @@ public final class StreamLoop implements Runnable {
     }
     if (!acknowledged.isEmpty()) {
       metrics.published(settings.slot(), acknowledged);
+    }
+    noteRetrying(retried, !acknowledged.isEmpty());
+  }
+
+  /**
+   * Keeps the checkpoint's record of a publish being retried in step, written only when that
+   * changes: a failure starts it, a batch acknowledged without one ends it. A write that fails
+   * stops nothing: the stream matters more than its report.
+   */
+  private void noteRetrying(Exception retried, boolean acknowledged) {
+    try {
+      if (retried != null && !Boolean.TRUE.equals(retrying)) {
+        checkpoints.noteRetrying(Secrets.mask(retried.toString()));
+        retrying = true;
+      } else if (retried == null && acknowledged && !Boolean.FALSE.equals(retrying)) {
+        checkpoints.noteDelivering();
+        retrying = false;
+      }
+    } catch (RuntimeException e) {
+      log.warn("slot {}: could not record in {} whether it retries a failed publish: {}", settings.slot(),
+          checkpoints.table(), e.getMessage());
     }
   }
 
