@@ -137,6 +137,7 @@ public final class KafkaPublisher implements Publisher {
     Map<String, Exception> topicFailures = new HashMap<>();
     Map<String, Producers.Handle> producerOf = new HashMap<>();
     Map<String, OptionalInt> limitOf = new HashMap<>();
+    Set<String> limitReread = new HashSet<>(); // at most one admin request per topic and batch, whatever it holds
     List<Future<RecordMetadata>> sends = new ArrayList<>(batch.size());
     List<String> topicOf = new ArrayList<>(batch.size());
     for (int i = 0; i < batch.size(); i++) {
@@ -161,7 +162,7 @@ public final class KafkaPublisher implements Publisher {
       ProducerRecord<byte[], byte[]> record = record(topic, m);
       Exception tooLarge = sizeCheck(record, limitOf.get(topic));
       if (tooLarge != null) {
-        Exception changed = limitChanged(topic, limitOf.get(topic));
+        Exception changed = limitReread.add(topic) ? limitChanged(topic, limitOf.get(topic)) : null;
         if (changed != null) {
           topicFailures.put(topic, changed); // this topic's later records of the batch wait too: order
         }
