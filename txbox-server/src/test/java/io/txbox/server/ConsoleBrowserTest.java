@@ -37,12 +37,13 @@ import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Cookie;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebDriverException;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
-import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
@@ -233,7 +234,26 @@ class ConsoleBrowserTest {
   private void clickAndWaitForTheNextPage(By target) {
     WebElement page = browser.findElement(By.tagName("html"));
     browser.findElement(target).click();
-    new WebDriverWait(browser, Duration.ofSeconds(30)).until(ExpectedConditions.stalenessOf(page));
+    new WebDriverWait(browser, Duration.ofSeconds(30)).until(d -> gone(page));
+  }
+
+  /**
+   * Whether {@code element}'s page was replaced. Chromium says so with a stale element, or, when
+   * asked in the middle of the replacement, with an inspector error that the node "does not belong
+   * to the document" (a plain WebDriverException, which failed a CI run on Temurin 25).
+   */
+  private static boolean gone(WebElement element) {
+    try {
+      element.isEnabled();
+      return false;
+    } catch (StaleElementReferenceException e) {
+      return true;
+    } catch (WebDriverException e) {
+      if (String.valueOf(e.getMessage()).contains("does not belong to the document")) {
+        return true;
+      }
+      throw e;
+    }
   }
 
   private void open(String path) {
