@@ -2,6 +2,7 @@ package io.txbox.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.txbox.Message;
@@ -76,8 +77,7 @@ class BacklogMetersTest {
       try (var s = open.createStatement()) {
         s.execute("SELECT pg_current_xact_id()"); // a transaction id: the relay's horizon stops here
       }
-      Thread.sleep(1_200);
-      assertThat(openTransactionAgeSeconds()).isGreaterThanOrEqualTo(1.0);
+      await().atMost(Duration.ofSeconds(10)).until(() -> openTransactionAgeSeconds() >= 1.0);
       open.rollback();
     }
     db.close();
