@@ -65,7 +65,8 @@ final class ConsoleCommand implements Callable<Integer> {
   List<String> trustedProxies = new ArrayList<>();
 
   @Option(names = "--threads", defaultValue = "" + Console.DEFAULT_THREADS,
-      description = "Requests served at once, 4 to 256. Default: ${DEFAULT-VALUE}.")
+      description = "Pages built at once, 4 to 256; a request takes a thread only once it has arrived whole."
+          + " Default: ${DEFAULT-VALUE}.")
   int threads;
 
   @Option(names = "--request-timeout", converter = DurationConverter.class, defaultValue = "5s",
@@ -79,14 +80,12 @@ final class ConsoleCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Console.Settings settings = new Console.Settings(address(listen), users == null ? null : ConsoleUsers.load(users),
-        sessionTimeout, Set.copyOf(allowedHosts), threads, trustedProxies);
+        sessionTimeout, Set.copyOf(allowedHosts), threads, trustedProxies, requestTimeout);
     Supplier<Publisher> publisher = brokers.given() ? brokers::publisher : null;
     if (publisher != null) {
       brokers.check(); // now, not at the first replay
     }
     http.check();
-    // before the console's own server starts: the JDK reads them once
-    OpsEndpoint.limitSlowClients(requestTimeout, "--request-timeout (TXBOX_REQUEST_TIMEOUT)");
     HikariDataSource ds = database.operatorPool(spec);
     Console console = null;
     Optional<OpsEndpoint> endpoint;

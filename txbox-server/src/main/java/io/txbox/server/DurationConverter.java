@@ -21,7 +21,7 @@ public final class DurationConverter implements ITypeConverter<Duration> {
   public DurationConverter() {}
 
   /** A duration as these options take it: {@code 30d}, {@code 1h}, {@code 500ms}, the largest whole unit. */
-  static String format(Duration d) {
+  public static String format(Duration d) {
     long millis = d.toMillis();
     if (millis != 0 && millis % 86_400_000 == 0) {
       return millis / 86_400_000 + "d";

@@ -113,23 +113,6 @@ final class OpsEndpoint implements AutoCloseable {
     return new OpsEndpoint(server, probes, scrapes);
   }
 
-  /**
-   * Gives every client of the JDK's HTTP server in this process {@code timeout} to send its request
-   * and to take the answer (the JDK reads these limits once, when the first server of the process
-   * starts: the console, which runs on it, calls this before starting).
-   *
-   * @param setting the option that gave {@code timeout}, named when it is out of range
-   */
-  static void limitSlowClients(Duration timeout, String setting) {
-    if (timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.compareTo(Duration.ofSeconds(60)) > 0) {
-      throw new IllegalArgumentException("invalid " + setting + ": must be between 1s and 60s, was "
-          + DurationConverter.format(timeout));
-    }
-    String seconds = Long.toString(timeout.toSeconds());
-    System.setProperty("sun.net.httpserver.maxReqTime", System.getProperty("sun.net.httpserver.maxReqTime", seconds));
-    System.setProperty("sun.net.httpserver.maxRspTime", System.getProperty("sun.net.httpserver.maxRspTime", seconds));
-  }
-
   /** The port it listens on: the one given, or the one chosen for port 0. */
   int port() {
     return server.address().getPort();

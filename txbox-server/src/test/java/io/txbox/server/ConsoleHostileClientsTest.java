@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,27 +61,63 @@ class ConsoleHostileClientsTest {
   }
 
   @Test
-  void clientsThatSendTheirRequestSlowlyDoNotKeepOthersWaiting() throws Exception {
-    List<Socket> slow = new ArrayList<>();
+  void pagesAreServedWhileHundredsOfClientsTrickleTheirRequests() throws Exception {
+    // Before, the console ran on the JDK's HttpServer, which gives a connection a thread before
+    // reading it: 200 trickling sockets held all 32 threads and pages waited for --request-timeout.
+    AtomicBoolean attacking = new AtomicBoolean(true);
+    Thread attacker = new Thread(() -> trickle(200, attacking), "slow-loris");
+    Socket cutOff = new Socket("127.0.0.1", port);
     try {
-      for (int i = 0; i < 8; i++) { // twice the threads the console had
-        Socket s = new Socket("127.0.0.1", port);
-        s.getOutputStream().write("GET /login HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
-        s.getOutputStream().flush();
-        slow.add(s);
-      }
+      attacker.start();
+      cutOff.getOutputStream().write("GET /login HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
 
-      HttpResponse<String> page = http.send(HttpRequest.newBuilder(url("/login")).timeout(Duration.ofSeconds(2)).build(),
-          HttpResponse.BodyHandlers.ofString());
-
-      assertThat(page.statusCode()).isEqualTo(200);
-      for (Socket s : slow) {
-        s.setSoTimeout(10_000);
-        assertThat(drain(s.getInputStream())).as("cut off after --request-timeout, answered nothing").isEmpty();
+      for (int i = 0; i < 20; i++) {
+        HttpResponse<String> page = http.send(HttpRequest.newBuilder(url("/login")).timeout(Duration.ofSeconds(2))
+            .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(page.statusCode()).as("page %d among 200 trickling sockets", i).isEqualTo(200);
       }
+      cutOff.setSoTimeout(10_000);
+      assertThat(drain(cutOff.getInputStream())).as("cut off after --request-timeout, answered nothing").isEmpty();
     } finally {
-      for (Socket s : slow) {
-        s.close();
+      attacking.set(false);
+      attacker.join(10_000);
+      cutOff.close();
+    }
+  }
+
+  /**
+   * Keeps {@code count} sockets sending a request one header byte every 200 ms, as a slow-loris
+   * client does, opening a new one for each the console cuts off.
+   */
+  private void trickle(int count, AtomicBoolean attacking) {
+    List<Socket> sockets = new ArrayList<>();
+    try {
+      while (attacking.get()) {
+        while (sockets.size() < count) {
+          Socket s = new Socket("127.0.0.1", port);
+          s.getOutputStream().write("GET /login HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+          sockets.add(s);
+        }
+        for (java.util.Iterator<Socket> it = sockets.iterator(); it.hasNext(); ) {
+          Socket s = it.next();
+          try {
+            s.getOutputStream().write('X');
+          } catch (java.io.IOException e) {
+            s.close(); // cut off by the console: replaced on the next turn
+            it.remove();
+          }
+        }
+        Thread.sleep(200); // the attacker's pace, not a wait for the console
+      }
+    } catch (java.io.IOException | InterruptedException e) {
+      // the console is gone, or the test is over
+    } finally {
+      for (Socket s : sockets) {
+        try {
+          s.close();
+        } catch (java.io.IOException e) {
+          // closing anyway
+        }
       }
     }
   }

@@ -1,16 +1,17 @@
 package io.txbox.server.console;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.txbox.Inbox;
 import io.txbox.jdbc.OperatorStore;
+import io.txbox.server.DurationConverter;
 import io.txbox.server.TerminalText;
 import io.txbox.server.console.ConsoleUsers.Role;
 import io.txbox.server.console.Sessions.Session;
+import io.txbox.server.http.HttpRequest;
+import io.txbox.server.http.HttpResponse;
+import io.txbox.server.http.NonBlockingHttpServer;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.Secrets;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -33,8 +34,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The web console ({@code txbox console}): overview, dead letters, replay and the audit log, on
- * the JDK's HTTP server. It listens on 127.0.0.1 unless told otherwise, and refuses any other
+ * The web console ({@code txbox console}): overview, dead letters, replay and the audit log. It
+ * runs on {@link NonBlockingHttpServer}, as the relay's endpoint does, so a page's thread is taken
+ * only once its request has arrived whole: clients that send slowly or stay idle hold no thread
+ * and delay nobody. It listens on 127.0.0.1 unless told otherwise, and refuses any other
  * address without a users file. Signed-in users are viewers or operators; only an operator's
  * form, carrying the session's CSRF token, changes anything. Without a users file everyone on the
  * machine is an anonymous viewer.
@@ -48,6 +51,8 @@ public final class Console implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Console.class);
   /** Default of {@link Settings#threads}. */
   public static final int DEFAULT_THREADS = 32;
+  /** Default of {@link Settings#requestTimeout}. */
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
   /** Host names every console answers to; {@link Settings#allowedHosts} adds to them. */
   static final Set<String> LOOPBACK_HOSTS = Set.of("localhost", "127.0.0.1", "[::1]");
   private static final Pattern HOST_NAME = Pattern.compile("[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?|\\[[0-9a-f:.]{2,45}]");
@@ -61,17 +66,18 @@ public final class Console implements AutoCloseable {
    * @param allowedHosts the names clients reach it by (a proxy's public name), beyond loopback
    *     and the listen address: any other {@code Host} header is refused, so that a web page on
    *     another site cannot reach a console on this machine through DNS rebinding
-   * @param threads requests served at once, 4 to 256; a client that sends its request slowly
-   *     holds one until the request timeout
+   * @param threads pages built at once, 4 to 256; a request takes one only once it has arrived whole
    * @param trustedProxies the reverse proxies, by address or range ({@code 10.0.0.0/8}), whose
    *     {@code X-Forwarded-For} names the client for the sign-in throttle and the log; from any
    *     other peer the header is ignored, since a client may write it
+   * @param requestTimeout how long a client may take to send its request, and again to take the
+   *     answer, 1 s to 60 s; a slower one is cut off
    */
   public record Settings(InetSocketAddress listen, ConsoleUsers users, Duration sessionTimeout,
-      Set<String> allowedHosts, int threads, List<String> trustedProxies) {
-    /** Loopback host names only, {@value #DEFAULT_THREADS} threads, no proxy. */
+      Set<String> allowedHosts, int threads, List<String> trustedProxies, Duration requestTimeout) {
+    /** Loopback host names only, {@value #DEFAULT_THREADS} threads, no proxy, a 5 s request timeout. */
     public Settings(InetSocketAddress listen, ConsoleUsers users, Duration sessionTimeout) {
-      this(listen, users, sessionTimeout, Set.of(), DEFAULT_THREADS, List.of());
+      this(listen, users, sessionTimeout, Set.of(), DEFAULT_THREADS, List.of(), DEFAULT_REQUEST_TIMEOUT);
     }
 
     /** Checks the settings, naming the option at fault. */
@@ -99,10 +105,14 @@ public final class Console implements AutoCloseable {
         throw new IllegalArgumentException("invalid --session-timeout: must be between 1m and 7d, was "
             + sessionTimeout);
       }
+      if (requestTimeout.compareTo(Duration.ofSeconds(1)) < 0 || requestTimeout.compareTo(Duration.ofSeconds(60)) > 0) {
+        throw new IllegalArgumentException("invalid --request-timeout (TXBOX_REQUEST_TIMEOUT): must be between 1s"
+            + " and 60s, was " + DurationConverter.format(requestTimeout));
+      }
     }
   }
 
-  private final HttpServer server;
+  private final NonBlockingHttpServer server;
   private final ExecutorService threads;
   private final Sessions sessions;
   private final ConsoleUsers users;
@@ -128,8 +138,10 @@ public final class Console implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
+    NonBlockingHttpServer.Limits limits = NonBlockingHttpServer.Limits.DEFAULTS
+        .withMaxBodyBytes(Request.MAX_FORM_BYTES).withRequestTimeout(settings.requestTimeout());
     try {
-      this.server = HttpServer.create(settings.listen(), 50);
+      this.server = NonBlockingHttpServer.start(settings.listen(), limits, request -> threads, this::answer);
     } catch (BindException e) {
       threads.shutdownNow();
       if (!String.valueOf(e.getMessage()).contains("in use")) { // "Cannot assign requested address"
@@ -139,10 +151,10 @@ public final class Console implements AutoCloseable {
       }
       throw new IllegalArgumentException("invalid --listen: " + settings.listen().getHostString() + ":"
           + settings.listen().getPort() + " is in use (another console?): give a free port", e);
+    } catch (IOException | RuntimeException e) {
+      threads.shutdownNow();
+      throw e;
     }
-    server.setExecutor(threads);
-    server.createContext("/", this::handle);
-    server.start();
   }
 
   /**
@@ -157,29 +169,28 @@ public final class Console implements AutoCloseable {
 
   /** Where it listens (the port chosen when 0 was asked for). */
   public InetSocketAddress address() {
-    return server.getAddress();
+    return server.address();
   }
 
   @Override
   public void close() {
-    server.stop(1);
+    server.close();
     threads.shutdownNow();
     pages.close();
   }
 
   /** Answers every request, whatever goes wrong: an {@link Error} such as running out of memory included. */
-  private void handle(HttpExchange exchange) throws IOException {
+  private HttpResponse answer(HttpRequest request) {
     Response response;
     try {
-      response = route(Request.read(exchange, sessions));
+      response = route(Request.read(request, sessions));
     } catch (IllegalArgumentException e) {
       response = Response.error(400, e.getMessage());
     } catch (RuntimeException | Error e) {
-      log.warn("console: {} {} failed", exchange.getRequestMethod(),
-          TerminalText.of(exchange.getRequestURI().getPath(), 200), e);
+      log.warn("console: {} {} failed", request.method(), TerminalText.of(request.path(), 200), e);
       response = Response.error(500, Secrets.mask(String.valueOf(e.getMessage())));
     }
-    send(exchange, response);
+    return encode(response);
   }
 
   private Response route(Request r) {
@@ -306,23 +317,18 @@ public final class Console implements AutoCloseable {
     return proxies.client(peer, forwardedFor);
   }
 
-  private static void send(HttpExchange exchange, Response response) throws IOException {
-    byte[] body = response.body().getBytes(StandardCharsets.UTF_8);
-    var headers = exchange.getResponseHeaders();
-    headers.set("Content-Type", response.contentType());
-    headers.set("Cache-Control", "no-store");
-    headers.set("X-Content-Type-Options", "nosniff");
-    headers.set("Referrer-Policy", "same-origin"); // no-referrer would make browsers send "Origin: null"
-    headers.set("Content-Security-Policy", "default-src 'self'; form-action 'self'; frame-ancestors 'none'");
+  private static HttpResponse encode(Response response) {
+    HttpResponse http = HttpResponse.of(response.status(), response.contentType(), response.body())
+        .with("Cache-Control", "no-store")
+        .with("X-Content-Type-Options", "nosniff")
+        .with("Referrer-Policy", "same-origin") // no-referrer would make browsers send "Origin: null"
+        .with("Content-Security-Policy", "default-src 'self'; form-action 'self'; frame-ancestors 'none'");
     if (response.location() != null) {
-      headers.set("Location", response.location());
+      http = http.with("Location", response.location());
     }
     if (response.cookie() != null) {
-      headers.set("Set-Cookie", response.cookie());
+      http = http.with("Set-Cookie", response.cookie());
     }
-    exchange.sendResponseHeaders(response.status(), body.length);
-    try (OutputStream out = exchange.getResponseBody()) {
-      out.write(body);
-    }
+    return http;
   }
 }

@@ -1,10 +1,8 @@
 package io.txbox.server.console;
 
-import com.sun.net.httpserver.HttpExchange;
 import io.txbox.server.TerminalText;
 import io.txbox.server.console.Sessions.Session;
-import java.io.IOException;
-import java.io.InputStream;
+import io.txbox.server.http.HttpRequest;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
@@ -14,53 +12,56 @@ import java.util.Optional;
 
 /** One HTTP request: its path, its parameters (query and form) and the session it belongs to. */
 final class Request {
-  /** Largest form accepted: forms here hold a few short fields. */
+  /** Largest form accepted: forms here hold a few short fields. The server refuses a longer body (413). */
   static final int MAX_FORM_BYTES = 64 * 1024;
   /** Longest parameter value: a key, a type or a filter, never a document. */
   static final int MAX_PARAM_LENGTH = 4096;
   static final String SESSION_COOKIE = "txbox_session";
 
-  private final HttpExchange exchange;
+  private final HttpRequest request;
   private final Map<String, String> params;
   private final Optional<Session> session;
 
-  private Request(HttpExchange exchange, Map<String, String> params, Optional<Session> session) {
-    this.exchange = exchange;
+  private Request(HttpRequest request, Map<String, String> params, Optional<Session> session) {
+    this.request = request;
     this.params = params;
     this.session = session;
   }
 
-  static Request read(HttpExchange exchange, Sessions sessions) throws IOException {
+  static Request read(HttpRequest request, Sessions sessions) {
     Map<String, String> params = new HashMap<>();
-    parse(exchange.getRequestURI().getRawQuery(), params);
-    if (exchange.getRequestMethod().equals("POST")) {
-      parse(body(exchange.getRequestBody()), params);
+    parse(request.rawQuery(), params);
+    if (request.method().equals("POST")) {
+      parse(new String(request.body(), StandardCharsets.UTF_8), params);
     }
-    return new Request(exchange, params, sessions.find(cookie(exchange, SESSION_COOKIE)));
+    return new Request(request, params, sessions.find(cookie(request, SESSION_COOKIE)));
   }
 
   String path() {
-    return exchange.getRequestURI().getPath();
+    return request.path();
+  }
+
+  String method() {
+    return request.method();
   }
 
   boolean isPost() {
-    return exchange.getRequestMethod().equals("POST");
+    return request.method().equals("POST");
   }
 
   /** A request header, or null. */
   String header(String name) {
-    return exchange.getRequestHeaders().getFirst(name);
+    return request.header(name);
   }
 
   /** Every value of a request header, in order; empty when it is absent. */
   List<String> headers(String name) {
-    List<String> values = exchange.getRequestHeaders().get(name);
-    return values == null ? List.of() : List.copyOf(values);
+    return request.headerValues(name);
   }
 
   /** The address the request came from (a proxy's, behind one). */
   String clientAddress() {
-    return exchange.getRemoteAddress().getAddress().getHostAddress();
+    return request.remote().getAddress().getHostAddress();
   }
 
   Optional<Session> session() {
@@ -70,14 +71,6 @@ final class Request {
   /** Who acts, for the audit table. */
   String operator() {
     return session.map(Session::user).orElse("anonymous");
-  }
-
-  private static String body(InputStream in) throws IOException {
-    byte[] bytes = in.readNBytes(MAX_FORM_BYTES + 1);
-    if (bytes.length > MAX_FORM_BYTES) {
-      throw new IllegalArgumentException("form larger than " + MAX_FORM_BYTES + " bytes");
-    }
-    return new String(bytes, StandardCharsets.UTF_8);
   }
 
   /** The parameter, or null when absent or blank. */
@@ -111,9 +104,8 @@ final class Request {
     }
   }
 
-
-  private static String cookie(HttpExchange exchange, String name) {
-    for (String header : exchange.getRequestHeaders().getOrDefault("Cookie", java.util.List.of())) {
+  private static String cookie(HttpRequest request, String name) {
+    for (String header : request.headerValues("Cookie")) {
       for (String part : header.split(";")) {
         String[] kv = part.trim().split("=", 2);
         if (kv.length == 2 && kv[0].equals(name)) {
