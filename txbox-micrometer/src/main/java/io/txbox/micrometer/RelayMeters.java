@@ -24,8 +24,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <tr><td>{@code txbox.relay.published}</td><td>counter</td>
  *       <td>events the broker acknowledged and whose checkpoint is saved</td></tr>
  *   <tr><td>{@code txbox.relay.failures}</td><td>counter</td>
- *       <td>failed publish attempts that will be retried (tag {@code error}: the exception's
- *           simple class name)</td></tr>
+ *       <td>failed publish attempts that will be retried; registered at zero with the
+ *           subscription, so that a rate or {@code increase()} sees the very first failure</td></tr>
+ *   <tr><td>{@code txbox.relay.failures.by.error}</td><td>counter</td>
+ *       <td>the same attempts by the exception's simple class name (tag {@code error}); a series
+ *           appears with its first failure, since no one knows a broker's errors in advance</td></tr>
  *   <tr><td>{@code txbox.relay.dead.letters}</td><td>counter</td>
  *       <td>events the relay gave up on and copied to the dead-letter table</td></tr>
  *   <tr><td>{@code txbox.relay.lag}</td><td>timer</td>
@@ -36,7 +39,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *           polling relay only: the logical relay holds no buckets)</td></tr>
  * </table>
  *
- * <p>The publish rate, failure rate and dead-letter rate are the rates of the three counters.
+ * <p>The publish rate, failure rate and dead-letter rate are the rates of the three counters
+ * tagged by subscription alone.
  *
  * <pre>{@code
  * Relay relay = Relay.builder(store, publisher)
@@ -85,7 +89,8 @@ public final class RelayMeters implements Metrics {
 
   @Override
   public void retrying(String subscription, Message message, int attempts, Throwable error) {
-    registry.counter("txbox.relay.failures",
+    meters(subscription).failures.increment();
+    registry.counter("txbox.relay.failures.by.error",
         "subscription", subscription, "error", error.getClass().getSimpleName()).increment();
   }
 
@@ -128,6 +133,9 @@ public final class RelayMeters implements Metrics {
         Counter.builder("txbox.relay.published").tag("subscription", subscription)
             .description("Events the broker acknowledged and whose checkpoint is saved")
             .register(registry),
+        Counter.builder("txbox.relay.failures").tag("subscription", subscription)
+            .description("Failed publish attempts that will be retried")
+            .register(registry),
         Counter.builder("txbox.relay.dead.letters").tag("subscription", subscription)
             .description("Events the relay gave up on and dead-lettered")
             .register(registry),
@@ -137,5 +145,5 @@ public final class RelayMeters implements Metrics {
             .register(registry));
   }
 
-  private record Meters(Counter published, Counter deadLetters, Timer lag) {}
+  private record Meters(Counter published, Counter failures, Counter deadLetters, Timer lag) {}
 }

@@ -42,7 +42,8 @@ class RelayMetersTest {
     meters.retrying("orders", m, 2, new IOException("broker down"));
     meters.deadLettered(new DeadLetter("orders", 3, Checkpoint.START, m, "too large", 1));
 
-    assertThat(registry.get("txbox.relay.failures").tag("error", "IOException").counter().count()).isEqualTo(2);
+    assertThat(registry.get("txbox.relay.failures").tag("subscription", "orders").counter().count()).isEqualTo(2);
+    assertThat(registry.get("txbox.relay.failures.by.error").tag("error", "IOException").counter().count()).isEqualTo(2);
     assertThat(registry.get("txbox.relay.dead.letters").tag("subscription", "orders").counter().count()).isEqualTo(1);
   }
 
@@ -55,8 +56,9 @@ class RelayMetersTest {
   }
 
   @Test
-  void registeredCountersStartAtZeroSoThatTheFirstDeadLetterIsAnIncrease() {
+  void registeredCountersStartAtZeroSoThatTheFirstFailureOrDeadLetterIsAnIncrease() {
     meters.register("orders");
+    assertThat(registry.get("txbox.relay.failures").tag("subscription", "orders").counter().count()).isZero();
     assertThat(registry.get("txbox.relay.dead.letters").tag("subscription", "orders").counter().count()).isZero();
     assertThat(registry.get("txbox.relay.published").tag("subscription", "orders").counter().count()).isZero();
   }

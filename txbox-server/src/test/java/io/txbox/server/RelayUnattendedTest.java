@@ -126,7 +126,7 @@ class RelayUnattendedTest {
         assertThat(ready.body()).contains("\"status\":\"DOWN\"").contains("retrying a failed event");
       });
       assertThat(ops.get("/health/live").status()).as("alive: restarting it would not help").isEqualTo(200);
-      assertThat(ops.get("/metrics").body()).contains("txbox_relay_failures_total{error=\"TimeoutException\",outbox=");
+      assertThat(ops.get("/metrics").body()).contains("txbox_relay_failures_by_error_total{error=\"TimeoutException\",outbox=");
     }
   }
 

@@ -64,7 +64,7 @@ class PrometheusAlertsTest {
       Path.of("..", "txbox-micrometer", "src", "main", "java", "io", "txbox", "micrometer", "RelayMeters.java");
   private static final Pattern METRIC = Pattern.compile("\\btxbox_[a-z_]+");
   /** Tagged with the error's class, so it exists from the first failed publish on. */
-  private static final String FIRST_FAILURE_ON = "txbox_relay_failures_total";
+  private static final String FIRST_FAILURE_ON = "txbox_relay_failures_by_error_total";
   private static TestDatabase db;
   private static Path prometheus;
   private final HttpClient http = HttpClient.newHttpClient();
@@ -155,7 +155,7 @@ class PrometheusAlertsTest {
       Matcher names = METRIC.matcher(expr);
       while (names.find()) {
         if (names.group().equals(FIRST_FAILURE_ON)) {
-          assertThat(Files.readString(RELAY_METERS)).as("the relay's failure counter").contains("\"txbox.relay.failures\"");
+          assertThat(Files.readString(RELAY_METERS)).as("the relay's failure counter").contains("\"txbox.relay.failures.by.error\"");
           continue;
         }
         assertThat(scraped).as("metric %s of %s", names.group(), expr).contains("\n" + names.group());
