@@ -42,6 +42,10 @@ import org.apache.kafka.common.errors.TopicExistsException;
  * }</pre>
  *
  * <p>The broker exits on its own when the JVM that started it goes away, even when killed.
+ *
+ * <p>{@link #shared()} serves a whole run from one broker when {@value #ADDRESS_VARIABLE} names
+ * one ({@code 127.0.0.1:9092}), as {@code TXBOX_TEST_JDBC_URL} names the database: CI starts it
+ * once with {@link #main} rather than one per module and JDK.
  */
 public final class KafkaBroker implements StoppableBroker {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
@@ -51,16 +55,18 @@ public final class KafkaBroker implements StoppableBroker {
    * the broker txbox is tested with. This JVM's class path when that file is missing or stale.
    */
   private static final String BROKER_CLASS_PATH = brokerClassPath();
+  /** The environment variable that makes {@link #shared()} use a running broker: {@code host:port}. */
+  public static final String ADDRESS_VARIABLE = "TXBOX_TEST_KAFKA";
   private static KafkaBroker shared;
 
-  private final Path directory;
-  private final int port;
+  private final Path directory; // null for a broker this JVM did not start
+  private final String address;
   private final String heap;
   private Process process;
 
-  private KafkaBroker(Path directory, int port, String heap) {
+  private KafkaBroker(Path directory, String address, String heap) {
     this.directory = directory;
-    this.port = port;
+    this.address = address;
     this.heap = heap;
   }
 
@@ -89,7 +95,7 @@ public final class KafkaBroker implements StoppableBroker {
       ChildProcess.run(BROKER_CLASS_PATH, "kafka.tools.StorageTool",
           List.of("format", "-t", Uuid.randomUuid().toString(), "-c", directory.resolve("server.properties").toString()),
           directory.resolve("format.log"));
-      KafkaBroker broker = new KafkaBroker(directory, port, heap);
+      KafkaBroker broker = new KafkaBroker(directory, "127.0.0.1:" + port, heap);
       try {
         broker.restart();
       } catch (RuntimeException e) {
@@ -106,20 +112,52 @@ public final class KafkaBroker implements StoppableBroker {
   }
 
   /**
-   * One broker shared by every test of this JVM, started on first use and stopped when the JVM
-   * exits. Tests that stop a broker must start their own instead.
+   * One broker shared by every test of this JVM: the one {@value #ADDRESS_VARIABLE} names, else
+   * one started on first use and stopped when the JVM exits. Tests that stop a broker must start
+   * their own instead, and a shared broker refuses to stop. Topics and groups on it outlive the
+   * test: give them unique names.
    */
   public static synchronized KafkaBroker shared() {
     if (shared == null) {
-      shared = start();
-      Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "txbox-kafka-shutdown"));
+      String running = System.getenv(ADDRESS_VARIABLE);
+      if (running != null && !running.isBlank()) {
+        shared = running(running.trim());
+      } else {
+        shared = start();
+        Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "txbox-kafka-shutdown"));
+      }
     }
     return shared;
   }
 
+  /** A broker some other process started and runs, at {@code host:port}: it cannot be stopped from here. */
+  static KafkaBroker running(String address) {
+    return new KafkaBroker(null, address, null);
+  }
+
+  /**
+   * Starts a broker and keeps it until this JVM is stopped; prints {@code
+   * TXBOX_TEST_KAFKA=host:port} once it is ready. CI runs it before the build, so that {@link
+   * #shared()} in every module and on every JDK finds the same broker:
+   *
+   * <pre>{@code
+   * java -cp "txbox-testkit/target/classes:$(cat txbox-testkit/target/classes/io/txbox/testkit/kafka-broker.classpath)" \
+   *     io.txbox.testkit.KafkaBroker 1g
+   * }</pre>
+   *
+   * @param args the heap ({@code -Xmx} value), 768m when absent
+   */
+  public static void main(String[] args) throws InterruptedException {
+    KafkaBroker broker = start(args.length > 0 ? args[0] : "768m");
+    Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "txbox-kafka-shutdown"));
+    System.out.println(ADDRESS_VARIABLE + "=" + broker.bootstrapServers());
+    System.out.flush();
+    new java.util.concurrent.CountDownLatch(1).await(); // until the JVM is told to stop
+  }
+
   /** {@code host:port} for {@code bootstrap.servers}. */
   public String bootstrapServers() {
-    return "127.0.0.1:" + port;
+    return address;
   }
 
   /** The same as {@link #bootstrapServers()}. */
@@ -128,9 +166,9 @@ public final class KafkaBroker implements StoppableBroker {
     return bootstrapServers();
   }
 
-  /** Whether the broker process is running. */
+  /** Whether the broker process is running; always true for one this JVM did not start. */
   public synchronized boolean isRunning() {
-    return process != null && process.isAlive();
+    return directory == null || (process != null && process.isAlive());
   }
 
   /** Creates a topic with replication factor 1, unless it exists. */
@@ -231,6 +269,7 @@ public final class KafkaBroker implements StoppableBroker {
 
   @Override
   public synchronized void stop() {
+    requireOwn("stop");
     if (process != null) {
       ServerProcess.kill(process);
       process = null;
@@ -239,6 +278,7 @@ public final class KafkaBroker implements StoppableBroker {
 
   @Override
   public synchronized void restart() {
+    requireOwn("restart");
     if (isRunning()) {
       return;
     }
@@ -263,7 +303,7 @@ public final class KafkaBroker implements StoppableBroker {
       if (!process.isAlive()) {
         throw new IllegalStateException("the Kafka broker exited while starting: " + logTail());
       }
-      if (!LocalPorts.listening(port)) {
+      if (!LocalPorts.listening(port())) {
         pause();
         continue;
       }
@@ -282,10 +322,26 @@ public final class KafkaBroker implements StoppableBroker {
     return log.substring(Math.max(0, log.length() - 3000));
   }
 
+  private int port() {
+    return Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+  }
+
+  /** Refuses to stop or restart the run's broker: other tests, in other JVMs, use it. */
+  private void requireOwn(String what) {
+    if (directory == null) {
+      throw new IllegalStateException("cannot " + what + " the run's shared Kafka broker at " + address + " ("
+          + ADDRESS_VARIABLE + "): other tests use it; a test that stops a broker starts its own with"
+          + " KafkaBroker.start()");
+    }
+  }
+
+  /** Stops a broker this JVM started and deletes its data; leaves the run's shared broker alone. */
   @Override
   public void close() {
-    stop();
-    ServerProcess.deleteDirectory(directory);
+    if (directory != null) {
+      stop();
+      ServerProcess.deleteDirectory(directory);
+    }
   }
 
   private static void writeProperties(Path directory, int port, int controllerPort, Map<String, String> settings)
