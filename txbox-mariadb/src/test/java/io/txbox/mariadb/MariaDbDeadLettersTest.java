@@ -1,0 +1,49 @@
+package io.txbox.mariadb;
+
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.OperatorStoreContract;
+import io.txbox.testkit.TestMariaDb;
+import io.txbox.Message;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+
+/** MariaDB's dead letters and replays held to the operator contract, which PostgreSQL's pass too. */
+class MariaDbDeadLettersTest extends OperatorStoreContract {
+  private TestMariaDb db;
+  private MariaDbOutboxStore store;
+
+  @Override
+  protected OperatorStore freshStore() {
+    db = TestMariaDb.create();
+    store = MariaDbOutboxStore.builder(db.dataSource()).buckets(4).build();
+    store.migrate();
+    return store;
+  }
+
+  @Override
+  protected void appendCommitted(List<Message> messages) throws SQLException {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, messages);
+      c.commit();
+    }
+  }
+
+  @Override
+  protected long outboxRowsWithId(UUID id) throws SQLException {
+    return db.queryLong("SELECT COUNT(*) FROM txbox_outbox WHERE id = '" + id + "'");
+  }
+
+  @Override
+  protected void emptyTheTypeOfDeadLetter(UUID id) throws SQLException {
+    db.execute("UPDATE txbox_dead_letter SET type = '' WHERE id = '" + id + "'");
+  }
+
+  @AfterEach
+  void dropDatabase() {
+    db.close();
+  }
+}
