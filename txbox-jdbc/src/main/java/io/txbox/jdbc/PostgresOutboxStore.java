@@ -11,6 +11,7 @@ import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
+import io.txbox.spi.DeadLetterSink;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Membership;
 import io.txbox.spi.OpenTransaction;
@@ -74,7 +75,7 @@ import javax.sql.DataSource;
  * tools (status, dead letters, replay, migration, the console) as an {@link OperatorStore}; each
  * part is its own class, and this one holds the settings and hands each call to its part.
  */
-public final class PostgresOutboxStore implements OutboxStore, JanitorStore, OperatorStore {
+public final class PostgresOutboxStore implements OutboxStore, JanitorStore, OperatorStore, DeadLetterSink {
 
   /** Default schema. */
   public static final String DEFAULT_SCHEMA = "public";
@@ -169,11 +170,7 @@ public final class PostgresOutboxStore implements OutboxStore, JanitorStore, Ope
     return relay.saveProgress(subscription, instance, progress, deadLetters);
   }
 
-  /**
-   * Writes dead letters that carry their whole event, for relays that read events from elsewhere
-   * than the outbox table (logical decoding); a letter already saved for the same subscription
-   * and position is kept as it is.
-   */
+  @Override
   public void saveDeadLetterCopies(List<DeadLetter> letters) {
     relay.saveDeadLetterCopies(letters);
   }

@@ -2,8 +2,8 @@ package io.txbox.cdc.internal;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.Checkpoint;
+import io.txbox.spi.DeadLetterSink;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
@@ -57,7 +57,7 @@ public final class StreamLoop implements Runnable {
 
   private final StreamSettings settings;
   private final Publisher publisher;
-  private final PostgresOutboxStore deadLetters;
+  private final DeadLetterSink deadLetters;
   private final SlotCheckpoints checkpoints;
   private final DataSource dataSource;
   private final Metrics metrics;
@@ -80,7 +80,7 @@ public final class StreamLoop implements Runnable {
    */
   private Boolean retrying;
 
-  public StreamLoop(StreamSettings settings, Publisher publisher, PostgresOutboxStore deadLetters,
+  public StreamLoop(StreamSettings settings, Publisher publisher, DeadLetterSink deadLetters,
       DataSource dataSource, Metrics metrics) {
     this.settings = settings;
     this.publisher = publisher;
