@@ -1,7 +1,7 @@
 package io.txbox.jdbc.internal;
 
+import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.JanitorStore;
-import io.txbox.spi.support.Transactions;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;

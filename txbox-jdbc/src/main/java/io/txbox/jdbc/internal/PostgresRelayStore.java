@@ -2,6 +2,7 @@ package io.txbox.jdbc.internal;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
+import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
@@ -10,7 +11,6 @@ import io.txbox.spi.Membership;
 import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
-import io.txbox.spi.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

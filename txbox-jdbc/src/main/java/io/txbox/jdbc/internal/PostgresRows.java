@@ -2,12 +2,12 @@ package io.txbox.jdbc.internal;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
+import io.txbox.jdbc.support.JsonHeaders;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Checkpoint;
 import io.txbox.spi.StoredMessage;
-import io.txbox.spi.support.JsonHeaders;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -2,9 +2,9 @@ package io.txbox.jdbc.internal;
 
 import io.txbox.Relay;
 import io.txbox.jdbc.StoreStatus;
+import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.OpenTransaction;
-import io.txbox.spi.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

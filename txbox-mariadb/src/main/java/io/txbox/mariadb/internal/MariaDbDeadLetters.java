@@ -2,7 +2,7 @@ package io.txbox.mariadb.internal;
 
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.Scope;
-import io.txbox.spi.support.Transactions;
+import io.txbox.jdbc.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -2,7 +2,7 @@ package io.txbox.mariadb.internal;
 
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
-import io.txbox.spi.support.JsonHeaders;
+import io.txbox.jdbc.support.JsonHeaders;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

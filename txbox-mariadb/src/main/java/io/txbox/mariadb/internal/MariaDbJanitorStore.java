@@ -1,7 +1,7 @@
 package io.txbox.mariadb.internal;
 
+import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.JanitorStore;
-import io.txbox.spi.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -2,13 +2,13 @@ package io.txbox.mariadb.internal;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
+import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Membership;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
-import io.txbox.spi.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,10 +1,10 @@
 package io.txbox.mariadb.internal;
 
 import io.txbox.Message;
+import io.txbox.jdbc.support.JsonHeaders;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Checkpoint;
 import io.txbox.spi.StoredMessage;
-import io.txbox.spi.support.JsonHeaders;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;

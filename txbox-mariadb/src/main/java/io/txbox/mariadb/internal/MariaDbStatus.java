@@ -1,8 +1,8 @@
 package io.txbox.mariadb.internal;
 
+import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.OpenTransaction;
-import io.txbox.spi.support.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,4 +1,4 @@
-package io.txbox.spi.support;
+package io.txbox.jdbc.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,6 +1,7 @@
-package io.txbox.spi.support;
+package io.txbox.jdbc.support;
 
 import io.txbox.TxboxException;
+import io.txbox.spi.support.Rollback;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

@@ -1,4 +1,4 @@
-package io.txbox.spi.support;
+package io.txbox.jdbc.support;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
