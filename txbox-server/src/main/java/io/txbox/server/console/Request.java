@@ -41,10 +41,6 @@ final class Request {
     return request.path();
   }
 
-  String method() {
-    return request.method();
-  }
-
   boolean isPost() {
     return request.method().equals("POST");
   }
