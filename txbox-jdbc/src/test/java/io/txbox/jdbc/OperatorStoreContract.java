@@ -12,10 +12,12 @@ import io.txbox.spi.Checkpoint;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -31,7 +33,7 @@ import org.junit.jupiter.api.Test;
  * <pre>{@code
  * class MariaDbDeadLettersTest extends OperatorStoreContract {
  *   protected OperatorStore freshStore() { ... }   // also an OutboxStore, 4 buckets
- *   protected void appendCommitted(List<Message> messages) { ... }
+ *   protected DataSource dataSource() { ... }
  *   protected long outboxRowsWithId(UUID id) { ... }
  *   protected void emptyTheTypeOfDeadLetter(UUID id) { ... }
  * }
@@ -47,8 +49,8 @@ public abstract class OperatorStoreContract {
   /** A new, empty store of {@value #BUCKETS} buckets, its tables created; it must be an {@link OutboxStore} too. */
   protected abstract OperatorStore freshStore() throws Exception;
 
-  /** Appends {@code messages} to the store in one transaction, and commits it. */
-  protected abstract void appendCommitted(List<Message> messages) throws Exception;
+  /** Where the store's tables are: the contract appends through the store, in a transaction of its own. */
+  protected abstract DataSource dataSource();
 
   /** How many events with this id the outbox table holds. */
   protected abstract long outboxRowsWithId(UUID id) throws Exception;
@@ -65,7 +67,11 @@ public abstract class OperatorStoreContract {
     sent.add(event("k", "A", "k1"));
     sent.add(event("k", "B", "k2"));
     sent.add(event("j", "A", "j1"));
-    appendCommitted(sent);
+    try (Connection c = dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, sent);
+      c.commit();
+    }
     // What the relay does when it gives up: dead letters saved with the checkpoint
     store.openSubscription("default");
     store.claimBuckets("default", "relay", BUCKETS, Duration.ofSeconds(30));

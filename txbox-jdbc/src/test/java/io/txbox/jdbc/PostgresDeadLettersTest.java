@@ -1,33 +1,26 @@
 package io.txbox.jdbc;
 
 import io.txbox.testkit.TestDatabase;
-import io.txbox.Message;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.List;
 import java.util.UUID;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 
 /** PostgreSQL's dead letters and replays held to the operator contract, which MariaDB's pass too. */
 class PostgresDeadLettersTest extends OperatorStoreContract {
   private TestDatabase db;
-  private PostgresOutboxStore store;
 
   @Override
   protected OperatorStore freshStore() {
     db = TestDatabase.create();
-    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(4).build();
+    PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(4).build();
     store.migrate();
     return store;
   }
 
   @Override
-  protected void appendCommitted(List<Message> messages) throws SQLException {
-    try (Connection c = db.dataSource().getConnection()) {
-      c.setAutoCommit(false);
-      store.append(c, messages);
-      c.commit();
-    }
+  protected DataSource dataSource() {
+    return db.dataSource();
   }
 
   @Override

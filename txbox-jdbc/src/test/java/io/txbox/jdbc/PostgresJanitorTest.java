@@ -9,9 +9,8 @@ import io.txbox.Message;
 import io.txbox.spi.OutboxStore;
 import io.txbox.testkit.JanitorStoreContract;
 import io.txbox.testkit.TestDatabase;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.List;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -34,12 +33,8 @@ class PostgresJanitorTest extends JanitorStoreContract {
   }
 
   @Override
-  protected void appendCommitted(List<Message> messages) throws SQLException {
-    try (Connection c = db.dataSource().getConnection()) {
-      c.setAutoCommit(false);
-      store.append(c, messages);
-      c.commit();
-    }
+  protected DataSource dataSource() {
+    return db.dataSource();
   }
 
   @Override

@@ -3,33 +3,26 @@ package io.txbox.mariadb;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.OperatorStoreContract;
 import io.txbox.testkit.TestMariaDb;
-import io.txbox.Message;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.List;
 import java.util.UUID;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 
 /** MariaDB's dead letters and replays held to the operator contract, which PostgreSQL's pass too. */
 class MariaDbDeadLettersTest extends OperatorStoreContract {
   private TestMariaDb db;
-  private MariaDbOutboxStore store;
 
   @Override
   protected OperatorStore freshStore() {
     db = TestMariaDb.create();
-    store = MariaDbOutboxStore.builder(db.dataSource()).buckets(4).build();
+    MariaDbOutboxStore store = MariaDbOutboxStore.builder(db.dataSource()).buckets(4).build();
     store.migrate();
     return store;
   }
 
   @Override
-  protected void appendCommitted(List<Message> messages) throws SQLException {
-    try (Connection c = db.dataSource().getConnection()) {
-      c.setAutoCommit(false);
-      store.append(c, messages);
-      c.commit();
-    }
+  protected DataSource dataSource() {
+    return db.dataSource();
   }
 
   @Override

@@ -13,7 +13,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -40,12 +40,8 @@ class MariaDbJanitorTest extends JanitorStoreContract {
   }
 
   @Override
-  protected void appendCommitted(List<Message> messages) throws SQLException {
-    try (Connection c = db.dataSource().getConnection()) {
-      c.setAutoCommit(false);
-      store.append(c, messages);
-      c.commit();
-    }
+  protected DataSource dataSource() {
+    return db.dataSource();
   }
 
   @Override

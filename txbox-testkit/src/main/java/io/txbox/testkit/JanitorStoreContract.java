@@ -13,6 +13,8 @@ import io.txbox.spi.JanitorStore;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -24,6 +26,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -41,7 +44,7 @@ import org.junit.jupiter.api.Test;
  * class MariaDbJanitorContractTest extends JanitorStoreContract {
  *   protected OutboxStore freshStore() { ... }            // also a JanitorStore
  *   protected OutboxStore storeOnSameTables() { ... }     // as a restarted relay builds it
- *   protected void appendCommitted(List<Message> messages) { ... }
+ *   protected DataSource dataSource() { ... }
  *   protected long outboxRows() { ... }
  * }
  * }</pre>
@@ -62,8 +65,8 @@ public abstract class JanitorStoreContract {
   /** Another store on the tables of {@link #freshStore()}, as a restarted relay would build it. */
   protected abstract OutboxStore storeOnSameTables() throws Exception;
 
-  /** Appends {@code messages} to the store in one transaction, and commits it. */
-  protected abstract void appendCommitted(List<Message> messages) throws Exception;
+  /** Where the store's tables are: the contract appends through the store, in transactions of its own. */
+  protected abstract DataSource dataSource();
 
   /** How many events the outbox table holds. */
   protected abstract long outboxRows() throws Exception;
@@ -234,6 +237,14 @@ public abstract class JanitorStoreContract {
     }
     assertThat(store.saveProgress(subscription, RELAY, progress, List.of())).as("buckets lost").isEmpty();
     store.leave(subscription, RELAY);
+  }
+
+  private void appendCommitted(List<Message> messages) throws SQLException {
+    try (Connection c = dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, messages);
+      c.commit();
+    }
   }
 
   private static String body(StoredMessage m) {
