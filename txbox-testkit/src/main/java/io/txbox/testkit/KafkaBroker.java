@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -152,7 +153,7 @@ public final class KafkaBroker implements StoppableBroker {
     Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "txbox-kafka-shutdown"));
     System.out.println(ADDRESS_VARIABLE + "=" + broker.bootstrapServers());
     System.out.flush();
-    new java.util.concurrent.CountDownLatch(1).await(); // until the JVM is told to stop
+    new CountDownLatch(1).await(); // until the JVM is told to stop
   }
 
   /** {@code host:port} for {@code bootstrap.servers}. */
