@@ -2,7 +2,7 @@ package io.txbox;
 
 import io.txbox.spi.CurrentTransaction;
 import io.txbox.spi.EventWriter;
-import io.txbox.spi.OutboxStore;
+import io.txbox.spi.OutboxWriter;
 import io.txbox.spi.OutgoingHeaders;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -56,7 +56,7 @@ public final class Outbox {
         + " build it with Outbox.builder(store).events(eventTypes) (txbox-jackson), or send a Message");
   };
 
-  private final OutboxStore store;
+  private final OutboxWriter store;
   private final CurrentTransaction currentTransaction;
   private final OutgoingHeaders outgoingHeaders;
   private final EventWriter events;
@@ -69,12 +69,12 @@ public final class Outbox {
   }
 
   /** An outbox that writes to {@code store}, in the transaction passed to each send. */
-  public static Outbox create(OutboxStore store) {
+  public static Outbox create(OutboxWriter store) {
     return builder(store).build();
   }
 
   /** A builder for an outbox that writes to {@code store}. */
-  public static Builder builder(OutboxStore store) {
+  public static Builder builder(OutboxWriter store) {
     return new Builder(Objects.requireNonNull(store, "store must not be null"));
   }
 
@@ -146,12 +146,12 @@ public final class Outbox {
 
   /** Builds an {@link Outbox}. */
   public static final class Builder {
-    private final OutboxStore store;
+    private final OutboxWriter store;
     private CurrentTransaction currentTransaction = NO_CURRENT_TRANSACTION;
     private OutgoingHeaders outgoingHeaders = OutgoingHeaders.NONE;
     private EventWriter events = NO_EVENT_WRITER;
 
-    private Builder(OutboxStore store) {
+    private Builder(OutboxWriter store) {
       this.store = store;
     }
 

@@ -3,8 +3,8 @@ package io.txbox;
 import io.txbox.internal.RelayRuntime;
 import io.txbox.internal.RelaySettings;
 import io.txbox.spi.Metrics;
-import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.RelayStore;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -71,7 +71,7 @@ public final class Relay implements AutoCloseable {
 
   private final String instanceId;
   private final RelaySettings settings;
-  private final OutboxStore store;
+  private final RelayStore store;
   private final Publisher publisher;
   private final Metrics metrics;
   private volatile RelayRuntime runtime;
@@ -88,7 +88,7 @@ public final class Relay implements AutoCloseable {
   }
 
   /** A builder for a relay from {@code store} to {@code publisher}, with the defaults above. */
-  public static Builder builder(OutboxStore store, Publisher publisher) {
+  public static Builder builder(RelayStore store, Publisher publisher) {
     return new Builder(store, publisher);
   }
 
@@ -159,7 +159,7 @@ public final class Relay implements AutoCloseable {
 
   /** Builds a {@link Relay}; {@link #build()} checks every setting. */
   public static final class Builder {
-    private final OutboxStore store;
+    private final RelayStore store;
     private final Publisher publisher;
     private String subscription = DEFAULT_SUBSCRIPTION;
     private String instanceId = defaultInstanceId();
@@ -173,7 +173,7 @@ public final class Relay implements AutoCloseable {
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Metrics metrics = Metrics.NONE;
 
-    private Builder(OutboxStore store, Publisher publisher) {
+    private Builder(RelayStore store, Publisher publisher) {
       this.store = Objects.requireNonNull(store, "store must not be null");
       this.publisher = Objects.requireNonNull(publisher, "publisher must not be null");
     }

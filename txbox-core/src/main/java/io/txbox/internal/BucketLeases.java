@@ -3,7 +3,7 @@ package io.txbox.internal;
 import io.txbox.spi.Membership;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OpenTransaction;
-import io.txbox.spi.OutboxStore;
+import io.txbox.spi.RelayStore;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -31,7 +31,7 @@ final class BucketLeases implements Runnable {
   private static final Duration MIN_FAST_BEAT = Duration.ofMillis(10);
 
   private final RelaySettings settings;
-  private final OutboxStore store;
+  private final RelayStore store;
   private final Metrics metrics;
   private final OwnedBuckets buckets;
   private final int bucketCount;
@@ -43,7 +43,7 @@ final class BucketLeases implements Runnable {
   private Instant nextHorizonCheck = Instant.MIN;
 
   BucketLeases(
-      RelaySettings settings, OutboxStore store, Metrics metrics, OwnedBuckets buckets, int bucketCount,
+      RelaySettings settings, RelayStore store, Metrics metrics, OwnedBuckets buckets, int bucketCount,
       Clock clock, LongSupplier nanoTime, Runnable onClaimed) {
     this.settings = settings;
     this.store = store;

@@ -4,11 +4,11 @@ import io.txbox.Message;
 import io.txbox.internal.OwnedBuckets.Lease;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.Metrics;
-import io.txbox.spi.OutboxStore;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
-import io.txbox.spi.support.RetryBudget;
+import io.txbox.spi.RelayStore;
 import io.txbox.spi.StoredMessage;
+import io.txbox.spi.support.RetryBudget;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,7 +45,7 @@ final class RelayLoop implements Runnable {
   private static final Duration RECENTLY_BUSY = Duration.ofSeconds(1);
 
   private final RelaySettings settings;
-  private final OutboxStore store;
+  private final RelayStore store;
   private final Publisher publisher;
   private final Metrics metrics;
   private final OwnedBuckets buckets;
@@ -63,7 +63,7 @@ final class RelayLoop implements Runnable {
 
   RelayLoop(
       RelaySettings settings,
-      OutboxStore store,
+      RelayStore store,
       Publisher publisher,
       Metrics metrics,
       OwnedBuckets buckets,

@@ -1,13 +1,13 @@
 package io.txbox.internal;
 
 import io.txbox.TxboxException;
-import io.txbox.spi.support.LoopGuard;
 import io.txbox.spi.Metrics;
-import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.RelayStore;
+import io.txbox.spi.support.LoopGuard;
 import java.time.Clock;
-import java.util.Set;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +19,7 @@ public final class RelayRuntime {
   private static final Logger log = LoggerFactory.getLogger(RelayRuntime.class);
 
   private final RelaySettings settings;
-  private final OutboxStore store;
+  private final RelayStore store;
   private final Publisher publisher;
   private final OwnedBuckets buckets;
   private final WakeUp wakeUp = new WakeUp();
@@ -32,7 +32,7 @@ public final class RelayRuntime {
 
   private final LoopGuard heartbeatGuard;
 
-  private RelayRuntime(RelaySettings settings, OutboxStore store, Publisher publisher, Metrics metrics) {
+  private RelayRuntime(RelaySettings settings, RelayStore store, Publisher publisher, Metrics metrics) {
     this.settings = settings;
     this.store = store;
     this.publisher = publisher;
@@ -68,7 +68,7 @@ public final class RelayRuntime {
 
   /** Starts the threads; fails with a {@link TxboxException} when the store is not usable. */
   public static RelayRuntime start(
-      RelaySettings settings, OutboxStore store, Publisher publisher, Metrics metrics) {
+      RelaySettings settings, RelayStore store, Publisher publisher, Metrics metrics) {
     return new RelayRuntime(settings, store, publisher, metrics);
   }
 

@@ -23,7 +23,7 @@ public record BucketProgress(
 
   /**
    * The buckets of {@code progress} that are not in {@code saved}: what
-   * {@link OutboxStore#saveProgress} returns, the buckets whose lease the instance no longer held.
+   * {@link RelayStore#saveProgress} returns, the buckets whose lease the instance no longer held.
    */
   public static Set<Integer> unsaved(List<BucketProgress> progress, Set<Integer> saved) {
     Set<Integer> lost = new TreeSet<>();

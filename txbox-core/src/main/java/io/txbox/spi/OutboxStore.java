@@ -1,88 +1,14 @@
 package io.txbox.spi;
 
-import io.txbox.DeadLetter;
-import io.txbox.Message;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.time.Duration;
-import java.util.Collection;
-import java.util.List;
-import java.util.Optional;
-import java.util.Set;
-
 /**
- * Where the outbox log, the subscriptions' checkpoints and leases, and the dead letters live.
- *
- * <p>The writer side is {@link #append}, called inside the caller's transaction. Everything else
- * serves the {@link io.txbox.Relay}: each method is its own short transaction, and methods that
- * change a bucket only do so while the calling instance owns its lease. Methods other than
- * {@code append} throw {@link io.txbox.TxboxException} when the store cannot do their work.
+ * Where the outbox log, the subscriptions' checkpoints and leases, and the dead letters live: the
+ * writer's half ({@link OutboxWriter#append}, in the caller's transaction) and the relay's
+ * ({@link RelayStore}) over the same table, which a polling {@link io.txbox.Relay} reads.
  *
  * <pre>{@code
  * OutboxStore store = PostgresOutboxStore.builder(dataSource).build();
  * Outbox outbox = Outbox.create(store);
+ * Relay relay = Relay.builder(store, publisher).build().start();
  * }</pre>
  */
-public interface OutboxStore {
-
-  /** Adds the messages to the log in the caller's transaction; never commits. */
-  void append(Connection transaction, List<Message> messages) throws SQLException;
-
-  /**
-   * Prepares a subscription: checks the tables exist and creates its bucket rows if missing.
-   *
-   * @return the number of buckets the log is split into
-   */
-  int openSubscription(String subscription);
-
-  /**
-   * Marks the instance alive until {@code lease} from now and renews the leases of the buckets it
-   * owns.
-   */
-  Membership heartbeat(String subscription, String instance, Duration lease);
-
-  /** Takes up to {@code max} buckets that nobody owns or whose lease has expired. */
-  List<BucketState> claimBuckets(String subscription, String instance, int max, Duration lease);
-
-  /** Gives buckets up so that other instances can take them at once. */
-  void releaseBuckets(String subscription, String instance, Collection<Integer> buckets);
-
-  /** Removes the instance from the subscription's members and releases all its buckets. */
-  void leave(String subscription, String instance);
-
-  /**
-   * Reads committed events after each bucket's checkpoint, in {@code (txId, position)} order per
-   * bucket, never past a transaction that may still commit before an event already visible.
-   */
-  List<StoredMessage> read(String subscription, List<BucketRead> reads);
-
-  /**
-   * Saves the progress of a round and its dead letters in one transaction, for the buckets the
-   * instance still owns.
-   *
-   * @return the buckets whose lease the instance no longer holds; nothing was saved for them
-   */
-  Set<Integer> saveProgress(
-      String subscription, String instance, List<BucketProgress> progress, List<DeadLetter> deadLetters);
-
-  /**
-   * Calls {@code onAppend} soon after events are committed, when the store can tell (PostgreSQL
-   * {@code LISTEN/NOTIFY}); the relay polls anyway. Returns a handle that stops listening.
-   */
-  default AutoCloseable listen(Runnable onAppend) {
-    return () -> {};
-  }
-
-  /**
-   * What {@code subscription} has not relayed yet, counting at most {@code limitPerBucket} events
-   * in each bucket so that a huge backlog costs a bounded query. Empty when the store cannot tell.
-   */
-  default Optional<Backlog> backlog(String subscription, int limitPerBucket) {
-    return Optional.empty();
-  }
-
-  /** The oldest open transaction that holds the read horizon back, if the store can tell. */
-  default Optional<OpenTransaction> oldestOpenTransaction() {
-    return Optional.empty();
-  }
-}
+public interface OutboxStore extends OutboxWriter, RelayStore {}

@@ -14,7 +14,7 @@ import java.util.List;
  * }</pre>
  *
  * <p>An outbox store is three things behind three interfaces: the relay's part
- * ({@link io.txbox.spi.OutboxStore}: append, leases, reads, checkpoints), the janitor's
+ * ({@link io.txbox.spi.OutboxStore}: append, and leases, reads, checkpoints), the janitor's
  * ({@link io.txbox.spi.JanitorStore}: bounded deletes) and this one. {@link PostgresOutboxStore}
  * is all three; a store for another database implements the relay's part first, which is all
  * writers and relays need, and the others later.

@@ -1,29 +1,19 @@
 package io.txbox.cdc;
 
-import io.txbox.DeadLetter;
 import io.txbox.Message;
-import io.txbox.TxboxException;
-import io.txbox.spi.BucketProgress;
-import io.txbox.spi.BucketRead;
-import io.txbox.spi.BucketState;
-import io.txbox.spi.Membership;
-import io.txbox.spi.OutboxStore;
-import io.txbox.spi.StoredMessage;
+import io.txbox.spi.OutboxWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
-import java.util.Set;
 
 /**
  * The outbox's second write mode on PostgreSQL: each event is one transactional WAL message
  * ({@code pg_logical_emit_message(true, prefix, envelope)}) instead of a row. No table, no index:
  * the business transaction pays one WAL record, and the event exists only if it commits. Only a
- * {@link LogicalRelay} reads these events; a polling {@link io.txbox.Relay} over this store stops at
- * start with an error that says so.
+ * {@link LogicalRelay} reads these events: this is an {@link OutboxWriter} and no relay store, so
+ * no polling {@link io.txbox.Relay} can be built over it.
  *
  * <pre>{@code
  * Outbox outbox = Outbox.create(WalOutboxStore.create());
@@ -37,7 +27,7 @@ import java.util.Set;
  *
  * <p>The database needs {@code wal_level = logical}; {@link LogicalReplication#migrate()} checks it.
  */
-public final class WalOutboxStore implements OutboxStore {
+public final class WalOutboxStore implements OutboxWriter {
   private final String messagePrefix;
 
   private WalOutboxStore(String messagePrefix) {
@@ -82,47 +72,5 @@ public final class WalOutboxStore implements OutboxStore {
         }
       }
     }
-  }
-
-  @Override
-  public int openSubscription(String subscription) {
-    throw pollingRelay();
-  }
-
-  @Override
-  public Membership heartbeat(String subscription, String instance, Duration lease) {
-    throw pollingRelay();
-  }
-
-  @Override
-  public List<BucketState> claimBuckets(String subscription, String instance, int max, Duration lease) {
-    throw pollingRelay();
-  }
-
-  @Override
-  public void releaseBuckets(String subscription, String instance, Collection<Integer> buckets) {
-    throw pollingRelay();
-  }
-
-  @Override
-  public void leave(String subscription, String instance) {
-    throw pollingRelay();
-  }
-
-  @Override
-  public List<StoredMessage> read(String subscription, List<BucketRead> reads) {
-    throw pollingRelay();
-  }
-
-  @Override
-  public Set<Integer> saveProgress(
-      String subscription, String instance, List<BucketProgress> progress, List<DeadLetter> deadLetters) {
-    throw pollingRelay();
-  }
-
-  private static TxboxException pollingRelay() {
-    return new TxboxException("this outbox writes its events as WAL messages, which no table holds:"
-        + " relay them with io.txbox.cdc.LogicalRelay (txbox relay --source logical), or build the"
-        + " outbox over PostgresOutboxStore to relay by polling");
   }
 }

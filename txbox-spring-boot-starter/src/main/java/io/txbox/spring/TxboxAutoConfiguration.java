@@ -16,6 +16,7 @@ import io.txbox.spi.EventWriter;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxStore;
+import io.txbox.spi.OutboxWriter;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.internal.BrokerClients;
@@ -161,12 +162,12 @@ public class TxboxAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
-      ObjectProvider<EventWriter> events, @Qualifier(WAL_OUTBOX_STORE) ObjectProvider<OutboxStore> walMessages) {
+      ObjectProvider<EventWriter> events, @Qualifier(WAL_OUTBOX_STORE) ObjectProvider<OutboxWriter> walMessages) {
     return outbox(walMessages.getIfAvailable(() -> store), dataSource, tracing, events);
   }
 
   /** The outbox over {@code store}, joining the Spring transaction; shared with the MariaDB configuration. */
-  static Outbox outbox(OutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
+  static Outbox outbox(OutboxWriter store, DataSource dataSource, ObjectProvider<Tracing> tracing,
       ObjectProvider<EventWriter> events) {
     Outbox.Builder outbox = Outbox.builder(store)
         .currentTransaction(new SpringTransaction(dataSource))
@@ -203,7 +204,7 @@ public class TxboxAutoConfiguration {
     /** What {@code Outbox.send} writes to with {@code txbox.outbox.write-mode=wal-message}. */
     @Bean(WAL_OUTBOX_STORE)
     @Conditional(RelaySource.WritesWalMessages.class)
-    OutboxStore txboxWalOutboxStore(LogicalReplication replication) {
+    OutboxWriter txboxWalOutboxStore(LogicalReplication replication) {
       return WalOutboxStore.withPrefix(replication.messagePrefix());
     }
 
