@@ -8,15 +8,13 @@ import io.txbox.Janitor;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.mariadb.MariaDbOutboxStore;
-import io.txbox.spi.OutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.InboxMeters;
 import io.txbox.micrometer.JanitorMeters;
 import io.txbox.micrometer.OutboxTag;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
+import io.txbox.spi.OutboxStore;
 import io.txbox.spring.internal.ContextBound;
 import io.txbox.spring.internal.InboxListeners;
 import io.txbox.spring.internal.RelaySource;
@@ -82,26 +80,15 @@ public class TxboxMetricsAutoConfiguration {
   }
 
   /**
-   * The backlog gauges of the relay's subscription; the slot's gauges replace them for a logical
-   * relay. Takes the table store by its class: beside it, the WAL-message store is an
-   * {@code OutboxStore} too.
+   * The backlog gauges of the relay's subscription, over the application's outbox store whatever
+   * its database; the slot's gauges replace them for a logical relay. (The WAL-message store is an
+   * {@code OutboxWriter} alone, no {@code OutboxStore}: it is never taken for the table's.)
    */
   @Bean
   @Conditional(RelaySource.Table.class)
-  @ConditionalOnBean(PostgresOutboxStore.class)
-  public BacklogMeters txboxBacklogMeters(PostgresOutboxStore store, TxboxProperties properties) {
+  @ConditionalOnBean(OutboxStore.class)
+  public BacklogMeters txboxBacklogMeters(OutboxStore store, TxboxProperties properties) {
     return backlogMeters(store, properties);
-  }
-
-  /** The backlog gauges on MariaDB, whose relay is always a table relay. */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnClass(name = "io.txbox.mariadb.MariaDbOutboxStore")
-  static class MariaDb {
-    @Bean
-    @ConditionalOnBean(type = "io.txbox.mariadb.MariaDbOutboxStore")
-    BacklogMeters txboxBacklogMeters(MariaDbOutboxStore store, TxboxProperties properties) {
-      return backlogMeters(store, properties);
-    }
   }
 
   private static BacklogMeters backlogMeters(OutboxStore store, TxboxProperties properties) {
