@@ -2,20 +2,19 @@ package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
+import io.txbox.jdbc.Database.Capability;
+import io.txbox.jdbc.Database;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.ServerConnections;
-import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.PostgresInboxStore;
-import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.support.Secrets;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.slf4j.Logger;
@@ -66,10 +65,12 @@ public final class DatabaseOptions {
    * URL is refused, naming the commands that run on MariaDB.
    */
   public HikariDataSource pool() {
-    if (isMariaDb()) {
+    Database db = database();
+    if (!db.has(Capability.LOGICAL_DECODING)) {
       throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200)
-          + "' is a MariaDB URL, and this runs on PostgreSQL only (logical decoding is PostgreSQL's): on MariaDB,"
-          + " txbox migrate, relay --source table, status, dead-letters, replay, audit and console run (docs/mariadb.md)");
+          + "' is a " + db.name() + " URL, and this runs on PostgreSQL only (logical decoding is PostgreSQL's): on "
+          + db.name() + ", txbox migrate, relay --source table, status, dead-letters, replay, audit and console run"
+          + " (docs/mariadb.md)");
     }
     return poolOnPostgresOrMariaDb();
   }
@@ -86,11 +87,7 @@ public final class DatabaseOptions {
 
   /** A pool on PostgreSQL or MariaDB, for the commands that run on both. */
   public HikariDataSource poolOnPostgresOrMariaDb() {
-    if (!jdbcUrl.startsWith("jdbc:postgresql:") && !isMariaDb()) {
-      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200)
-          + "' is not a PostgreSQL or MariaDB JDBC URL: give one such as jdbc:postgresql://db:5432/app"
-          + " or jdbc:mariadb://db:3306/app");
-    }
+    Database db = database();
     if (USER_INFO.matcher(jdbcUrl).find()) {
       // pgjdbc reads "app:secret@db" as a host name and would quote it, password and all, in its errors
       throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): " + Secrets.maskUrl(jdbcUrl)
@@ -108,26 +105,30 @@ public final class DatabaseOptions {
     ds.setMaximumPoolSize(poolSize);
     ds.setPoolName("txbox");
     ds.setConnectionTimeout(10_000);
-    // the same 10 s: pgjdbc counts seconds, MariaDB Connector/J milliseconds
-    ds.addDataSourceProperty("connectTimeout", isMariaDb() ? "10000" : "10");
+    db.connectTimeout(Duration.ofSeconds(10)).forEach(ds::addDataSourceProperty);
     return ds;
+  }
+
+  /**
+   * The database the URL names, among those txbox has modules for.
+   *
+   * @throws IllegalArgumentException naming --jdbc-url and the kinds of URL it takes
+   */
+  public Database database() {
+    return Database.forUrl(jdbcUrl).orElseThrow(() -> new IllegalArgumentException("invalid --jdbc-url"
+        + " (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200) + "' is the URL of no database"
+        + " txbox knows: give one such as " + Database.known().stream().map(Database::exampleUrl)
+        .collect(Collectors.joining(" or "))));
   }
 
   /**
    * Has the database end a session of this pool that sits idle inside a transaction longer than
    * {@code limit}. A relay frozen mid-transaction (a stopped process, a long pause) would otherwise
    * keep its row locks, and the other relays, which skip locked rows, would stay off its buckets
-   * until it woke; one that stalls that long has lost its lease anyway. MariaDB counts whole
-   * seconds (rounded up); MySQL has no such setting, so the statement sets it inside a comment
-   * only MariaDB executes ({@code /*M! ... *}{@code /}), and on MySQL sets a user variable alone.
+   * until it woke; one that stalls that long has lost its lease anyway.
    */
   void endStalledTransactionsAfter(HikariDataSource ds, Duration limit) {
-    if (isMariaDb()) {
-      long seconds = Math.max(1, (limit.toMillis() + 999) / 1000);
-      ds.setConnectionInitSql("SET @txbox_relay = 1 /*M!, SESSION idle_transaction_timeout = " + seconds + " */");
-    } else {
-      ds.setConnectionInitSql("SET idle_in_transaction_session_timeout = " + Math.max(1, limit.toMillis()));
-    }
+    ds.setConnectionInitSql(database().endIdleTransactionsAfter(limit));
   }
 
   /** Whether the URL names a MariaDB (or MySQL, through MariaDB Connector/J) database. */
@@ -143,7 +144,7 @@ public final class DatabaseOptions {
    * (prepareThreshold=0) unless the URL chose.
    */
   public void checkConnection(HikariDataSource ds) {
-    if (!isMariaDb() && !jdbcUrl.contains("prepareThreshold=")) {
+    if (database().has(Capability.POOLER_DETECTION) && !jdbcUrl.contains("prepareThreshold=")) {
       preferUnnamedStatementsBehindATransactionPooler(ds);
     }
     try (Connection c = ds.getConnection()) {
@@ -152,8 +153,8 @@ public final class DatabaseOptions {
       Throwable cause = e.getCause() == null ? e : e.getCause();
       if (driverCouldNotParse(e)) {
         throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): the driver cannot read "
-            + Secrets.maskUrl(jdbcUrl) + ": write it as " + (isMariaDb() ? "jdbc:mariadb://host:3306/database"
-            : "jdbc:postgresql://host:5432/database") + ", an IPv6 host in [brackets], a port as a number", e);
+            + Secrets.maskUrl(jdbcUrl) + ": write it as " + database().exampleUrl()
+            + ", an IPv6 host in [brackets], a port as a number", e);
       }
       throw new TxboxException("cannot connect to the database at " + Secrets.maskUrl(jdbcUrl)
           + " (--jdbc-url, TXBOX_JDBC_URL): " + Secrets.mask(cause.getMessage()), e);
@@ -231,36 +232,29 @@ public final class DatabaseOptions {
    * a typo in the schema would otherwise surface as a raw SQL error on every query.
    */
   public void checkTables(HikariDataSource ds) {
-    if (isMariaDb()) {
-      checkMariaDbTables(ds);
-      return;
-    }
-    String outbox = store(ds).build().outboxTable();
-    if (!exists(ds, "SELECT to_regclass(?) IS NOT NULL", outbox)) {
-      throw new IllegalArgumentException("invalid --schema or --table-prefix (TXBOX_SCHEMA, TXBOX_TABLE_PREFIX): no"
-          + " txbox tables at " + outbox + ": name the schema and prefix that hold them, or create them with txbox migrate");
-    }
-  }
-
-  private void checkMariaDbTables(HikariDataSource ds) {
-    String outbox = tablePrefix + "outbox";
-    if (!exists(ds, "SELECT COUNT(*) > 0 FROM information_schema.tables"
-        + " WHERE table_schema = DATABASE() AND table_name = ?", outbox)) {
-      throw new IllegalArgumentException("invalid --jdbc-url or --table-prefix (TXBOX_JDBC_URL, TXBOX_TABLE_PREFIX): no"
-          + " txbox table " + outbox + " in the database the URL names: name the database and prefix that hold"
-          + " them, or create them with txbox migrate");
-    }
-  }
-
-  private static boolean exists(HikariDataSource ds, String query, String table) {
-    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(query)) {
-      p.setString(1, table);
-      try (ResultSet rs = p.executeQuery()) {
-        return rs.next() && rs.getBoolean(1);
-      }
+    Database db = database();
+    boolean found;
+    try {
+      found = db.hasOutboxTable(ds, tables());
     } catch (SQLException e) {
       throw new TxboxException("cannot look up the txbox tables: " + Secrets.mask(e.getMessage()), e);
     }
+    if (found) {
+      return;
+    }
+    String outbox = db.outboxTable(ds, tables());
+    if (db.has(Capability.SCHEMAS)) {
+      throw new IllegalArgumentException("invalid --schema or --table-prefix (TXBOX_SCHEMA, TXBOX_TABLE_PREFIX): no"
+          + " txbox tables at " + outbox + ": name the schema and prefix that hold them, or create them with txbox migrate");
+    }
+    throw new IllegalArgumentException("invalid --jdbc-url or --table-prefix (TXBOX_JDBC_URL, TXBOX_TABLE_PREFIX): no"
+        + " txbox table " + outbox + " in the database the URL names: name the database and prefix that hold"
+        + " them, or create them with txbox migrate");
+  }
+
+  /** Where these options say the tables are. */
+  private Database.Tables tables() {
+    return new Database.Tables(schema, tablePrefix);
   }
 
   /**
@@ -268,21 +262,21 @@ public final class DatabaseOptions {
    * tables live in the database the URL names.
    */
   void refusePostgresOnlyOptions(CommandSpec spec) {
-    if (isMariaDb()) {
-      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only: on MariaDB the tables live in the database"
-          + " the --jdbc-url names (jdbc:mariadb://host:3306/app)", "--schema");
+    Database db = database();
+    if (!db.has(Capability.SCHEMAS)) {
+      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only: on " + db.name() + " the tables live in the"
+          + " database the --jdbc-url names (" + db.exampleUrl() + ")", "--schema");
     }
   }
 
   /** The operators' view of the tables these options name, on PostgreSQL or MariaDB. */
   public OperatorStore operatorStore(HikariDataSource dataSource) {
-    return isMariaDb() ? mariaDbStore(dataSource).build() : store(dataSource).build();
+    return database().operatorStore(dataSource, tables());
   }
 
   /** The inbox store of the tables these options name, on PostgreSQL or MariaDB. */
   public InboxStore inboxStore() {
-    return isMariaDb() ? MariaDbInboxStore.builder().tablePrefix(tablePrefix).build()
-        : PostgresInboxStore.builder().schema(schema).tablePrefix(tablePrefix).build();
+    return database().inboxStore(tables());
   }
 
   /** A MariaDB store builder for the tables these options name. */

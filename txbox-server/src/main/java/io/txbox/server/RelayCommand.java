@@ -8,6 +8,8 @@ import io.txbox.Relay;
 import io.txbox.RetryPolicy;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
+import io.txbox.jdbc.Database.Capability;
+import io.txbox.jdbc.Database;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
@@ -151,7 +153,7 @@ final class RelayCommand implements Callable<Integer> {
     // Every setting is checked before anything connects.
     Publisher publisher = brokers.publisher();
     http.check();
-    refuseWhatMariaDbLacks();
+    refuseWhatTheDatabaseLacks();
     HikariDataSource ds = database.poolOnPostgresOrMariaDb();
     if (database.isMariaDb()) {
       database.endStalledTransactionsAfter(ds, lease());
@@ -206,12 +208,17 @@ final class RelayCommand implements Callable<Integer> {
     return new PolledOutbox(store, store, store::migrate, store::outboxName, r -> ready(ds, store, r));
   }
 
-  /** The options that name what only PostgreSQL has, refused with a MariaDB URL. */
-  private void refuseWhatMariaDbLacks() {
+  /** The options that name what the URL's database cannot do, refused by capability. */
+  private void refuseWhatTheDatabaseLacks() {
     database.refusePostgresOnlyOptions(spec);
-    if (database.isMariaDb()) {
-      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only (MariaDB has no LISTEN/NOTIFY and no outbox"
-          + " partitions in txbox yet): drop them", "--no-notify", "--partitions-ahead", "--listen-jdbc-url");
+    Database db = database.database();
+    if (!db.has(Capability.NOTIFY)) {
+      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only (" + db.name() + " has no LISTEN/NOTIFY in txbox):"
+          + " drop them", "--no-notify", "--listen-jdbc-url");
+    }
+    if (!db.has(Capability.PARTITIONS)) {
+      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only (" + db.name() + " has no outbox partitions in"
+          + " txbox): drop them", "--partitions-ahead");
     }
   }
 

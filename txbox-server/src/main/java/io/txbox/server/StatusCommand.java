@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.cdc.SlotStatus;
+import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.ServerConnections;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.spi.support.Secrets;
@@ -75,8 +76,8 @@ final class StatusCommand implements Callable<Integer> {
   private int report(HikariDataSource ds) throws Exception {
     database.checkDatabase(ds);
     StatusReport report = StatusReport.read(ds, database.operatorStore(ds), limitPerBucket, maxPendingAge);
-    Optional<ServerConnections> connections = database.isMariaDb() ? Optional.empty()
-        : Optional.of(ServerConnections.of(ds));
+    Optional<ServerConnections> connections = database.database().has(Capability.POOLER_DETECTION)
+        ? Optional.of(ServerConnections.of(ds)) : Optional.empty();
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
       Map<String, Object> document = asJson(report.status(), report.problems());

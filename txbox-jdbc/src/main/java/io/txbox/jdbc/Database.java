@@ -1,0 +1,103 @@
+package io.txbox.jdbc;
+
+import io.txbox.spi.InboxStore;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.ServiceLoader;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * A database txbox keeps its tables in, as the {@code txbox} command sees it: its name, the URLs
+ * that are its, what it can do, and the stores the operators' commands take. Each database module
+ * provides one through {@link ServiceLoader} ({@code META-INF/services/io.txbox.jdbc.Database}),
+ * so that the command chooses by the JDBC URL instead of naming databases.
+ *
+ * <pre>{@code
+ * Database database = Database.forUrl("jdbc:mariadb://db:3306/shop").orElseThrow();
+ * if (!database.has(Database.Capability.SCHEMAS)) { ... } // the URL's database holds the tables
+ * OperatorStore store = database.operatorStore(dataSource, new Database.Tables("public", "txbox_"));
+ * }</pre>
+ */
+public interface Database {
+
+  /** What a database can do beyond what every txbox database does. */
+  enum Capability {
+    /** The tables live in a schema the user names; without it, in the database the URL names. */
+    SCHEMAS,
+    /** The database wakes a relay when events commit ({@code LISTEN/NOTIFY}). */
+    NOTIFY,
+    /** The outbox can be partitioned by time, and the janitor drops whole partitions. */
+    PARTITIONS,
+    /** Logical decoding: the logical relay, WAL messages and replication slots. */
+    LOGICAL_DECODING,
+    /**
+     * txbox can tell when a pooler lends server connections per transaction, and then uses no
+     * server-side prepared statements on them.
+     */
+    POOLER_DETECTION
+  }
+
+  /**
+   * Where the txbox tables are.
+   *
+   * @param schema the schema, for a database with {@link Capability#SCHEMAS}; ignored otherwise
+   * @param tablePrefix the prefix of every table name, such as {@code txbox_}
+   */
+  record Tables(String schema, String tablePrefix) {}
+
+  /** The name users know it by, such as {@code PostgreSQL}. */
+  String name();
+
+  /** Whether {@code jdbcUrl} names a database of this kind. */
+  boolean accepts(String jdbcUrl);
+
+  /** A URL of this kind with its parts named, for errors: {@code jdbc:postgresql://host:5432/database}. */
+  String exampleUrl();
+
+  /** What it can do. */
+  Set<Capability> capabilities();
+
+  /** Whether it can do {@code capability}. */
+  default boolean has(Capability capability) {
+    return capabilities().contains(capability);
+  }
+
+  /** The driver's properties that make a connection attempt give up after {@code timeout}. */
+  Map<String, String> connectTimeout(Duration timeout);
+
+  /**
+   * The SQL each new connection runs so that the database ends a session that sits idle inside a
+   * transaction longer than {@code limit}, which would otherwise keep its row locks.
+   */
+  String endIdleTransactionsAfter(Duration limit);
+
+  /** The outbox table's name as its store shows it, such as {@code public.txbox_outbox}. */
+  String outboxTable(DataSource dataSource, Tables tables);
+
+  /** Whether the outbox table of {@code tables} exists in the database {@code dataSource} reaches. */
+  boolean hasOutboxTable(DataSource dataSource, Tables tables) throws SQLException;
+
+  /** The operators' view of the tables: status, dead letters, replay, migration. */
+  OperatorStore operatorStore(DataSource dataSource, Tables tables);
+
+  /** The inbox store of the tables. */
+  InboxStore inboxStore(Tables tables);
+
+  /** The database {@code jdbcUrl} names, among those on the class path; empty when none takes it. */
+  static Optional<Database> forUrl(String jdbcUrl) {
+    return known().stream().filter(d -> d.accepts(jdbcUrl)).findFirst();
+  }
+
+  /** Every database on the class path, by name. */
+  static List<Database> known() {
+    return ServiceLoader.load(Database.class, Database.class.getClassLoader()).stream()
+        .map(ServiceLoader.Provider::get)
+        .sorted(Comparator.comparing(Database::name))
+        .toList();
+  }
+}

@@ -1,0 +1,83 @@
+package io.txbox.jdbc.internal;
+
+import io.txbox.jdbc.Database;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.spi.InboxStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/** PostgreSQL, for the {@code txbox} command: found through {@link java.util.ServiceLoader}. */
+public final class PostgresDatabase implements Database {
+  /** For {@link java.util.ServiceLoader}. */
+  public PostgresDatabase() {}
+
+  @Override
+  public String name() {
+    return "PostgreSQL";
+  }
+
+  @Override
+  public boolean accepts(String jdbcUrl) {
+    return jdbcUrl.startsWith("jdbc:postgresql:");
+  }
+
+  @Override
+  public String exampleUrl() {
+    return "jdbc:postgresql://host:5432/database";
+  }
+
+  @Override
+  public Set<Capability> capabilities() {
+    return EnumSet.allOf(Capability.class);
+  }
+
+  /** pgjdbc counts seconds. */
+  @Override
+  public Map<String, String> connectTimeout(Duration timeout) {
+    return Map.of("connectTimeout", Long.toString(Math.max(1, timeout.toSeconds())));
+  }
+
+  @Override
+  public String endIdleTransactionsAfter(Duration limit) {
+    return "SET idle_in_transaction_session_timeout = " + Math.max(1, limit.toMillis());
+  }
+
+  @Override
+  public String outboxTable(DataSource dataSource, Tables tables) {
+    return store(dataSource, tables).outboxTable();
+  }
+
+  @Override
+  public boolean hasOutboxTable(DataSource dataSource, Tables tables) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement p = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      p.setString(1, outboxTable(dataSource, tables));
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  @Override
+  public OperatorStore operatorStore(DataSource dataSource, Tables tables) {
+    return store(dataSource, tables);
+  }
+
+  @Override
+  public InboxStore inboxStore(Tables tables) {
+    return PostgresInboxStore.builder().schema(tables.schema()).tablePrefix(tables.tablePrefix()).build();
+  }
+
+  private static PostgresOutboxStore store(DataSource dataSource, Tables tables) {
+    return PostgresOutboxStore.builder(dataSource).schema(tables.schema()).tablePrefix(tables.tablePrefix()).build();
+  }
+}

@@ -1,0 +1,91 @@
+package io.txbox.mariadb.internal;
+
+import io.txbox.jdbc.Database;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.mariadb.MariaDbInboxStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.spi.InboxStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/**
+ * MariaDB (and MySQL through MariaDB Connector/J), for the {@code txbox} command: found through
+ * {@link java.util.ServiceLoader}. The tables live in the database the URL names.
+ */
+public final class MariaDbDatabase implements Database {
+  /** For {@link java.util.ServiceLoader}. */
+  public MariaDbDatabase() {}
+
+  @Override
+  public String name() {
+    return "MariaDB";
+  }
+
+  @Override
+  public boolean accepts(String jdbcUrl) {
+    return jdbcUrl.startsWith("jdbc:mariadb:");
+  }
+
+  @Override
+  public String exampleUrl() {
+    return "jdbc:mariadb://host:3306/database";
+  }
+
+  @Override
+  public Set<Capability> capabilities() {
+    return Set.of();
+  }
+
+  /** Connector/J counts milliseconds. */
+  @Override
+  public Map<String, String> connectTimeout(Duration timeout) {
+    return Map.of("connectTimeout", Long.toString(Math.max(1, timeout.toMillis())));
+  }
+
+  /**
+   * MariaDB counts whole seconds (rounded up). MySQL has no such setting, so the statement sets it
+   * inside a comment only MariaDB executes ({@code /*M! ... *}{@code /}), and on MySQL sets a user
+   * variable alone.
+   */
+  @Override
+  public String endIdleTransactionsAfter(Duration limit) {
+    long seconds = Math.max(1, (limit.toMillis() + 999) / 1000);
+    return "SET @txbox_relay = 1 /*M!, SESSION idle_transaction_timeout = " + seconds + " */";
+  }
+
+  @Override
+  public String outboxTable(DataSource dataSource, Tables tables) {
+    return store(dataSource, tables).outboxTable();
+  }
+
+  @Override
+  public boolean hasOutboxTable(DataSource dataSource, Tables tables) throws SQLException {
+    try (Connection c = dataSource.getConnection(); PreparedStatement p = c.prepareStatement(
+        "SELECT COUNT(*) > 0 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?")) {
+      p.setString(1, outboxTable(dataSource, tables));
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  @Override
+  public OperatorStore operatorStore(DataSource dataSource, Tables tables) {
+    return store(dataSource, tables);
+  }
+
+  @Override
+  public InboxStore inboxStore(Tables tables) {
+    return MariaDbInboxStore.builder().tablePrefix(tables.tablePrefix()).build();
+  }
+
+  private static MariaDbOutboxStore store(DataSource dataSource, Tables tables) {
+    return MariaDbOutboxStore.builder(dataSource).tablePrefix(tables.tablePrefix()).build();
+  }
+}

@@ -1,0 +1,53 @@
+package io.txbox.mariadb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.txbox.jdbc.Database;
+import io.txbox.jdbc.Database.Capability;
+import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TestMariaDb;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The databases the {@code txbox} command finds through {@link java.util.ServiceLoader}, with both
+ * modules on the class path: each URL goes to its own, and each says what it can do and where its
+ * tables are, against the real servers.
+ */
+class DatabasesTest {
+  private static final Database.Tables DEFAULT_TABLES = new Database.Tables("public", "txbox_");
+
+  @Test
+  void eachUrlFindsItsDatabaseAndAnUnknownOneNone() {
+    assertThat(Database.known()).extracting(Database::name).containsExactly("MariaDB", "PostgreSQL");
+    assertThat(Database.forUrl("jdbc:mariadb://db:3306/shop")).get().extracting(Database::name).isEqualTo("MariaDB");
+    assertThat(Database.forUrl("jdbc:postgresql://db:5432/shop")).get().extracting(Database::name)
+        .isEqualTo("PostgreSQL");
+    assertThat(Database.forUrl("jdbc:h2:mem:shop")).isEmpty();
+  }
+
+  @Test
+  void mariaDbHasNoneOfWhatOnlyPostgresqlHas() {
+    assertThat(Database.forUrl("jdbc:mariadb://db:3306/shop").orElseThrow().capabilities()).isEmpty();
+    assertThat(Database.forUrl("jdbc:postgresql://db:5432/shop").orElseThrow().capabilities())
+        .contains(Capability.SCHEMAS, Capability.NOTIFY, Capability.PARTITIONS, Capability.LOGICAL_DECODING);
+  }
+
+  @Test
+  void eachFindsItsOutboxTableOnlyOnceMigrated() throws Exception {
+    Database mariaDb = Database.forUrl("jdbc:mariadb:").orElseThrow();
+    try (TestMariaDb db = TestMariaDb.create()) {
+      assertThat(mariaDb.hasOutboxTable(db.dataSource(), DEFAULT_TABLES)).isFalse();
+      MariaDbOutboxStore.builder(db.dataSource()).build().migrate();
+      assertThat(mariaDb.hasOutboxTable(db.dataSource(), DEFAULT_TABLES)).isTrue();
+      assertThat(mariaDb.hasOutboxTable(db.dataSource(), new Database.Tables(null, "other_"))).isFalse();
+    }
+    Database postgres = Database.forUrl("jdbc:postgresql:").orElseThrow();
+    try (TestDatabase db = TestDatabase.create()) {
+      Database.Tables tables = new Database.Tables(db.schema(), "txbox_");
+      assertThat(postgres.hasOutboxTable(db.dataSource(), tables)).isFalse();
+      postgres.operatorStore(db.dataSource(), tables).migrate();
+      assertThat(postgres.hasOutboxTable(db.dataSource(), tables)).isTrue();
+      assertThat(postgres.outboxTable(db.dataSource(), tables)).isEqualTo(db.schema() + ".txbox_outbox");
+    }
+  }
+}
