@@ -2,8 +2,8 @@ package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
-import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.Database;
+import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.ServerConnections;
