@@ -1,6 +1,9 @@
 package io.txbox.jdbc;
 
 import io.txbox.spi.InboxStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Comparator;
@@ -79,8 +82,21 @@ public interface Database {
   /** The outbox table's name as its store shows it, such as {@code public.txbox_outbox}. */
   String outboxTable(DataSource dataSource, Tables tables);
 
+  /**
+   * A query with one parameter, a table's name as {@link #outboxTable} gives it, whose one row
+   * and column say whether that table exists.
+   */
+  String tableExistsQuery();
+
   /** Whether the outbox table of {@code tables} exists in the database {@code dataSource} reaches. */
-  boolean hasOutboxTable(DataSource dataSource, Tables tables) throws SQLException;
+  default boolean hasOutboxTable(DataSource dataSource, Tables tables) throws SQLException {
+    try (Connection c = dataSource.getConnection(); PreparedStatement p = c.prepareStatement(tableExistsQuery())) {
+      p.setString(1, outboxTable(dataSource, tables));
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
 
   /** The operators' view of the tables: status, dead letters, replay, migration. */
   OperatorStore operatorStore(DataSource dataSource, Tables tables);

@@ -5,10 +5,6 @@ import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.spi.InboxStore;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Map;
@@ -57,14 +53,8 @@ public final class PostgresDatabase implements Database {
   }
 
   @Override
-  public boolean hasOutboxTable(DataSource dataSource, Tables tables) throws SQLException {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement p = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-      p.setString(1, outboxTable(dataSource, tables));
-      try (ResultSet rs = p.executeQuery()) {
-        return rs.next() && rs.getBoolean(1);
-      }
-    }
+  public String tableExistsQuery() {
+    return "SELECT to_regclass(?) IS NOT NULL";
   }
 
   @Override

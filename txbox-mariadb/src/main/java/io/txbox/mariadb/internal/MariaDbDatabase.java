@@ -5,10 +5,6 @@ import io.txbox.jdbc.OperatorStore;
 import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.spi.InboxStore;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
@@ -65,14 +61,8 @@ public final class MariaDbDatabase implements Database {
   }
 
   @Override
-  public boolean hasOutboxTable(DataSource dataSource, Tables tables) throws SQLException {
-    try (Connection c = dataSource.getConnection(); PreparedStatement p = c.prepareStatement(
-        "SELECT COUNT(*) > 0 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?")) {
-      p.setString(1, outboxTable(dataSource, tables));
-      try (ResultSet rs = p.executeQuery()) {
-        return rs.next() && rs.getBoolean(1);
-      }
-    }
+  public String tableExistsQuery() {
+    return "SELECT COUNT(*) > 0 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?";
   }
 
   @Override
