@@ -23,7 +23,7 @@ import picocli.CommandLine.Model.OptionSpec;
 final class UnknownSettings {
   /** Variables that txbox's test kit reads, not the commands; they may be set where txbox runs. */
   private static final Set<String> TEST_KIT_VARIABLES =
-      Set.of("TXBOX_TEST_JDBC_URL", "TXBOX_RABBITMQ_SERVER", "TXBOX_NATS_SERVER");
+      Set.of("TXBOX_TEST_JDBC_URL", "TXBOX_TEST_KAFKA", "TXBOX_RABBITMQ_SERVER", "TXBOX_NATS_SERVER");
 
   private final Set<String> options = new TreeSet<>();
 

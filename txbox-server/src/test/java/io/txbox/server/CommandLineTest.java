@@ -282,11 +282,12 @@ class CommandLineTest {
   @Test
   void unknownTxboxEnvironmentVariablesStopTheCommandNamingEach() {
     Map<String, String> env = Map.of("TXBOX_BATCH_SIZ", "10", "TXBOX_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1",
-        "TXBOX_TEST_JDBC_URL", "jdbc:postgresql://x/y", "PATH", "/bin");
+        "TXBOX_TEST_JDBC_URL", "jdbc:postgresql://x/y", "TXBOX_TEST_KAFKA", "127.0.0.1:9092", "PATH", "/bin");
     assertThat(run(env, "relay", "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/x")).isEqualTo(2);
     assertThat(err.toString())
         .contains("relay: unknown environment variable TXBOX_BATCH_SIZ: did you mean 'batch-size' (TXBOX_BATCH_SIZE)?")
-        .doesNotContain("TXBOX_KAFKA_BOOTSTRAP_SERVERS").doesNotContain("TXBOX_TEST_JDBC_URL");
+        .doesNotContain("TXBOX_KAFKA_BOOTSTRAP_SERVERS").doesNotContain("TXBOX_TEST_JDBC_URL")
+        .doesNotContain("TXBOX_TEST_KAFKA");
   }
 
   @Test
