@@ -54,6 +54,9 @@ public final class DatabaseOptions {
       description = "Prefix of the txbox table names. Default: ${DEFAULT-VALUE}.")
   String tablePrefix;
 
+  /** The database {@link #database()} found for the URL; null until asked. */
+  private Database database;
+
   @Option(names = "--pool-size", defaultValue = "4", description = "Database connections. Default: ${DEFAULT-VALUE}.")
   int poolSize;
 
@@ -115,6 +118,13 @@ public final class DatabaseOptions {
    * @throws IllegalArgumentException naming --jdbc-url and the kinds of URL it takes
    */
   public Database database() {
+    if (database == null || !database.accepts(jdbcUrl)) { // looked up once: every check of a command asks
+      database = lookUpDatabase();
+    }
+    return database;
+  }
+
+  private Database lookUpDatabase() {
     return Database.forUrl(jdbcUrl).orElseThrow(() -> new IllegalArgumentException("invalid --jdbc-url"
         + " (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200) + "' is the URL of no database"
         + " txbox knows: give one such as " + Database.known().stream().map(Database::exampleUrl)

@@ -22,8 +22,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -64,11 +65,11 @@ class ConsoleHostileClientsTest {
   void pagesAreServedWhileHundredsOfClientsTrickleTheirRequests() throws Exception {
     // Before, the console ran on the JDK's HttpServer, which gives a connection a thread before
     // reading it: 200 trickling sockets held all 32 threads and pages waited for --request-timeout.
-    AtomicBoolean attacking = new AtomicBoolean(true);
-    Thread attacker = new Thread(() -> trickle(200, attacking), "slow-loris");
+    ScheduledExecutorService attacker = Executors.newSingleThreadScheduledExecutor();
+    SlowLoris loris = new SlowLoris(200);
     Socket cutOff = new Socket("127.0.0.1", port);
     try {
-      attacker.start();
+      attacker.scheduleAtFixedRate(loris::trickle, 0, 200, TimeUnit.MILLISECONDS);
       cutOff.getOutputStream().write("GET /login HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
 
       for (int i = 0; i < 20; i++) {
@@ -79,45 +80,56 @@ class ConsoleHostileClientsTest {
       cutOff.setSoTimeout(10_000);
       assertThat(drain(cutOff.getInputStream())).as("cut off after --request-timeout, answered nothing").isEmpty();
     } finally {
-      attacking.set(false);
-      attacker.join(10_000);
+      attacker.shutdownNow();
+      attacker.awaitTermination(10, TimeUnit.SECONDS);
+      loris.close();
       cutOff.close();
     }
   }
 
   /**
-   * Keeps {@code count} sockets sending a request one header byte every 200 ms, as a slow-loris
-   * client does, opening a new one for each the console cuts off.
+   * {@code count} sockets sending a request one header byte at each {@link #trickle}, as a
+   * slow-loris client does, with a new one for each the console cuts off.
    */
-  private void trickle(int count, AtomicBoolean attacking) {
-    List<Socket> sockets = new ArrayList<>();
-    try {
-      while (attacking.get()) {
+  private final class SlowLoris {
+    private final int count;
+    private final List<Socket> sockets = new ArrayList<>();
+
+    SlowLoris(int count) {
+      this.count = count;
+    }
+
+    /** One turn: tops the sockets up to {@code count}, then sends each one more byte. */
+    void trickle() {
+      try {
         while (sockets.size() < count) {
           Socket s = new Socket("127.0.0.1", port);
           s.getOutputStream().write("GET /login HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
           sockets.add(s);
         }
-        for (java.util.Iterator<Socket> it = sockets.iterator(); it.hasNext(); ) {
-          Socket s = it.next();
-          try {
-            s.getOutputStream().write('X');
-          } catch (java.io.IOException e) {
-            s.close(); // cut off by the console: replaced on the next turn
-            it.remove();
-          }
-        }
-        Thread.sleep(200); // the attacker's pace, not a wait for the console
+      } catch (java.io.IOException e) {
+        return; // the console is gone, or the test is over
       }
-    } catch (java.io.IOException | InterruptedException e) {
-      // the console is gone, or the test is over
-    } finally {
-      for (Socket s : sockets) {
+      for (java.util.Iterator<Socket> it = sockets.iterator(); it.hasNext(); ) {
+        Socket s = it.next();
         try {
-          s.close();
+          s.getOutputStream().write('X');
         } catch (java.io.IOException e) {
-          // closing anyway
+          closeQuietly(s); // cut off by the console: replaced on the next turn
+          it.remove();
         }
+      }
+    }
+
+    void close() {
+      sockets.forEach(SlowLoris::closeQuietly);
+    }
+
+    private static void closeQuietly(Socket s) {
+      try {
+        s.close();
+      } catch (java.io.IOException e) {
+        // closing anyway
       }
     }
   }
