@@ -2,8 +2,9 @@ package io.txbox.jdbc;
 
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
-import io.txbox.jdbc.internal.InboxParking;
-import io.txbox.jdbc.internal.InboxParking.Body;
+import io.txbox.jdbc.sql.InboxParking;
+import io.txbox.jdbc.sql.InboxParking.Body;
+import io.txbox.jdbc.internal.PostgresDialect;
 import io.txbox.jdbc.internal.PostgresRows;
 import io.txbox.jdbc.internal.PostgresTables;
 import io.txbox.spi.InboxQueueStore;
@@ -83,7 +84,7 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
         + " INSERT INTO {inbox} (consumer, message_id, processed_at)"
         + " SELECT ?, m.message_id, now() FROM m WHERE m.queue_key NOT IN (SELECT queue_key FROM parked)"
         + " ORDER BY m.message_id ON CONFLICT (consumer, message_id) DO NOTHING RETURNING message_id");
-    this.parking = new InboxParking(tables);
+    this.parking = new InboxParking(tables, PostgresDialect.INSTANCE);
     // The candidates are read first (OFFSET 0 keeps them a separate step), so that the lock is
     // only tried on keys whose head is ready. The head is each key's first queued message whether
     // ready or not: a head waiting for its retry or for a missing sequence number holds its key

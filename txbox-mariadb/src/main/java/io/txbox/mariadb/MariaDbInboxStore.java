@@ -2,8 +2,9 @@ package io.txbox.mariadb;
 
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
-import io.txbox.mariadb.internal.MariaDbInboxParking;
-import io.txbox.mariadb.internal.MariaDbInboxParking.Body;
+import io.txbox.jdbc.sql.InboxParking;
+import io.txbox.jdbc.sql.InboxParking.Body;
+import io.txbox.mariadb.internal.MariaDbDialect;
 import io.txbox.mariadb.internal.MariaDbInboxQueue;
 import io.txbox.mariadb.internal.MariaDbTables;
 import io.txbox.spi.InboxQueueStore;
@@ -49,13 +50,13 @@ import java.util.UUID;
  */
 public final class MariaDbInboxStore implements InboxStore, InboxQueueStore {
   private final MariaDbTables tables;
-  private final MariaDbInboxParking parking;
+  private final InboxParking parking;
   private final MariaDbInboxQueue queue;
   private final String record;
 
   private MariaDbInboxStore(MariaDbTables tables) {
     this.tables = tables;
-    this.parking = new MariaDbInboxParking(tables);
+    this.parking = new InboxParking(tables, MariaDbDialect.INSTANCE);
     this.queue = new MariaDbInboxQueue(tables);
     this.record = tables.render("INSERT IGNORE INTO {inbox} (consumer, message_id, processed_at) VALUES (?, ?, "
         + "UTC_TIMESTAMP(6))");
@@ -126,7 +127,7 @@ public final class MariaDbInboxStore implements InboxStore, InboxQueueStore {
 
   @Override
   public int discardParked(Connection tx, String consumer, String queueKey) throws SQLException {
-    MariaDbInboxParking.Discarded discarded = parking.discard(tx, consumer, queueKey);
+    InboxParking.Discarded discarded = parking.discard(tx, consumer, queueKey);
     if (discarded.lastSequence() != null) {
       queue.moveKey(tx, consumer, queueKey, discarded.lastSequence());
     }

@@ -1,5 +1,6 @@
 package io.txbox.jdbc.internal;
 
+import io.txbox.jdbc.sql.TableNames;
 import java.sql.SQLException;
 import java.util.regex.Pattern;
 
@@ -8,7 +9,7 @@ import java.util.regex.Pattern;
  * a strict pattern before they are ever put into SQL text, which is what keeps them from being a
  * way to inject SQL.
  */
-public record PostgresTables(String schema, String prefix) {
+public record PostgresTables(String schema, String prefix) implements TableNames {
   private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,29}");
   private static final Pattern PREFIX = Pattern.compile("([a-z_][a-z0-9_]{0,19})?");
 

@@ -1,6 +1,7 @@
 package io.txbox.mariadb.internal;
 
 import io.txbox.Message;
+import io.txbox.jdbc.sql.InboxParking;
 import io.txbox.spi.QueuedMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -47,13 +48,13 @@ public final class MariaDbInboxQueue {
         + "  q.available_at <= " + NOW + " AND (q.sequence IS NULL"
         + "   OR q.sequence <= COALESCE(k.last_sequence, 0) + 1"
         + "   OR q.received_at <= " + NOW + " - INTERVAL ? MICROSECOND) AS ready,"
-        + "  ROW_NUMBER() OVER (PARTITION BY q.queue_key ORDER BY " + MariaDbInboxParking.KEY_ORDER + ") AS n"
+        + "  ROW_NUMBER() OVER (PARTITION BY q.queue_key ORDER BY " + InboxParking.KEY_ORDER + ") AS n"
         + " FROM {inbox_queue} q LEFT JOIN {inbox_key} k ON k.consumer = q.consumer AND k.`key` = q.queue_key"
         + " WHERE q.consumer = ? AND q.status = 'queued' AND NOT EXISTS (SELECT 1 FROM {inbox_parked_key} pk"
         + "  WHERE pk.consumer = q.consumer AND pk.queue_key = q.queue_key)) h"
         + " WHERE h.n = 1 AND h.ready ORDER BY h.position LIMIT " + CLAIM_CANDIDATES);
     // available_at is NULL in the message: a delay was the sender's, and it is over.
-    this.lockHead = tables.render("SELECT " + MariaDbInboxParking.MESSAGE_COLUMNS + ", q.queue_key, q.sequence,"
+    this.lockHead = tables.render("SELECT " + MariaDbDialect.INSTANCE.messageColumns("q") + ", q.queue_key, q.sequence,"
         + " q.attempts, q.status = 'queued' AND q.available_at <= " + NOW
         + " FROM {inbox_queue} q WHERE q.consumer = ? AND q.message_id = ? FOR UPDATE SKIP LOCKED");
     this.forget = tables.render("DELETE FROM {inbox_queue} WHERE consumer = ? AND message_id = ?");
@@ -108,7 +109,7 @@ public final class MariaDbInboxQueue {
         if (!rs.next() || !rs.getBoolean(14)) {
           return Optional.empty();
         }
-        Message message = MariaDbRows.message(rs, 1);
+        Message message = MariaDbDialect.INSTANCE.message(rs, 1);
         long sequence = rs.getLong(12);
         Long seq = rs.wasNull() ? null : sequence;
         return Optional.of(new QueuedMessage(message, rs.getString(11), seq, candidate.lastSequence(), rs.getInt(13)));
@@ -118,7 +119,11 @@ public final class MariaDbInboxQueue {
 
   /** The claimed message was processed: its body goes, its record says so, its key moves past it. */
   public void complete(Connection tx, String consumer, QueuedMessage m) throws SQLException {
-    MariaDbInboxParking.update(tx, forget, consumer, m.message().id().toString());
+    try (PreparedStatement p = tx.prepareStatement(forget)) {
+      p.setString(1, consumer);
+      p.setString(2, m.message().id().toString());
+      p.executeUpdate();
+    }
     try (PreparedStatement p = tx.prepareStatement(markProcessed)) {
       p.setInt(1, m.failedAttempts() + 1);
       p.setString(2, consumer);

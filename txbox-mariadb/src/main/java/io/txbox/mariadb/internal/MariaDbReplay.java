@@ -126,7 +126,7 @@ public final class MariaDbReplay implements Replay {
           while (rs.next()) {
             Cursor cursor = new Cursor(rs.getInt(1), rs.getLong(2));
             try {
-              reads.add(new Read(cursor, MariaDbRows.message(rs, 3)));
+              reads.add(new Read(cursor, MariaDbDialect.INSTANCE.message(rs, 3)));
             } catch (RuntimeException unreadable) {
               reads.add(new Read(cursor, null));
             }

@@ -11,7 +11,6 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
-import java.util.UUID;
 
 /**
  * Binds parameters and maps rows for the statements of {@link MariaDbSql}. The store keeps no
@@ -42,28 +41,10 @@ public final class MariaDbRows {
     int bucket = rs.getInt(1);
     Checkpoint checkpoint = new Checkpoint(0, rs.getLong(2));
     try {
-      return new StoredMessage(bucket, checkpoint, message(rs, 3));
+      return new StoredMessage(bucket, checkpoint, MariaDbDialect.INSTANCE.message(rs, 3));
     } catch (RuntimeException e) {
       return StoredMessage.unreadable(bucket, checkpoint, "event " + rs.getString(3) + ": " + e.getMessage());
     }
-  }
-
-  /**
-   * Maps ten columns, from {@code first} on: id, key, type, version, destination, payload,
-   * content_type, headers, created_at, available_at.
-   */
-  public static Message message(ResultSet rs, int first) throws SQLException {
-    return new Message(
-        UUID.fromString(rs.getString(first)),
-        rs.getString(first + 2),
-        rs.getInt(first + 3),
-        rs.getString(first + 1),
-        rs.getString(first + 4),
-        rs.getBytes(first + 5),
-        rs.getString(first + 6),
-        JsonHeaders.parse(rs.getString(first + 7)),
-        instant(rs, first + 8),
-        instant(rs, first + 9));
   }
 
   public static BucketState bucketState(ResultSet rs) throws SQLException {

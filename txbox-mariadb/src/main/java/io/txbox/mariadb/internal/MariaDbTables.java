@@ -1,5 +1,6 @@
 package io.txbox.mariadb.internal;
 
+import io.txbox.jdbc.sql.TableNames;
 import java.sql.SQLException;
 import java.util.regex.Pattern;
 
@@ -8,7 +9,7 @@ import java.util.regex.Pattern;
  * prefix is checked against a strict pattern before it is ever put into SQL text, which is what
  * keeps it from being a way to inject SQL.
  */
-public record MariaDbTables(String prefix) {
+public record MariaDbTables(String prefix) implements TableNames {
   private static final Pattern PREFIX = Pattern.compile("([a-z_][a-z0-9_]{0,19})?");
   /** MariaDB's and MySQL's "table doesn't exist". */
   private static final int NO_SUCH_TABLE = 1146;

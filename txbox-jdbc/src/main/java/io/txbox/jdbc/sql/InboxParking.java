@@ -1,4 +1,4 @@
-package io.txbox.mariadb.internal;
+package io.txbox.jdbc.sql;
 
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
@@ -13,28 +13,28 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * The SQL of consumer-side dead letters on MariaDB. Message bodies live in {@code inbox_queue}
- * (status {@code dead} or {@code parked}); {@code inbox_parked_key} has a row per parked key.
- * Parking a message reads that row in share mode, freeing the key locks it for update before
- * looking for what is left, so a message is never parked behind a key that was just freed.
+ * The SQL of consumer-side dead letters, one text for every database. Message bodies live in
+ * {@code inbox_queue} (status {@code dead} or {@code parked}); {@code inbox_parked_key} has a row
+ * per parked key. Parking a message reads that row under a share lock, freeing the key locks it
+ * for update before looking for what is left, so a message is never parked behind a key that was
+ * just freed.
  *
- * <p>Under InnoDB's default {@code REPEATABLE READ}, the share-mode read of a key that is not
- * parked also locks the gap where its row would go: a message being parked at the same moment
- * waits for the admitting transaction to end instead of racing it (PostgreSQL has no such lock,
- * and lets that race go).
+ * <p>Under InnoDB's default {@code REPEATABLE READ}, the share lock on a key that is not parked
+ * also locks the gap where its row would go, so a message being parked at that moment waits for
+ * the admitting transaction; PostgreSQL takes no such lock and lets that race go, which the inbox
+ * stores allow for.
+ *
+ * <pre>{@code
+ * InboxParking parking = new InboxParking(tables, dialect);
+ * if (parking.isParked(tx, "billing", "order-7")) { ... }
+ * }</pre>
  */
-public final class MariaDbInboxParking {
-  /** MariaDB's and MySQL's "duplicate entry" for a key. */
-  private static final int DUPLICATE_KEY = 1062;
-  /** Sequence order as PostgreSQL's: messages without a sequence after those with one. */
-  static final String KEY_ORDER = "q.sequence IS NULL, q.sequence, q.position";
-  /** The columns of a message body, as {@link MariaDbRows#message} maps them from column 1. */
-  static final String MESSAGE_COLUMNS = "q.message_id, q.`key`, q.type, q.version, q.destination, q.payload,"
-      + " q.content_type, q.headers, q.created_at, NULL";
-  private static final String COLUMNS = MESSAGE_COLUMNS
-      + ", q.queue_key, q.status, q.attempts, q.last_error, q.received_at";
+public final class InboxParking {
+  /** A key's order of messages: by sequence number, those without one last, then as received. */
+  public static final String KEY_ORDER = "q.sequence IS NULL, q.sequence, q.position";
   private static final String PARKED = "q.status IN ('dead', 'parked')";
 
+  private final SqlDialect dialect;
   private final String isParked;
   private final String lockParked;
   private final String park;
@@ -43,40 +43,44 @@ public final class MariaDbInboxParking {
   private final String recordAs;
   private final String list;
   private final String first;
+  private final String parkedOfKey;
   private final String forget;
   private final String forgetRecord;
   private final String markProcessed;
   private final String bodyFailedAgain;
   private final String recordFailedAgain;
   private final String parkQueued;
-  private final String requeueRecords;
+  private final String setRecordStatus;
   private final String requeueBodies;
-  private final String countParked;
-  private final String discardRecords;
   private final String discardBodies;
   private final String requestRetry;
   private final String retryRequests;
   private final String clearRetryRequest;
 
-  public MariaDbInboxParking(MariaDbTables tables) {
-    String now = MariaDbSql.NOW;
-    this.isParked = tables.render("SELECT 1 FROM {inbox_parked_key} WHERE consumer = ? AND queue_key = ? LOCK IN SHARE MODE");
+  public InboxParking(TableNames tables, SqlDialect dialect) {
+    this.dialect = dialect;
+    String columns = dialect.messageColumns("q") + ", q.queue_key, q.status, q.attempts, q.last_error, q.received_at";
+    String ofKey = " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED;
+    this.isParked = tables.render("SELECT 1 FROM {inbox_parked_key} WHERE consumer = ? AND queue_key = ? "
+        + dialect.shareLock());
     this.lockParked = tables.render("SELECT 1 FROM {inbox_parked_key} WHERE consumer = ? AND queue_key = ? FOR UPDATE");
     this.park = tables.render("INSERT INTO {inbox_parked_key} (consumer, queue_key) VALUES (?, ?)"
-        + " ON DUPLICATE KEY UPDATE queue_key = queue_key");
+        + dialect.ignoreDuplicateOf("consumer, queue_key"));
     this.unpark = tables.render("DELETE FROM {inbox_parked_key} WHERE consumer = ? AND queue_key = ?");
-    this.insertBody = tables.render("INSERT INTO {inbox_queue} (consumer, message_id, queue_key, sequence, `key`,"
-        + " type, version, destination, payload, content_type, headers, created_at, status, attempts, last_error)"
-        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    this.insertBody = tables.render("INSERT INTO {inbox_queue} (consumer, message_id, queue_key, sequence, "
+        + dialect.identifier("key") + ", type, version, destination, payload, content_type, headers, created_at,"
+        + " status, attempts, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " + dialect.jsonParameter()
+        + ", ?, ?, ?, ?)" + dialect.ignoreDuplicateOf("consumer, message_id"));
     this.recordAs = tables.render("INSERT INTO {inbox} (consumer, message_id, status, attempts, last_error)"
-        + " VALUES (?, ?, ?, ?, ?)");
-    this.list = tables.render("SELECT " + COLUMNS + " FROM {inbox_queue} q WHERE q.consumer = ? AND " + PARKED
+        + " VALUES (?, ?, ?, ?, ?)" + dialect.ignoreDuplicateOf("consumer, message_id"));
+    this.list = tables.render("SELECT " + columns + " FROM {inbox_queue} q WHERE q.consumer = ? AND " + PARKED
         + " ORDER BY q.queue_key, " + KEY_ORDER + " LIMIT ?");
-    this.first = tables.render("SELECT " + COLUMNS + " FROM {inbox_queue} q"
-        + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED + " ORDER BY " + KEY_ORDER + " LIMIT 1");
+    this.first = tables.render("SELECT " + columns + " FROM {inbox_queue} q" + ofKey
+        + " ORDER BY " + KEY_ORDER + " LIMIT 1");
+    this.parkedOfKey = tables.render("SELECT q.message_id, q.sequence FROM {inbox_queue} q" + ofKey + " FOR UPDATE");
     this.forget = tables.render("DELETE FROM {inbox_queue} WHERE consumer = ? AND message_id = ?");
     this.forgetRecord = tables.render("DELETE FROM {inbox} WHERE consumer = ? AND message_id = ?");
-    this.markProcessed = tables.render("UPDATE {inbox} SET status = 'processed', processed_at = " + now
+    this.markProcessed = tables.render("UPDATE {inbox} SET status = 'processed', processed_at = " + dialect.now()
         + ", attempts = attempts + 1 WHERE consumer = ? AND message_id = ?");
     this.bodyFailedAgain = tables.render("UPDATE {inbox_queue} SET status = 'dead', attempts = attempts + 1,"
         + " last_error = ? WHERE consumer = ? AND message_id = ?");
@@ -84,20 +88,12 @@ public final class MariaDbInboxParking {
         + " last_error = ? WHERE consumer = ? AND message_id = ?");
     this.parkQueued = tables.render("UPDATE {inbox_queue} SET status = 'parked'"
         + " WHERE consumer = ? AND queue_key = ? AND status = 'queued'");
-    // The records first: the join finds them through the bodies' status, which the next statement changes.
-    this.requeueRecords = tables.render("UPDATE {inbox} i JOIN {inbox_queue} q"
-        + " ON q.consumer = i.consumer AND q.message_id = i.message_id SET i.status = 'queued'"
-        + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED);
-    this.requeueBodies = tables.render("UPDATE {inbox_queue} q SET q.status = 'queued', q.attempts = 0,"
-        + " q.available_at = " + now + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED);
-    this.countParked = tables.render("SELECT COUNT(*), MAX(q.sequence) FROM {inbox_queue} q"
-        + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED + " FOR UPDATE");
-    this.discardRecords = tables.render("UPDATE {inbox} i JOIN {inbox_queue} q"
-        + " ON q.consumer = i.consumer AND q.message_id = i.message_id SET i.status = 'discarded'"
-        + " WHERE q.consumer = ? AND q.queue_key = ? AND " + PARKED);
-    this.discardBodies = tables.render("DELETE q FROM {inbox_queue} q WHERE q.consumer = ? AND q.queue_key = ? AND "
-        + PARKED);
-    this.requestRetry = tables.render("UPDATE {inbox_parked_key} SET retry_requested_at = " + now + ","
+    this.setRecordStatus = tables.render("UPDATE {inbox} SET status = ? WHERE consumer = ? AND message_id = ?");
+    this.requeueBodies = tables.render("UPDATE {inbox_queue} SET status = 'queued', attempts = 0, available_at = "
+        + dialect.now() + " WHERE consumer = ? AND queue_key = ? AND status IN ('dead', 'parked')");
+    this.discardBodies = tables.render("DELETE FROM {inbox_queue}"
+        + " WHERE consumer = ? AND queue_key = ? AND status IN ('dead', 'parked')");
+    this.requestRetry = tables.render("UPDATE {inbox_parked_key} SET retry_requested_at = " + dialect.now() + ","
         + " retry_requested_by = ? WHERE consumer = ? AND queue_key = ?");
     // SKIP LOCKED: a key whose retry is running right now is locked by it and taken next time.
     this.retryRequests = tables.render("SELECT queue_key FROM {inbox_parked_key}"
@@ -105,18 +101,6 @@ public final class MariaDbInboxParking {
         + " FOR UPDATE SKIP LOCKED");
     this.clearRetryRequest = tables.render("UPDATE {inbox_parked_key} SET retry_requested_at = NULL"
         + " WHERE consumer = ? AND queue_key = ?");
-  }
-
-  /** Runs an insert; false when a row with its key exists already (the transaction goes on). */
-  public static boolean inserted(PreparedStatement p) throws SQLException {
-    try {
-      return p.executeUpdate() == 1;
-    } catch (SQLException e) {
-      if (e.getErrorCode() == DUPLICATE_KEY) {
-        return false;
-      }
-      throw e;
-    }
   }
 
   /** Asks the running consumer to retry {@code queueKey}; false when the key is not parked. */
@@ -160,18 +144,18 @@ public final class MariaDbInboxParking {
   public boolean store(Connection tx, String consumer, Message m, Body body) throws SQLException {
     try (PreparedStatement p = tx.prepareStatement(recordAs)) {
       p.setString(1, consumer);
-      p.setString(2, m.id().toString());
+      dialect.setUuid(p, 2, m.id());
       p.setString(3, body.status());
       p.setInt(4, body.attempts());
       p.setString(5, body.error());
-      if (!inserted(p)) {
+      if (!dialect.insertedNew(p)) {
         return false;
       }
     }
     if (!storeBody(tx, consumer, m, body)) {
       // Its body is kept already (a dead message whose record is gone): a new record would point
       // at nothing that is ever processed, so the message is a duplicate of the one kept.
-      update(tx, forgetRecord, consumer, m.id().toString());
+      update(tx, forgetRecord, consumer, m.id());
       return false;
     }
     return true;
@@ -180,7 +164,7 @@ public final class MariaDbInboxParking {
   private boolean storeBody(Connection tx, String consumer, Message m, Body body) throws SQLException {
     try (PreparedStatement p = tx.prepareStatement(insertBody)) {
       p.setString(1, consumer);
-      p.setString(2, m.id().toString());
+      dialect.setUuid(p, 2, m.id());
       p.setString(3, body.queueKey());
       p.setObject(4, body.sequence());
       p.setString(5, m.key());
@@ -190,11 +174,11 @@ public final class MariaDbInboxParking {
       p.setBytes(9, m.payload());
       p.setString(10, m.contentType());
       p.setString(11, JsonHeaders.write(m.headers()));
-      p.setObject(12, MariaDbRows.utc(m.createdAt()));
+      dialect.setInstant(p, 12, m.createdAt());
       p.setString(13, body.status());
       p.setInt(14, body.attempts());
       p.setString(15, body.error());
-      return inserted(p);
+      return dialect.insertedNew(p);
     }
   }
 
@@ -237,8 +221,8 @@ public final class MariaDbInboxParking {
   }
 
   public void processed(Connection tx, String consumer, UUID messageId) throws SQLException {
-    update(tx, forget, consumer, messageId.toString());
-    update(tx, markProcessed, consumer, messageId.toString());
+    update(tx, forget, consumer, messageId);
+    update(tx, markProcessed, consumer, messageId);
   }
 
   public void failedAgain(Connection tx, String consumer, UUID messageId, String error) throws SQLException {
@@ -246,7 +230,7 @@ public final class MariaDbInboxParking {
       try (PreparedStatement p = tx.prepareStatement(sql)) {
         p.setString(1, error);
         p.setString(2, consumer);
-        p.setString(3, messageId.toString());
+        dialect.setUuid(p, 3, messageId);
         p.executeUpdate();
       }
     }
@@ -257,10 +241,12 @@ public final class MariaDbInboxParking {
     if (!exists(tx, lockParked, consumer, queueKey)) {
       return 0;
     }
-    update(tx, requeueRecords, consumer, queueKey);
-    int queued = update(tx, requeueBodies, consumer, queueKey);
+    List<UUID> ids = new ArrayList<>();
+    parkedOfKey(tx, consumer, queueKey, ids);
+    setRecordStatus(tx, consumer, ids, "queued");
+    update(tx, requeueBodies, consumer, queueKey);
     update(tx, unpark, consumer, queueKey);
-    return queued;
+    return ids.size();
   }
 
   /**
@@ -270,20 +256,12 @@ public final class MariaDbInboxParking {
    */
   public Discarded discard(Connection tx, String consumer, String queueKey) throws SQLException {
     exists(tx, lockParked, consumer, queueKey);
-    Discarded discarded;
-    try (PreparedStatement p = tx.prepareStatement(countParked)) {
-      p.setString(1, consumer);
-      p.setString(2, queueKey);
-      try (ResultSet rs = p.executeQuery()) {
-        rs.next();
-        long last = rs.getLong(2);
-        discarded = new Discarded(rs.getInt(1), rs.wasNull() ? null : last);
-      }
-    }
-    update(tx, discardRecords, consumer, queueKey);
+    List<UUID> ids = new ArrayList<>();
+    Long lastSequence = parkedOfKey(tx, consumer, queueKey, ids);
+    setRecordStatus(tx, consumer, ids, "discarded");
     update(tx, discardBodies, consumer, queueKey);
     update(tx, unpark, consumer, queueKey);
-    return discarded;
+    return new Discarded(ids.size(), lastSequence);
   }
 
   /** How a message body is stored. */
@@ -292,10 +270,48 @@ public final class MariaDbInboxParking {
   /** What {@link #discard} dropped. */
   public record Discarded(int count, Long lastSequence) {}
 
-  private static ParkedMessage parkedMessage(ResultSet rs) throws SQLException {
-    Message message = MariaDbRows.message(rs, 1);
+  /**
+   * Locks the key's parked bodies, adds their ids to {@code ids}; the highest sequence number
+   * among them, or null. Ids first, records by id: the same statements on every database, where
+   * an update joined to another table is written three ways.
+   */
+  private Long parkedOfKey(Connection tx, String consumer, String queueKey, List<UUID> ids) throws SQLException {
+    Long last = null;
+    try (PreparedStatement p = tx.prepareStatement(parkedOfKey)) {
+      p.setString(1, consumer);
+      p.setString(2, queueKey);
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          ids.add(dialect.getUuid(rs, 1));
+          long sequence = rs.getLong(2);
+          if (!rs.wasNull() && (last == null || sequence > last)) {
+            last = sequence;
+          }
+        }
+      }
+    }
+    return last;
+  }
+
+  private void setRecordStatus(Connection tx, String consumer, List<UUID> ids, String status) throws SQLException {
+    if (ids.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement p = tx.prepareStatement(setRecordStatus)) {
+      for (UUID id : ids) {
+        p.setString(1, status);
+        p.setString(2, consumer);
+        dialect.setUuid(p, 3, id);
+        p.addBatch();
+      }
+      p.executeBatch();
+    }
+  }
+
+  private ParkedMessage parkedMessage(ResultSet rs) throws SQLException {
+    Message message = dialect.message(rs, 1);
     return new ParkedMessage(message, rs.getString(11), "dead".equals(rs.getString(12)), rs.getInt(13),
-        rs.getString(14), MariaDbRows.instant(rs, 15));
+        rs.getString(14), dialect.getInstant(rs, 15));
   }
 
   private static boolean exists(Connection tx, String sql, String consumer, String queueKey) throws SQLException {
@@ -308,11 +324,19 @@ public final class MariaDbInboxParking {
     }
   }
 
-  static int update(Connection tx, String sql, String consumer, String second) throws SQLException {
+  private static void update(Connection tx, String sql, String consumer, String queueKey) throws SQLException {
     try (PreparedStatement p = tx.prepareStatement(sql)) {
       p.setString(1, consumer);
-      p.setString(2, second);
-      return p.executeUpdate();
+      p.setString(2, queueKey);
+      p.executeUpdate();
+    }
+  }
+
+  private void update(Connection tx, String sql, String consumer, UUID messageId) throws SQLException {
+    try (PreparedStatement p = tx.prepareStatement(sql)) {
+      p.setString(1, consumer);
+      dialect.setUuid(p, 2, messageId);
+      p.executeUpdate();
     }
   }
 }
