@@ -1,13 +1,9 @@
 package io.txbox.jdbc;
 
 import io.txbox.Message;
-import io.txbox.ParkedMessage;
-import io.txbox.jdbc.sql.InboxParking;
-import io.txbox.jdbc.sql.InboxParking.Body;
 import io.txbox.jdbc.internal.PostgresDialect;
-import io.txbox.jdbc.internal.PostgresRows;
 import io.txbox.jdbc.internal.PostgresTables;
-import io.txbox.spi.InboxQueueStore;
+import io.txbox.jdbc.sql.JdbcInboxStore;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.QueuedMessage;
 import java.sql.Connection;
@@ -15,8 +11,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -43,7 +37,7 @@ import java.util.UUID;
  * holds its key with a transaction-level advisory lock ({@code pg_try_advisory_xact_lock} on the
  * hashes of consumer and key), so workers never wait on each other: a locked key is skipped.
  */
-public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
+public final class PostgresInboxStore extends JdbcInboxStore {
   /** Keys looked at per claim: the oldest keys with messages due. */
   private static final int CLAIM_CANDIDATES = 256;
   private static final String READY = "q.available_at <= clock_timestamp() AND (q.sequence IS NULL"
@@ -53,18 +47,14 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
   private final String record;
   private final String recordUnlessParked;
   private final String recordAllUnlessParked;
-  private final InboxParking parking;
   private final String lockReadyKey;
   private final String head;
-  private final String forget;
-  private final String markProcessed;
-  private final String moveKey;
-  private final String retryLater;
-  private final String markDead;
-  private final String markRecordDead;
   private final PostgresTables tables;
 
   private PostgresInboxStore(PostgresTables tables) {
+    super(tables, PostgresDialect.INSTANCE, tables.render("INSERT INTO {inbox_key} AS k (consumer, key, last_sequence)"
+        + " VALUES (?, ?, ?) ON CONFLICT (consumer, key)"
+        + " DO UPDATE SET last_sequence = greatest(k.last_sequence, excluded.last_sequence)"));
     this.tables = tables;
     this.record = tables.render("INSERT INTO {inbox} (consumer, message_id, processed_at)"
         + " VALUES (?, ?, now()) ON CONFLICT (consumer, message_id) DO NOTHING");
@@ -84,7 +74,6 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
         + " INSERT INTO {inbox} (consumer, message_id, processed_at)"
         + " SELECT ?, m.message_id, now() FROM m WHERE m.queue_key NOT IN (SELECT queue_key FROM parked)"
         + " ORDER BY m.message_id ON CONFLICT (consumer, message_id) DO NOTHING RETURNING message_id");
-    this.parking = new InboxParking(tables, PostgresDialect.INSTANCE);
     // The candidates are read first (OFFSET 0 keeps them a separate step), so that the lock is
     // only tried on keys whose head is ready. The head is each key's first queued message whether
     // ready or not: a head waiting for its retry or for a missing sequence number holds its key
@@ -110,17 +99,6 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
         + " FROM {inbox_queue} q LEFT JOIN {inbox_key} k ON k.consumer = q.consumer AND k.key = q.queue_key"
         + " WHERE q.consumer = ? AND q.queue_key = ? AND q.status = 'queued'"
         + " ORDER BY q.sequence, q.position LIMIT 1");
-    this.forget = tables.render("DELETE FROM {inbox_queue} WHERE consumer = ? AND message_id = ?");
-    this.markProcessed = tables.render("UPDATE {inbox} SET status = 'processed', processed_at = now(),"
-        + " attempts = ? WHERE consumer = ? AND message_id = ?");
-    this.moveKey = tables.render("INSERT INTO {inbox_key} AS k (consumer, key, last_sequence) VALUES (?, ?, ?)"
-        + " ON CONFLICT (consumer, key) DO UPDATE SET last_sequence = greatest(k.last_sequence, excluded.last_sequence)");
-    this.retryLater = tables.render("UPDATE {inbox_queue} SET attempts = attempts + 1, available_at = ?,"
-        + " last_error = ? WHERE consumer = ? AND message_id = ?");
-    this.markDead = tables.render("UPDATE {inbox_queue} SET status = 'dead', attempts = attempts + 1,"
-        + " last_error = ? WHERE consumer = ? AND message_id = ?");
-    this.markRecordDead = tables.render("UPDATE {inbox} SET status = 'dead', attempts = ?, last_error = ?"
-        + " WHERE consumer = ? AND message_id = ?");
   }
 
   /** A builder with the defaults of {@link PostgresOutboxStore}: schema {@code public}, prefix {@code txbox_}. */
@@ -148,16 +126,6 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
       throw tables.explainMissing(e); // the first statement a consumer-only service runs
     }
     return duplicateOrParked(tx, consumer, m);
-  }
-
-  /** A message not recorded: stored behind its key's dead message while the key is parked. */
-  private Admission duplicateOrParked(Connection tx, String consumer, Message m) throws SQLException {
-    String queueKey = InboxStore.queueKey(m);
-    if (!parking.isParked(tx, consumer, queueKey)) {
-      return Admission.DUPLICATE;
-    }
-    return parking.store(tx, consumer, m, new Body(queueKey, null, "parked", 0, null))
-        ? Admission.PARKED : Admission.DUPLICATE;
   }
 
   @Override
@@ -196,72 +164,6 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
   }
 
   @Override
-  public boolean deadLetter(Connection tx, String consumer, Message m, int attempts, String error)
-      throws SQLException {
-    String queueKey = InboxStore.queueKey(m);
-    if (!parking.store(tx, consumer, m, new Body(queueKey, null, "dead", attempts, error))) {
-      return false;
-    }
-    parking.park(tx, consumer, queueKey);
-    return true;
-  }
-
-  @Override
-  public List<ParkedMessage> parked(Connection tx, String consumer, int limit) throws SQLException {
-    return parking.list(tx, consumer, limit);
-  }
-
-  @Override
-  public Optional<ParkedMessage> nextParked(Connection tx, String consumer, String queueKey) throws SQLException {
-    return parking.next(tx, consumer, queueKey);
-  }
-
-  @Override
-  public void processedParked(Connection tx, String consumer, UUID messageId) throws SQLException {
-    parking.processed(tx, consumer, messageId);
-  }
-
-  @Override
-  public void failedParked(Connection tx, String consumer, UUID messageId, String error) throws SQLException {
-    parking.failedAgain(tx, consumer, messageId, error);
-  }
-
-  @Override
-  public int discardParked(Connection tx, String consumer, String queueKey) throws SQLException {
-    InboxParking.Discarded discarded = parking.discard(tx, consumer, queueKey);
-    if (discarded.lastSequence() != null) {
-      moveKey(tx, consumer, queueKey, discarded.lastSequence());
-    }
-    return discarded.count();
-  }
-
-  @Override
-  public int requeueParked(Connection tx, String consumer, String queueKey) throws SQLException {
-    return parking.requeue(tx, consumer, queueKey);
-  }
-
-  @Override
-  public boolean requestRetry(Connection tx, String consumer, String queueKey, String operator) throws SQLException {
-    return parking.requestRetry(tx, consumer, queueKey, operator);
-  }
-
-  @Override
-  public List<String> takeRetryRequests(Connection tx, String consumer, int limit) throws SQLException {
-    return parking.takeRetryRequests(tx, consumer, limit);
-  }
-
-  @Override
-  public Admission enqueue(Connection tx, String consumer, Message m, String queueKey, Long sequence)
-      throws SQLException {
-    boolean parked = parking.isParked(tx, consumer, queueKey);
-    Body body = new Body(queueKey, sequence, parked ? "parked" : "queued", 0, null);
-    if (!parking.store(tx, consumer, m, body)) {
-      return Admission.DUPLICATE;
-    }
-    return parked ? Admission.PARKED : Admission.NEW;
-  }
-
-  @Override
   public Optional<QueuedMessage> claim(Connection tx, String consumer, Duration gapTimeout) throws SQLException {
     String key;
     try (PreparedStatement p = tx.prepareStatement(lockReadyKey)) {
@@ -290,75 +192,18 @@ public final class PostgresInboxStore implements InboxStore, InboxQueueStore {
     }
   }
 
-  @Override
-  public void complete(Connection tx, String consumer, QueuedMessage m) throws SQLException {
-    update(tx, forget, consumer, m.message().id());
-    try (PreparedStatement p = tx.prepareStatement(markProcessed)) {
-      p.setInt(1, m.failedAttempts() + 1);
-      p.setString(2, consumer);
-      p.setObject(3, m.message().id());
-      p.executeUpdate();
-    }
-    if (m.sequence() != null) {
-      moveKey(tx, consumer, m.queueKey(), m.sequence());
-    }
-  }
-
-  @Override
-  public void retryLater(Connection tx, String consumer, QueuedMessage m, Instant retryAt, String error)
-      throws SQLException {
-    try (PreparedStatement p = tx.prepareStatement(retryLater)) {
-      p.setObject(1, retryAt.atOffset(ZoneOffset.UTC));
-      p.setString(2, error);
-      p.setString(3, consumer);
-      p.setObject(4, m.message().id());
-      p.executeUpdate();
-    }
-  }
-
-  @Override
-  public void deadLetter(Connection tx, String consumer, QueuedMessage m, String error) throws SQLException {
-    try (PreparedStatement p = tx.prepareStatement(markDead)) {
-      p.setString(1, error);
-      p.setString(2, consumer);
-      p.setObject(3, m.message().id());
-      p.executeUpdate();
-    }
-    try (PreparedStatement p = tx.prepareStatement(markRecordDead)) {
-      p.setInt(1, m.failedAttempts() + 1);
-      p.setString(2, error);
-      p.setString(3, consumer);
-      p.setObject(4, m.message().id());
-      p.executeUpdate();
-    }
-    parking.park(tx, consumer, m.queueKey());
-  }
-
-  private void moveKey(Connection tx, String consumer, String queueKey, long sequence) throws SQLException {
-    try (PreparedStatement p = tx.prepareStatement(moveKey)) {
-      p.setString(1, consumer);
-      p.setString(2, queueKey);
-      p.setLong(3, sequence);
-      p.executeUpdate();
-    }
-  }
-
   private static QueuedMessage queuedMessage(ResultSet rs, String queueKey) throws SQLException {
-    Message message = PostgresRows.message(rs, 1);
+    Message message = PostgresDialect.INSTANCE.message(rs, 1);
     long sequence = rs.getLong(11);
     Long seq = rs.wasNull() ? null : sequence;
     return new QueuedMessage(message, queueKey, seq, rs.getLong(13), rs.getInt(12));
   }
 
   private static boolean record(Connection tx, String sql, String consumer, UUID messageId) throws SQLException {
-    return update(tx, sql, consumer, messageId) == 1;
-  }
-
-  private static int update(Connection tx, String sql, String consumer, UUID messageId) throws SQLException {
     try (PreparedStatement p = tx.prepareStatement(sql)) {
       p.setString(1, consumer);
       p.setObject(2, messageId);
-      return p.executeUpdate();
+      return p.executeUpdate() == 1;
     }
   }
 

@@ -1,21 +1,16 @@
 package io.txbox.mariadb;
 
 import io.txbox.Message;
-import io.txbox.ParkedMessage;
-import io.txbox.jdbc.sql.InboxParking;
-import io.txbox.jdbc.sql.InboxParking.Body;
+import io.txbox.jdbc.sql.JdbcInboxStore;
 import io.txbox.mariadb.internal.MariaDbDialect;
 import io.txbox.mariadb.internal.MariaDbInboxQueue;
 import io.txbox.mariadb.internal.MariaDbTables;
-import io.txbox.spi.InboxQueueStore;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.QueuedMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -48,15 +43,15 @@ import java.util.UUID;
  *       and messages enqueued meanwhile are not held up.</li>
  * </ul>
  */
-public final class MariaDbInboxStore implements InboxStore, InboxQueueStore {
+public final class MariaDbInboxStore extends JdbcInboxStore {
   private final MariaDbTables tables;
-  private final InboxParking parking;
   private final MariaDbInboxQueue queue;
   private final String record;
 
   private MariaDbInboxStore(MariaDbTables tables) {
+    super(tables, MariaDbDialect.INSTANCE, tables.render("INSERT INTO {inbox_key} (consumer, `key`, last_sequence)"
+        + " VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE last_sequence = GREATEST(last_sequence, VALUES(last_sequence))"));
     this.tables = tables;
-    this.parking = new InboxParking(tables, MariaDbDialect.INSTANCE);
     this.queue = new MariaDbInboxQueue(tables);
     this.record = tables.render("INSERT IGNORE INTO {inbox} (consumer, message_id, processed_at) VALUES (?, ?, "
         + "UTC_TIMESTAMP(6))");
@@ -90,96 +85,12 @@ public final class MariaDbInboxStore implements InboxStore, InboxQueueStore {
     if (!parked) {
       return record(tx, consumer, m.id()) ? Admission.NEW : Admission.DUPLICATE;
     }
-    return parking.store(tx, consumer, m, new Body(queueKey, null, "parked", 0, null))
-        ? Admission.PARKED : Admission.DUPLICATE;
-  }
-
-  @Override
-  public boolean deadLetter(Connection tx, String consumer, Message m, int attempts, String error)
-      throws SQLException {
-    String queueKey = InboxStore.queueKey(m);
-    if (!parking.store(tx, consumer, m, new Body(queueKey, null, "dead", attempts, error))) {
-      return false;
-    }
-    parking.park(tx, consumer, queueKey);
-    return true;
-  }
-
-  @Override
-  public List<ParkedMessage> parked(Connection tx, String consumer, int limit) throws SQLException {
-    return parking.list(tx, consumer, limit);
-  }
-
-  @Override
-  public Optional<ParkedMessage> nextParked(Connection tx, String consumer, String queueKey) throws SQLException {
-    return parking.next(tx, consumer, queueKey);
-  }
-
-  @Override
-  public void processedParked(Connection tx, String consumer, UUID messageId) throws SQLException {
-    parking.processed(tx, consumer, messageId);
-  }
-
-  @Override
-  public void failedParked(Connection tx, String consumer, UUID messageId, String error) throws SQLException {
-    parking.failedAgain(tx, consumer, messageId, error);
-  }
-
-  @Override
-  public int discardParked(Connection tx, String consumer, String queueKey) throws SQLException {
-    InboxParking.Discarded discarded = parking.discard(tx, consumer, queueKey);
-    if (discarded.lastSequence() != null) {
-      queue.moveKey(tx, consumer, queueKey, discarded.lastSequence());
-    }
-    return discarded.count();
-  }
-
-  @Override
-  public int requeueParked(Connection tx, String consumer, String queueKey) throws SQLException {
-    return parking.requeue(tx, consumer, queueKey);
-  }
-
-  @Override
-  public boolean requestRetry(Connection tx, String consumer, String queueKey, String operator) throws SQLException {
-    return parking.requestRetry(tx, consumer, queueKey, operator);
-  }
-
-  @Override
-  public List<String> takeRetryRequests(Connection tx, String consumer, int limit) throws SQLException {
-    return parking.takeRetryRequests(tx, consumer, limit);
-  }
-
-  @Override
-  public Admission enqueue(Connection tx, String consumer, Message m, String queueKey, Long sequence)
-      throws SQLException {
-    boolean parked = parking.isParked(tx, consumer, queueKey);
-    Body body = new Body(queueKey, sequence, parked ? "parked" : "queued", 0, null);
-    if (!parking.store(tx, consumer, m, body)) {
-      return Admission.DUPLICATE;
-    }
-    return parked ? Admission.PARKED : Admission.NEW;
+    return storeParked(tx, consumer, m);
   }
 
   @Override
   public Optional<QueuedMessage> claim(Connection tx, String consumer, Duration gapTimeout) throws SQLException {
     return queue.claim(tx, consumer, gapTimeout);
-  }
-
-  @Override
-  public void complete(Connection tx, String consumer, QueuedMessage m) throws SQLException {
-    queue.complete(tx, consumer, m);
-  }
-
-  @Override
-  public void retryLater(Connection tx, String consumer, QueuedMessage m, Instant retryAt, String error)
-      throws SQLException {
-    queue.retryLater(tx, consumer, m, retryAt, error);
-  }
-
-  @Override
-  public void deadLetter(Connection tx, String consumer, QueuedMessage m, String error) throws SQLException {
-    queue.deadLetter(tx, consumer, m, error);
-    parking.park(tx, consumer, m.queueKey());
   }
 
   /** Builds a {@link MariaDbInboxStore}; {@link #build()} checks the prefix. */

@@ -8,14 +8,13 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * The SQL of {@link io.txbox.InboxQueue}'s workers on MariaDB: which key's first message may be
- * processed now, and what becomes of it.
+ * How {@link io.txbox.InboxQueue}'s workers claim a key on MariaDB: which key's first message may
+ * be processed now (what becomes of it is {@link io.txbox.jdbc.sql.JdbcInboxStore}'s, shared).
  *
  * <p>A worker holds a key by locking the key's first message with {@code FOR UPDATE SKIP
  * LOCKED}. Only a key's first message is ever processed, so while one worker has it, every other
@@ -31,12 +30,6 @@ public final class MariaDbInboxQueue {
 
   private final String candidates;
   private final String lockHead;
-  private final String forget;
-  private final String markProcessed;
-  private final String moveKey;
-  private final String retryLater;
-  private final String markDead;
-  private final String markRecordDead;
 
   public MariaDbInboxQueue(MariaDbTables tables) {
     // Each key's first queued message, whether ready or not: a first message waiting for its
@@ -57,17 +50,6 @@ public final class MariaDbInboxQueue {
     this.lockHead = tables.render("SELECT " + MariaDbDialect.INSTANCE.messageColumns("q") + ", q.queue_key, q.sequence,"
         + " q.attempts, q.status = 'queued' AND q.available_at <= " + NOW
         + " FROM {inbox_queue} q WHERE q.consumer = ? AND q.message_id = ? FOR UPDATE SKIP LOCKED");
-    this.forget = tables.render("DELETE FROM {inbox_queue} WHERE consumer = ? AND message_id = ?");
-    this.markProcessed = tables.render("UPDATE {inbox} SET status = 'processed', processed_at = " + NOW + ","
-        + " attempts = ? WHERE consumer = ? AND message_id = ?");
-    this.moveKey = tables.render("INSERT INTO {inbox_key} (consumer, `key`, last_sequence) VALUES (?, ?, ?)"
-        + " ON DUPLICATE KEY UPDATE last_sequence = GREATEST(last_sequence, VALUES(last_sequence))");
-    this.retryLater = tables.render("UPDATE {inbox_queue} SET attempts = attempts + 1, available_at = ?,"
-        + " last_error = ? WHERE consumer = ? AND message_id = ?");
-    this.markDead = tables.render("UPDATE {inbox_queue} SET status = 'dead', attempts = attempts + 1,"
-        + " last_error = ? WHERE consumer = ? AND message_id = ?");
-    this.markRecordDead = tables.render("UPDATE {inbox} SET status = 'dead', attempts = ?, last_error = ?"
-        + " WHERE consumer = ? AND message_id = ?");
   }
 
   /** The first ready message of a key no other worker holds, its key held until the transaction ends. */
@@ -114,62 +96,6 @@ public final class MariaDbInboxQueue {
         Long seq = rs.wasNull() ? null : sequence;
         return Optional.of(new QueuedMessage(message, rs.getString(11), seq, candidate.lastSequence(), rs.getInt(13)));
       }
-    }
-  }
-
-  /** The claimed message was processed: its body goes, its record says so, its key moves past it. */
-  public void complete(Connection tx, String consumer, QueuedMessage m) throws SQLException {
-    try (PreparedStatement p = tx.prepareStatement(forget)) {
-      p.setString(1, consumer);
-      p.setString(2, m.message().id().toString());
-      p.executeUpdate();
-    }
-    try (PreparedStatement p = tx.prepareStatement(markProcessed)) {
-      p.setInt(1, m.failedAttempts() + 1);
-      p.setString(2, consumer);
-      p.setString(3, m.message().id().toString());
-      p.executeUpdate();
-    }
-    if (m.sequence() != null) {
-      moveKey(tx, consumer, m.queueKey(), m.sequence());
-    }
-  }
-
-  public void retryLater(Connection tx, String consumer, QueuedMessage m, Instant retryAt, String error)
-      throws SQLException {
-    try (PreparedStatement p = tx.prepareStatement(retryLater)) {
-      p.setObject(1, MariaDbRows.utc(retryAt));
-      p.setString(2, error);
-      p.setString(3, consumer);
-      p.setString(4, m.message().id().toString());
-      p.executeUpdate();
-    }
-  }
-
-  /** Marks the claimed message dead, body and record; the caller parks its key. */
-  public void deadLetter(Connection tx, String consumer, QueuedMessage m, String error) throws SQLException {
-    try (PreparedStatement p = tx.prepareStatement(markDead)) {
-      p.setString(1, error);
-      p.setString(2, consumer);
-      p.setString(3, m.message().id().toString());
-      p.executeUpdate();
-    }
-    try (PreparedStatement p = tx.prepareStatement(markRecordDead)) {
-      p.setInt(1, m.failedAttempts() + 1);
-      p.setString(2, error);
-      p.setString(3, consumer);
-      p.setString(4, m.message().id().toString());
-      p.executeUpdate();
-    }
-  }
-
-  /** Moves {@code queueKey} past {@code sequence}; it never moves back. */
-  public void moveKey(Connection tx, String consumer, String queueKey, long sequence) throws SQLException {
-    try (PreparedStatement p = tx.prepareStatement(moveKey)) {
-      p.setString(1, consumer);
-      p.setString(2, queueKey);
-      p.setLong(3, sequence);
-      p.executeUpdate();
     }
   }
 }
