@@ -1,5 +1,7 @@
 package io.txbox.mariadb;
 
+import io.txbox.jdbc.sql.JdbcDeadLetters;
+import io.txbox.mariadb.internal.MariaDbDialect;
 import io.txbox.DeadLetter;
 import io.txbox.Message;
 import io.txbox.jdbc.DeadLetters;
@@ -8,7 +10,6 @@ import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.jdbc.support.Transactions;
-import io.txbox.mariadb.internal.MariaDbDeadLetters;
 import io.txbox.mariadb.internal.MariaDbJanitorStore;
 import io.txbox.mariadb.internal.MariaDbMigration;
 import io.txbox.mariadb.internal.MariaDbRelayStore;
@@ -155,7 +156,7 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore, Oper
 
   @Override
   public DeadLetters deadLetters() {
-    return new MariaDbDeadLetters(dataSource, tables);
+    return new JdbcDeadLetters(dataSource, tables, MariaDbDialect.INSTANCE);
   }
 
   @Override

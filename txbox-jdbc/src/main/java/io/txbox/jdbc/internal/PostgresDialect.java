@@ -39,6 +39,17 @@ public final class PostgresDialect implements SqlDialect {
   }
 
   @Override
+  public String nullableParameter(Class<?> javaType) {
+    return "?::" + switch (javaType.getSimpleName()) {
+      case "String" -> "text";
+      case "Long" -> "bigint";
+      case "Instant" -> "timestamptz";
+      case "UUID" -> "uuid";
+      default -> throw new IllegalArgumentException("no PostgreSQL type for " + javaType);
+    };
+  }
+
+  @Override
   public String jsonParameter() {
     return "?::jsonb";
   }

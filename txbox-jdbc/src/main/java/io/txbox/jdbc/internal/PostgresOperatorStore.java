@@ -1,5 +1,6 @@
 package io.txbox.jdbc.internal;
 
+import io.txbox.jdbc.sql.JdbcDeadLetters;
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
@@ -77,7 +78,7 @@ public final class PostgresOperatorStore implements OperatorStore {
 
   @Override
   public DeadLetters deadLetters() {
-    return new PostgresDeadLetters(dataSource, tables);
+    return new JdbcDeadLetters(dataSource, tables, PostgresDialect.INSTANCE);
   }
 
   @Override

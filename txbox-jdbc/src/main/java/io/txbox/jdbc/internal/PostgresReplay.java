@@ -1,5 +1,6 @@
 package io.txbox.jdbc.internal;
 
+import io.txbox.jdbc.sql.JdbcDeadLetters;
 import io.txbox.Message;
 import io.txbox.jdbc.PacedPublishing;
 import io.txbox.jdbc.Replay;
@@ -23,12 +24,12 @@ import javax.sql.DataSource;
 public final class PostgresReplay implements Replay {
   private final Transactions tx;
   private final PostgresTables tables;
-  private final PostgresDeadLetters audit;
+  private final JdbcDeadLetters audit;
 
   public PostgresReplay(DataSource dataSource, PostgresTables tables) {
     this.tx = new Transactions(dataSource);
     this.tables = tables;
-    this.audit = new PostgresDeadLetters(dataSource, tables);
+    this.audit = new JdbcDeadLetters(dataSource, tables, PostgresDialect.INSTANCE);
   }
 
   @Override

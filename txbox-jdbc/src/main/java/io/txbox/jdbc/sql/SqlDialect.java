@@ -36,6 +36,13 @@ public interface SqlDialect {
   /** The SQL type of the tables' timestamps, for a typed {@code NULL}. */
   String timestampType();
 
+  /**
+   * A parameter of {@code javaType} ({@code String}, {@code Long}, {@code Instant} or {@code UUID})
+   * that may be bound to null, as in {@code (? IS NULL OR column = ?)}: cast where the database
+   * cannot tell a null's type from the parameter alone.
+   */
+  String nullableParameter(Class<?> javaType);
+
   /** A parameter that takes a JSON object as text (see {@link JsonHeaders#write}). */
   String jsonParameter();
 

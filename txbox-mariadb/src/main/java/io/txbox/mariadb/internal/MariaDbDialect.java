@@ -42,6 +42,11 @@ public final class MariaDbDialect implements SqlDialect {
   }
 
   @Override
+  public String nullableParameter(Class<?> javaType) {
+    return "?"; // a null parameter needs no type here
+  }
+
+  @Override
   public String jsonParameter() {
     return "?";
   }

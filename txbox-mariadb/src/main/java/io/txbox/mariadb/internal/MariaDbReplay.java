@@ -1,5 +1,6 @@
 package io.txbox.mariadb.internal;
 
+import io.txbox.jdbc.sql.JdbcDeadLetters;
 import io.txbox.Message;
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.PacedPublishing;
@@ -39,7 +40,7 @@ public final class MariaDbReplay implements Replay {
 
   public MariaDbReplay(DataSource dataSource, MariaDbTables tables) {
     this.tx = new Transactions(dataSource);
-    this.audit = new MariaDbDeadLetters(dataSource, tables);
+    this.audit = new JdbcDeadLetters(dataSource, tables, MariaDbDialect.INSTANCE);
     // With a subscription: only what it relayed, at or below its bucket's checkpoint, and not
     // dead-lettered, since that never reached its broker.
     String where = tables.render(" WHERE (? IS NULL OR EXISTS (SELECT 1 FROM {subscription} s"

@@ -1,4 +1,4 @@
-package io.txbox.mariadb.internal;
+package io.txbox.jdbc.sql;
 
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.Scope;
@@ -14,15 +14,19 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * The outbox's dead letters on MariaDB, as {@link io.txbox.mariadb.MariaDbOutboxStore#deadLetters()}
- * gives them. A retry or discard first locks the scope's dead letters, so that two operators
- * retrying at once put each event back once: the second finds them gone.
+ * The outbox's dead letters and the operators' audit, one SQL text for every database. A retry or
+ * discard first locks the scope's dead letters, so that two operators retrying at once put each
+ * event back once: the second finds them gone.
+ *
+ * <pre>{@code
+ * DeadLetters deadLetters = new JdbcDeadLetters(dataSource, tables, dialect);
+ * int back = deadLetters.retry(Scope.all().withSubscription("orders"), "alice");
+ * }</pre>
  */
-public final class MariaDbDeadLetters implements DeadLetters {
-  private static final String ENTRY = "subscription, position, id, `key`, type, version, destination, error,"
-      + " attempts, dead_lettered_at, OCTET_LENGTH(payload)";
-
+public final class JdbcDeadLetters implements DeadLetters {
   private final Transactions tx;
+  private final SqlDialect dialect;
+  private final ScopeFilter filter;
   private final String count;
   private final String list;
   private final String show;
@@ -32,18 +36,24 @@ public final class MariaDbDeadLetters implements DeadLetters {
   private final String audit;
   private final String readAudit;
 
-  public MariaDbDeadLetters(DataSource dataSource, MariaDbTables tables) {
+  public JdbcDeadLetters(DataSource dataSource, TableNames tables, SqlDialect dialect) {
     this.tx = new Transactions(dataSource);
-    String where = " WHERE" + MariaDbScope.deadLetterConditions();
+    this.dialect = dialect;
+    this.filter = new ScopeFilter(dialect);
+    String key = dialect.identifier("key");
+    String entry = "subscription, position, id, " + key + ", type, version, destination, error, attempts,"
+        + " dead_lettered_at, OCTET_LENGTH(payload)";
+    String where = " WHERE " + filter.deadLetterConditions();
     this.count = tables.render("SELECT COUNT(*) FROM {dead_letter}" + where);
-    this.list = tables.render("SELECT " + ENTRY + " FROM {dead_letter}" + where
+    this.list = tables.render("SELECT " + entry + " FROM {dead_letter}" + where
         + " ORDER BY dead_lettered_at, subscription, position LIMIT ?");
-    this.show = tables.render("SELECT " + ENTRY + ", payload, content_type, headers, created_at FROM {dead_letter}"
+    this.show = tables.render("SELECT " + entry + ", payload, content_type, " + dialect.jsonText("headers")
+        + ", created_at FROM {dead_letter}"
         + " WHERE subscription = ? AND id = ? ORDER BY position LIMIT 1");
     this.lock = tables.render("SELECT position FROM {dead_letter}" + where + " FOR UPDATE");
     // The insert trigger gives each event its bucket and position, after what its key sent meanwhile.
-    this.putBack = tables.render("INSERT INTO {outbox} (id, `key`, type, version, destination, payload, content_type,"
-        + " headers, created_at) SELECT id, `key`, type, version, destination, payload, content_type, headers,"
+    this.putBack = tables.render("INSERT INTO {outbox} (id, " + key + ", type, version, destination, payload,"
+        + " content_type, headers, created_at) SELECT id, " + key + ", type, version, destination, payload, content_type, headers,"
         + " created_at FROM {dead_letter}" + where + " ORDER BY position");
     this.delete = tables.render("DELETE FROM {dead_letter}" + where);
     this.audit = tables.render("INSERT INTO {audit} (operator, action, target, scope, count, dry_run)"
@@ -56,7 +66,7 @@ public final class MariaDbDeadLetters implements DeadLetters {
   public long count(Scope scope) {
     return tx.inTransaction("counting dead letters", c -> {
       try (PreparedStatement p = c.prepareStatement(count)) {
-        MariaDbScope.bindDeadLetters(p, 1, scope);
+        filter.bindDeadLetters(p, 1, scope);
         try (ResultSet rs = p.executeQuery()) {
           rs.next();
           return rs.getLong(1);
@@ -69,7 +79,7 @@ public final class MariaDbDeadLetters implements DeadLetters {
   public List<Entry> list(Scope scope, int limit) {
     return tx.inTransaction("listing dead letters", c -> {
       try (PreparedStatement p = c.prepareStatement(list)) {
-        p.setInt(MariaDbScope.bindDeadLetters(p, 1, scope), limit);
+        p.setInt(filter.bindDeadLetters(p, 1, scope), limit);
         List<Entry> entries = new ArrayList<>();
         try (ResultSet rs = p.executeQuery()) {
           while (rs.next()) {
@@ -86,13 +96,13 @@ public final class MariaDbDeadLetters implements DeadLetters {
     return tx.inTransaction("reading a dead letter", c -> {
       try (PreparedStatement p = c.prepareStatement(show)) {
         p.setString(1, subscription);
-        p.setString(2, id.toString());
+        dialect.setUuid(p, 2, id);
         try (ResultSet rs = p.executeQuery()) {
           if (!rs.next()) {
             return Optional.empty();
           }
           return Optional.of(new Details(entry(rs), rs.getBytes(12), rs.getString(13), rs.getString(14),
-              MariaDbRows.instant(rs, 15)));
+              dialect.getInstant(rs, 15)));
         }
       }
     });
@@ -103,7 +113,7 @@ public final class MariaDbDeadLetters implements DeadLetters {
     return tx.inTransaction("retrying dead letters", c -> {
       lock(c, scope);
       try (PreparedStatement p = c.prepareStatement(putBack)) {
-        MariaDbScope.bindDeadLetters(p, 1, scope);
+        filter.bindDeadLetters(p, 1, scope);
         p.executeUpdate();
       }
       int count = delete(c, scope);
@@ -124,14 +134,14 @@ public final class MariaDbDeadLetters implements DeadLetters {
 
   private void lock(Connection c, Scope scope) throws SQLException {
     try (PreparedStatement p = c.prepareStatement(lock)) {
-      MariaDbScope.bindDeadLetters(p, 1, scope);
+      filter.bindDeadLetters(p, 1, scope);
       p.executeQuery().close();
     }
   }
 
   private int delete(Connection c, Scope scope) throws SQLException {
     try (PreparedStatement p = c.prepareStatement(delete)) {
-      MariaDbScope.bindDeadLetters(p, 1, scope);
+      filter.bindDeadLetters(p, 1, scope);
       return p.executeUpdate();
     }
   }
@@ -152,7 +162,7 @@ public final class MariaDbDeadLetters implements DeadLetters {
         List<AuditEntry> entries = new ArrayList<>();
         try (ResultSet rs = p.executeQuery()) {
           while (rs.next()) {
-            entries.add(new AuditEntry(rs.getLong(1), MariaDbRows.instant(rs, 2), rs.getString(3), rs.getString(4),
+            entries.add(new AuditEntry(rs.getLong(1), dialect.getInstant(rs, 2), rs.getString(3), rs.getString(4),
                 rs.getString(5), rs.getString(6), rs.getLong(7), rs.getBoolean(8)));
           }
         }
@@ -161,9 +171,9 @@ public final class MariaDbDeadLetters implements DeadLetters {
     });
   }
 
-  private static Entry entry(ResultSet rs) throws SQLException {
-    return new Entry(rs.getString(1), rs.getLong(2), idOrNull(rs.getString(3)), rs.getString(4),
-        rs.getString(5), rs.getInt(6), rs.getString(7), rs.getString(8), rs.getInt(9), MariaDbRows.instant(rs, 10),
+  private Entry entry(ResultSet rs) throws SQLException {
+    return new Entry(rs.getString(1), rs.getLong(2), idOrNull(rs), rs.getString(4),
+        rs.getString(5), rs.getInt(6), rs.getString(7), rs.getString(8), rs.getInt(9), dialect.getInstant(rs, 10),
         rs.getInt(11));
   }
 
@@ -171,9 +181,9 @@ public final class MariaDbDeadLetters implements DeadLetters {
    * The event's id; null for one that is not a UUID, which only a plain-SQL writer can leave (the
    * relay dead-lettered it for that, and its error says so), so that it lists like any other.
    */
-  private static UUID idOrNull(String id) {
+  private UUID idOrNull(ResultSet rs) throws SQLException {
     try {
-      return UUID.fromString(id);
+      return dialect.getUuid(rs, 3);
     } catch (IllegalArgumentException e) {
       return null;
     }
