@@ -1,7 +1,5 @@
 package io.txbox.mariadb;
 
-import io.txbox.jdbc.sql.JdbcDeadLetters;
-import io.txbox.mariadb.internal.MariaDbDialect;
 import io.txbox.DeadLetter;
 import io.txbox.Message;
 import io.txbox.jdbc.DeadLetters;
@@ -9,11 +7,14 @@ import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.StoreStatus;
+import io.txbox.jdbc.sql.JdbcDeadLetters;
+import io.txbox.jdbc.sql.JdbcReplay;
 import io.txbox.jdbc.support.Transactions;
+import io.txbox.mariadb.internal.MariaDbDialect;
 import io.txbox.mariadb.internal.MariaDbJanitorStore;
+import io.txbox.mariadb.internal.MariaDbLogKey;
 import io.txbox.mariadb.internal.MariaDbMigration;
 import io.txbox.mariadb.internal.MariaDbRelayStore;
-import io.txbox.mariadb.internal.MariaDbReplay;
 import io.txbox.mariadb.internal.MariaDbStatus;
 import io.txbox.mariadb.internal.MariaDbStatusQueries;
 import io.txbox.mariadb.internal.MariaDbTables;
@@ -161,7 +162,7 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore, Oper
 
   @Override
   public Replay replay() {
-    return new MariaDbReplay(dataSource, tables);
+    return new JdbcReplay(dataSource, tables, MariaDbDialect.INSTANCE, MariaDbLogKey.INSTANCE);
   }
 
   /**

@@ -1,11 +1,12 @@
 package io.txbox.jdbc.internal;
 
-import io.txbox.jdbc.sql.JdbcDeadLetters;
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.StoreStatus;
+import io.txbox.jdbc.sql.JdbcDeadLetters;
+import io.txbox.jdbc.sql.JdbcReplay;
 import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.OutboxStore;
 import java.sql.PreparedStatement;
@@ -83,6 +84,6 @@ public final class PostgresOperatorStore implements OperatorStore {
 
   @Override
   public Replay replay() {
-    return new PostgresReplay(dataSource, tables);
+    return new JdbcReplay(dataSource, tables, PostgresDialect.INSTANCE, PostgresLogKey.INSTANCE);
   }
 }

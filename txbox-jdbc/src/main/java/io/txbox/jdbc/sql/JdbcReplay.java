@@ -1,11 +1,11 @@
-package io.txbox.mariadb.internal;
+package io.txbox.jdbc.sql;
 
-import io.txbox.jdbc.sql.JdbcDeadLetters;
 import io.txbox.Message;
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.PacedPublishing;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.Scope;
+import io.txbox.jdbc.sql.LogKey.Cursor;
 import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.Publisher;
 import java.sql.Connection;
@@ -22,15 +22,20 @@ import java.util.function.LongConsumer;
 import javax.sql.DataSource;
 
 /**
- * Replays on MariaDB, as {@link io.txbox.mariadb.MariaDbOutboxStore#replay()} gives them: the log
- * read in pages in clustered-key order, {@code (bucket, position)}, which is each key's order, and
- * published by {@link PacedPublishing}.
+ * Replays, one SQL text for every database: the log read in pages in its key's order (see
+ * {@link LogKey}), each bucket, so each key, in the relay's order, and published by
+ * {@link PacedPublishing}; every replay audited.
+ *
+ * <pre>{@code
+ * Replay replay = new JdbcReplay(dataSource, tables, dialect, logKey);
+ * Replay.Preview preview = replay.preview(Scope.all().withType("OrderPlaced"));
+ * }</pre>
  */
-public final class MariaDbReplay implements Replay {
-  private static final String COLUMNS = "o.bucket, o.position, o.id, o.`key`, o.type, o.version, o.destination,"
-      + " o.payload, o.content_type, o.headers, o.created_at, o.available_at";
-
+public final class JdbcReplay implements Replay {
   private final Transactions tx;
+  private final SqlDialect dialect;
+  private final LogKey logKey;
+  private final ScopeFilter filter;
   private final DeadLetters audit;
   private final String byType;
   private final String first;
@@ -38,24 +43,34 @@ public final class MariaDbReplay implements Replay {
   private final String page;
   private final String subscriptions;
 
-  public MariaDbReplay(DataSource dataSource, MariaDbTables tables) {
+  public JdbcReplay(DataSource dataSource, TableNames tables, SqlDialect dialect, LogKey logKey) {
     this.tx = new Transactions(dataSource);
-    this.audit = new JdbcDeadLetters(dataSource, tables, MariaDbDialect.INSTANCE);
+    this.dialect = dialect;
+    this.logKey = logKey;
+    this.filter = new ScopeFilter(dialect);
+    this.audit = new JdbcDeadLetters(dataSource, tables, dialect);
     // With a subscription: only what it relayed, at or below its bucket's checkpoint, and not
     // dead-lettered, since that never reached its broker.
-    String where = tables.render(" WHERE (? IS NULL OR EXISTS (SELECT 1 FROM {subscription} s"
-        + "   WHERE s.subscription = ? AND s.bucket = o.bucket AND o.position <= s.position"
+    String where = tables.render(" WHERE (" + dialect.nullableParameter(String.class) + " IS NULL OR EXISTS ("
+        + "   SELECT 1 FROM {subscription} s WHERE s.subscription = ? AND s.bucket = o.bucket"
+        + "     AND " + logKey.atOrBelowCheckpoint()
         + "     AND NOT EXISTS (SELECT 1 FROM {dead_letter} d"
         + "       WHERE d.subscription = s.subscription AND d.position = o.position)))"
-        + " AND " + MariaDbScope.eventConditions("o.", "created_at"));
+        + " AND " + filter.eventConditions("o.", "created_at"));
     this.byType = tables.render("SELECT o.type, COUNT(*) FROM {outbox} o" + where
         + " GROUP BY o.type ORDER BY COUNT(*) DESC, o.type");
-    String end = "SELECT o.position, o.id, o.`key`, o.type, o.destination, o.created_at FROM {outbox} o" + where;
+    String end = "SELECT o.position, o.id, o." + dialect.identifier("key") + ", o.type, o.destination, o.created_at"
+        + " FROM {outbox} o" + where;
     this.first = tables.render(end + " ORDER BY o.created_at, o.position LIMIT 1");
     this.last = tables.render(end + " ORDER BY o.created_at DESC, o.position DESC LIMIT 1");
-    this.page = tables.render("SELECT " + COLUMNS + " FROM {outbox} o" + where
-        + " AND (o.bucket > ? OR o.bucket = ? AND o.position > ?) ORDER BY o.bucket, o.position LIMIT ?");
+    this.page = tables.render("SELECT " + logKey.columns() + ", " + messageColumns() + " FROM {outbox} o" + where
+        + " AND " + logKey.after() + " ORDER BY " + logKey.order() + " LIMIT ?");
     this.subscriptions = tables.render("SELECT DISTINCT subscription FROM {subscription} ORDER BY subscription");
+  }
+
+  private String messageColumns() {
+    return "o.id, o." + dialect.identifier("key") + ", o.type, o.version, o.destination, o.payload, o.content_type, "
+        + dialect.jsonText("o.headers") + ", o.created_at, o.available_at";
   }
 
   @Override
@@ -102,11 +117,6 @@ public final class MariaDbReplay implements Replay {
     return run.result();
   }
 
-  /** Where a page of the log ends: the clustered key of its last row. */
-  private record Cursor(int bucket, long position) {
-    static final Cursor START = new Cursor(-1, 0);
-  }
-
   private record Read(Cursor cursor, Message message) {}
 
   /**
@@ -117,17 +127,13 @@ public final class MariaDbReplay implements Replay {
   private List<Read> page(Scope scope, Cursor after, int limit) {
     return tx.inTransaction("reading the log for a replay", c -> {
       try (PreparedStatement p = c.prepareStatement(page)) {
-        int next = bind(p, scope);
-        p.setInt(next++, after.bucket());
-        p.setInt(next++, after.bucket());
-        p.setLong(next++, after.position());
-        p.setInt(next, limit);
+        p.setInt(logKey.bindAfter(p, bind(p, scope), after), limit);
         List<Read> reads = new ArrayList<>();
         try (ResultSet rs = p.executeQuery()) {
           while (rs.next()) {
-            Cursor cursor = new Cursor(rs.getInt(1), rs.getLong(2));
+            Cursor cursor = new Cursor(rs.getInt(1), rs.getString(2), rs.getLong(3));
             try {
-              reads.add(new Read(cursor, MariaDbDialect.INSTANCE.message(rs, 3)));
+              reads.add(new Read(cursor, dialect.message(rs, 4)));
             } catch (RuntimeException unreadable) {
               reads.add(new Read(cursor, null));
             }
@@ -138,7 +144,7 @@ public final class MariaDbReplay implements Replay {
     });
   }
 
-  private static Optional<Event> end(Connection c, String sql, Scope scope) throws SQLException {
+  private Optional<Event> end(Connection c, String sql, Scope scope) throws SQLException {
     try (PreparedStatement p = c.prepareStatement(sql)) {
       bind(p, scope);
       try (ResultSet rs = p.executeQuery()) {
@@ -147,12 +153,12 @@ public final class MariaDbReplay implements Replay {
         }
         UUID id;
         try {
-          id = UUID.fromString(rs.getString(2));
+          id = dialect.getUuid(rs, 2);
         } catch (IllegalArgumentException notAnId) {
           id = null; // a plain-SQL row the relay dead-lettered; the preview still shows where the scope ends
         }
         return Optional.of(new Event(rs.getLong(1), id, rs.getString(3), rs.getString(4), rs.getString(5),
-            MariaDbRows.instant(rs, 6)));
+            dialect.getInstant(rs, 6)));
       }
     }
   }
@@ -175,7 +181,7 @@ public final class MariaDbReplay implements Replay {
   }
 
   /** Binds a scope to the conditions; returns the next parameter. */
-  private static int bind(PreparedStatement p, Scope scope) throws SQLException {
-    return MariaDbScope.bindEvent(p, MariaDbScope.bind(p, 1, scope.subscription()), scope);
+  private int bind(PreparedStatement p, Scope scope) throws SQLException {
+    return filter.bindEvent(p, filter.bind(p, 1, scope.subscription()), scope);
   }
 }
