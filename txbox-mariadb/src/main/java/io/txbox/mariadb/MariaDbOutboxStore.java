@@ -9,14 +9,15 @@ import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.jdbc.sql.JdbcDeadLetters;
 import io.txbox.jdbc.sql.JdbcReplay;
+import io.txbox.jdbc.sql.JdbcStatus;
 import io.txbox.jdbc.support.Transactions;
 import io.txbox.mariadb.internal.MariaDbDialect;
 import io.txbox.mariadb.internal.MariaDbJanitorStore;
 import io.txbox.mariadb.internal.MariaDbLogKey;
 import io.txbox.mariadb.internal.MariaDbMigration;
 import io.txbox.mariadb.internal.MariaDbRelayStore;
+import io.txbox.mariadb.internal.MariaDbSql;
 import io.txbox.mariadb.internal.MariaDbStatus;
-import io.txbox.mariadb.internal.MariaDbStatusQueries;
 import io.txbox.mariadb.internal.MariaDbTables;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
@@ -89,17 +90,21 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore, Oper
   private final MariaDbMigration migration;
   private final MariaDbJanitorStore janitor;
   private final MariaDbStatus status;
-  private final MariaDbStatusQueries statusQueries;
+  private final JdbcStatus statusQueries;
   private final DataSource dataSource;
+  private final Transactions tx;
 
   private MariaDbOutboxStore(Builder b) {
     this.dataSource = b.dataSource;
+    this.tx = new Transactions(b.dataSource);
     this.tables = new MariaDbTables(b.tablePrefix);
     this.relay = new MariaDbRelayStore(b.dataSource, tables);
     this.migration = new MariaDbMigration(b.dataSource, tables, b.buckets);
     this.janitor = new MariaDbJanitorStore(b.dataSource, tables);
     this.status = new MariaDbStatus(b.dataSource, tables);
-    this.statusQueries = new MariaDbStatusQueries(b.dataSource, tables, status);
+    MariaDbSql sql = MariaDbSql.of(tables);
+    this.statusQueries = new JdbcStatus(tables, MariaDbDialect.INSTANCE, sql.idleBuckets(), sql.writtenPerMinute(),
+        c -> Optional.empty());
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
@@ -116,7 +121,7 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore, Oper
   /** The database the URL names and the outbox table, such as {@code shop.txbox_outbox}. */
   @Override
   public String outboxName() {
-    String database = new Transactions(dataSource).inTransaction("reading the database's name", c -> {
+    String database = tx.inTransaction("reading the database's name", c -> {
       try (PreparedStatement p = c.prepareStatement("SELECT DATABASE()"); ResultSet rs = p.executeQuery()) {
         rs.next();
         return rs.getString(1);
@@ -144,7 +149,8 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore, Oper
   /** {@inheritDoc} MariaDB's outbox is never partitioned, so {@code outboxPartitions} is empty. */
   @Override
   public StoreStatus status(int limitPerBucket) {
-    return statusQueries.read(limitPerBucket);
+    return statusQueries.read(tx,
+        subscription -> Optional.of(status.backlog(subscription, limitPerBucket)), status::oldestOpenTransaction);
   }
 
   @Override
@@ -152,7 +158,7 @@ public final class MariaDbOutboxStore implements OutboxStore, JanitorStore, Oper
     if (minutes < 1 || minutes > MAX_MINUTES) {
       throw new IllegalArgumentException("minutes must be between 1 and " + MAX_MINUTES + ", was " + minutes);
     }
-    return statusQueries.writtenPerMinute(minutes);
+    return statusQueries.writtenPerMinute(tx, minutes);
   }
 
   @Override

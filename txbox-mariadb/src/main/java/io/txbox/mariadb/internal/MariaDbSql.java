@@ -1,5 +1,6 @@
 package io.txbox.mariadb.internal;
 
+import io.txbox.jdbc.StoreStatus;
 import java.util.Collections;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -33,7 +34,9 @@ public record MariaDbSql(
     String takeBuckets,
     String saveProgress,
     String deadLetter,
-    String readBucket) {
+    String readBucket,
+    String idleBuckets,
+    String writtenPerMinute) {
 
   /** The time every table holds: UTC, to the microsecond. */
   static final String NOW = "UTC_TIMESTAMP(6)";
@@ -88,7 +91,26 @@ public record MariaDbSql(
         // read by position in MariaDbRows.storedMessage: keep the two in step.
         t.render("(SELECT bucket, position, id, `key`, type, version, destination, payload, content_type,"
             + " headers, created_at, available_at FROM {outbox}"
-            + " WHERE bucket = ? AND position > ? AND position <= ? ORDER BY position LIMIT ?)"));
+            + " WHERE bucket = ? AND position > ? AND position <= ? ORDER BY position LIMIT ?)"),
+        idleBuckets(t),
+        // A scan of the log's last minutes: the janitor keeps the log short, so this stays cheap.
+        t.render("SELECT TIMESTAMP(DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00')) AS minute, COUNT(*) FROM {outbox}"
+            + " WHERE created_at >= TIMESTAMP(DATE_FORMAT(" + NOW + ", '%Y-%m-%d %H:%i:00')) - INTERVAL ? MINUTE"
+            + " GROUP BY minute ORDER BY minute"));
+  }
+
+  /**
+   * The first event each held bucket would read next, when it has been due longer than the limit
+   * while the checkpoint stood still. Unlike PostgreSQL's, this cannot leave out an event that an
+   * open writer legitimately holds back; the status then lists that writer beside it.
+   */
+  private static String idleBuckets(MariaDbTables t) {
+    String limit = NOW + " - INTERVAL " + StoreStatus.NOT_MOVING_AFTER.toSeconds() + " SECOND";
+    return t.render("SELECT s.subscription, s.bucket, s.owner, s.updated_at FROM {subscription} s"
+        + " WHERE s.owner IS NOT NULL AND s.lease_until > " + NOW + " AND s.last_error IS NULL AND s.updated_at < " + limit
+        + " AND (SELECT GREATEST(o.created_at, COALESCE(o.available_at, o.created_at)) FROM {outbox} o"
+        + "   WHERE o.bucket = s.bucket AND o.position > s.position ORDER BY o.position LIMIT 1) < " + limit
+        + " ORDER BY s.subscription, s.bucket LIMIT " + StoreStatus.MAX_IDLE_BUCKETS);
   }
 
   /** The read of {@code buckets} buckets at once: one range per bucket, four parameters each. */
