@@ -4,9 +4,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.Database;
+import io.txbox.jdbc.Database.Capability;
+import io.txbox.jdbc.Database.OutboxSettings;
+import io.txbox.jdbc.Database.Tables;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
-import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.server.DatabaseOptions;
 import io.txbox.spi.OutboxStore;
 import io.txbox.testkit.KafkaBroker;
@@ -64,10 +67,11 @@ final class QuickstartCommand implements Callable<Integer> {
     String run = UUID.randomUUID().toString().substring(0, 8);
     String topic = "orders-" + run;
     System.out.println("starting a Kafka broker (KRaft, from the Kafka jars in this jar)...");
-    try (KafkaBroker kafka = KafkaBroker.start("768m"); HikariDataSource ds = database.poolOnPostgresOrMariaDb()) {
+    try (KafkaBroker kafka = KafkaBroker.start("768m"); HikariDataSource ds = database.poolOnAnyDatabase()) {
       kafka.createTopic(topic, 8);
       database.checkConnection(ds);
-      Place place = database.isMariaDb() ? onMariaDb(ds, run) : onPostgres(ds, run);
+      Database db = database.database();
+      Place place = db.has(Capability.SCHEMAS) ? inOwnSchema(db, ds, run) : withOwnPrefix(db, ds, run);
       try {
         long started = System.nanoTime();
         System.out.printf("writing %,d events over %d keys through Outbox.send into %s%n", events, keys,
@@ -91,9 +95,10 @@ final class QuickstartCommand implements Callable<Integer> {
     }
   }
 
-  private static Place onPostgres(HikariDataSource ds, String run) {
+  /** A database with schemas: the run's tables in a schema of its own. */
+  private static Place inOwnSchema(Database db, HikariDataSource ds, String run) {
     String schema = "txbox_quickstart_" + run;
-    PostgresOutboxStore store = PostgresOutboxStore.builder(ds).schema(schema).build();
+    JdbcOutboxStore store = db.outboxStore(ds, OutboxSettings.of(new Tables(schema, "txbox_"), 64));
     store.migrate();
     return new Place(store, store.outboxTable(), c -> {
       try (Statement s = c.createStatement()) {
@@ -102,10 +107,10 @@ final class QuickstartCommand implements Callable<Integer> {
     });
   }
 
-  /** MariaDB keeps txbox's tables in the URL's database: the run's own are told apart by their prefix. */
-  private static Place onMariaDb(HikariDataSource ds, String run) {
+  /** A database without schemas keeps txbox's tables in the URL's: the run's own are told apart by their prefix. */
+  private static Place withOwnPrefix(Database db, HikariDataSource ds, String run) {
     String prefix = "txbox_qs_" + run + "_";
-    MariaDbOutboxStore store = MariaDbOutboxStore.builder(ds).tablePrefix(prefix).build();
+    JdbcOutboxStore store = db.outboxStore(ds, OutboxSettings.of(new Tables(null, prefix), 64));
     store.migrate();
     return new Place(store, store.outboxTable(), c -> dropTablesStartingWith(c, prefix));
   }

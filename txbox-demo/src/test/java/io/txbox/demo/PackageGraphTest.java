@@ -83,6 +83,32 @@ class PackageGraphTest {
   }
 
   /**
+   * The {@code txbox} command names no database's store: it finds the URL's {@code Database}
+   * through {@link java.util.ServiceLoader} and asks it by capability, so that a third database is
+   * one module. The one exception is PostgreSQL's outbox store, which the logical relay streams
+   * into and whose slots {@code status} reads: logical decoding is PostgreSQL's alone.
+   */
+  @Test
+  void theServerNamesNoDatabaseButThroughItsDatabase() {
+    Set<String> allowed = Set.of("io.txbox.jdbc.PostgresOutboxStore", "io.txbox.jdbc.PostgresOutboxStore$Builder");
+    List<String> violations = new ArrayList<>();
+    for (JavaClass c : TXBOX) {
+      if (!moduleOf(c.getPackageName()).equals("io.txbox.server")) {
+        continue;
+      }
+      for (Dependency d : c.getDirectDependenciesFromSelf()) {
+        JavaClass target = d.getTargetClass();
+        boolean ofADatabase = moduleOf(target.getPackageName()).equals("io.txbox.mariadb")
+            || target.getSimpleName().startsWith("Postgres") || target.getSimpleName().startsWith("MariaDb");
+        if (ofADatabase && !allowed.contains(target.getName())) {
+          violations.add(d.getDescription());
+        }
+      }
+    }
+    assertThat(violations).as("find databases through io.txbox.jdbc.Database").isEmpty();
+  }
+
+  /**
    * Types of core that depend on each other in a circle must share a package: a circle across
    * packages (an SPI that needs a type nested in an API class that needs the SPI) means neither
    * package can be understood, or moved, without the other.

@@ -53,6 +53,46 @@ public interface Database {
    */
   record Tables(String schema, String tablePrefix) {}
 
+  /**
+   * What a table outbox is built with. A front end refuses, by capability and by name, the
+   * settings a database lacks before it builds; {@link #outboxStore} refuses them again.
+   *
+   * @param tables where the tables are
+   * @param buckets the outbox's bucket count
+   * @param listen whether relays are woken when events commit ({@link Capability#NOTIFY})
+   * @param listenDataSource where the listening connection comes from; null for the store's own
+   * @param idleTransactionTimeout how long a relay transaction that locks rows may sit idle before
+   *     the database ends it; null for never. A database that cannot set it per transaction gives
+   *     the relay pool's {@link #relayPoolInitSql} instead
+   * @param outboxPartitionSize positions per outbox partition ({@link Capability#PARTITIONS}), 0 for a plain table
+   * @param partitionsAhead empty partitions the janitor keeps ahead ({@link Capability#PARTITIONS}), null for the default
+   */
+  record OutboxSettings(Tables tables, int buckets, boolean listen, DataSource listenDataSource,
+      Duration idleTransactionTimeout, long outboxPartitionSize, Integer partitionsAhead) {
+
+    /** The tables and bucket count; no listening, no idle limit, no partitions. */
+    public static OutboxSettings of(Tables tables, int buckets) {
+      return new OutboxSettings(tables, buckets, false, null, null, 0, null);
+    }
+
+    /** These settings, relays woken by {@code listenDataSource}'s connection (null: the store's). */
+    public OutboxSettings withListening(boolean listen, DataSource listenDataSource) {
+      return new OutboxSettings(tables, buckets, listen, listenDataSource, idleTransactionTimeout,
+          outboxPartitionSize, partitionsAhead);
+    }
+
+    /** These settings, idle relay transactions ended after {@code timeout}. */
+    public OutboxSettings withIdleTransactionTimeout(Duration timeout) {
+      return new OutboxSettings(tables, buckets, listen, listenDataSource, timeout, outboxPartitionSize,
+          partitionsAhead);
+    }
+
+    /** These settings, with an outbox partitioned by {@code size} positions, {@code ahead} kept ahead (null: default). */
+    public OutboxSettings withPartitions(long size, Integer ahead) {
+      return new OutboxSettings(tables, buckets, listen, listenDataSource, idleTransactionTimeout, size, ahead);
+    }
+  }
+
   /** The name users know it by, such as {@code PostgreSQL}. */
   String name();
 
@@ -74,10 +114,12 @@ public interface Database {
   Map<String, String> connectTimeout(Duration timeout);
 
   /**
-   * The SQL each new connection runs so that the database ends a session that sits idle inside a
-   * transaction longer than {@code limit}, which would otherwise keep its row locks.
+   * The SQL each new connection of a table relay's pool runs so that the database ends a session
+   * that sits idle inside a transaction longer than {@code limit}, which would otherwise keep its
+   * row locks; empty where the store does that in each transaction
+   * ({@link OutboxSettings#idleTransactionTimeout}), as it must behind a transaction pooler.
    */
-  String endIdleTransactionsAfter(Duration limit);
+  Optional<String> relayPoolInitSql(Duration limit);
 
   /** The outbox table's name as its store shows it, such as {@code public.txbox_outbox}. */
   String outboxTable(DataSource dataSource, Tables tables);
@@ -97,6 +139,17 @@ public interface Database {
       }
     }
   }
+
+  /**
+   * The table outbox of {@code settings} over {@code dataSource}: what writers, relays, the janitor
+   * and operators use.
+   *
+   * @throws IllegalArgumentException for a setting this database lacks, naming it
+   */
+  JdbcOutboxStore outboxStore(DataSource dataSource, OutboxSettings settings);
+
+  /** What {@link OperatorStore#migrate()} would run for {@code settings}, as SQL; reads no database. */
+  List<MigrationScript> migrationScripts(OutboxSettings settings);
 
   /** The operators' view of the tables: status, dead letters, replay, migration. */
   OperatorStore operatorStore(DataSource dataSource, Tables tables);

@@ -75,7 +75,7 @@ import javax.sql.DataSource;
  * tools (status, dead letters, replay, migration, the console) as an {@link OperatorStore}; each
  * part is its own class, and this one holds the settings and hands each call to its part.
  */
-public final class PostgresOutboxStore implements OutboxStore, JanitorStore, OperatorStore, DeadLetterSink {
+public final class PostgresOutboxStore implements JdbcOutboxStore, DeadLetterSink {
 
   /** Default schema. */
   public static final String DEFAULT_SCHEMA = "public";

@@ -3,6 +3,7 @@ package io.txbox.mariadb;
 import io.txbox.DeadLetter;
 import io.txbox.Message;
 import io.txbox.jdbc.DeadLetters;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Replay;
@@ -26,7 +27,6 @@ import io.txbox.spi.BucketState;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Membership;
 import io.txbox.spi.OpenTransaction;
-import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -76,7 +76,7 @@ import javax.sql.DataSource;
  * io.txbox.Janitor}); several janitors take turns on a row lock. As an {@link OperatorStore} it
  * gives {@code txbox status}, {@code dead-letters}, {@code replay} and the console what they read.
  */
-public final class MariaDbOutboxStore implements OutboxStore, JanitorStore, OperatorStore {
+public final class MariaDbOutboxStore implements JdbcOutboxStore {
 
   /** Default prefix of every table name. */
   public static final String DEFAULT_TABLE_PREFIX = "txbox_";

@@ -7,7 +7,6 @@ import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.ServerConnections;
-import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.support.Secrets;
 import java.sql.Connection;
@@ -75,7 +74,7 @@ public final class DatabaseOptions {
           + db.name() + ", txbox migrate, relay --source table, status, dead-letters, replay, audit and console run"
           + " (docs/mariadb.md)");
     }
-    return poolOnPostgresOrMariaDb();
+    return poolOnAnyDatabase();
   }
 
   /**
@@ -85,11 +84,11 @@ public final class DatabaseOptions {
    */
   HikariDataSource operatorPool(CommandSpec spec) {
     refusePostgresOnlyOptions(spec);
-    return poolOnPostgresOrMariaDb();
+    return poolOnAnyDatabase();
   }
 
   /** A pool on PostgreSQL or MariaDB, for the commands that run on both. */
-  public HikariDataSource poolOnPostgresOrMariaDb() {
+  public HikariDataSource poolOnAnyDatabase() {
     Database db = database();
     if (USER_INFO.matcher(jdbcUrl).find()) {
       // pgjdbc reads "app:secret@db" as a host name and would quote it, password and all, in its errors
@@ -129,21 +128,6 @@ public final class DatabaseOptions {
         + " (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200) + "' is the URL of no database"
         + " txbox knows: give one such as " + Database.known().stream().map(Database::exampleUrl)
         .collect(Collectors.joining(" or "))));
-  }
-
-  /**
-   * Has the database end a session of this pool that sits idle inside a transaction longer than
-   * {@code limit}. A relay frozen mid-transaction (a stopped process, a long pause) would otherwise
-   * keep its row locks, and the other relays, which skip locked rows, would stay off its buckets
-   * until it woke; one that stalls that long has lost its lease anyway.
-   */
-  void endStalledTransactionsAfter(HikariDataSource ds, Duration limit) {
-    ds.setConnectionInitSql(database().endIdleTransactionsAfter(limit));
-  }
-
-  /** Whether the URL names a MariaDB (or MySQL, through MariaDB Connector/J) database. */
-  public boolean isMariaDb() {
-    return jdbcUrl.startsWith("jdbc:mariadb:");
   }
 
   /**
@@ -263,7 +247,7 @@ public final class DatabaseOptions {
   }
 
   /** Where these options say the tables are. */
-  private Database.Tables tables() {
+  Database.Tables tables() {
     return new Database.Tables(schema, tablePrefix);
   }
 
@@ -287,11 +271,6 @@ public final class DatabaseOptions {
   /** The inbox store of the tables these options name, on PostgreSQL or MariaDB. */
   public InboxStore inboxStore() {
     return database().inboxStore(tables());
-  }
-
-  /** A MariaDB store builder for the tables these options name. */
-  public MariaDbOutboxStore.Builder mariaDbStore(HikariDataSource dataSource) {
-    return MariaDbOutboxStore.builder(dataSource).tablePrefix(tablePrefix);
   }
 
   /** A store builder for the tables these options name. */

@@ -47,6 +47,11 @@ final class JanitorOptions {
   /** Options picocli fills in. */
   JanitorOptions() {}
 
+  /** Empty partitions the janitor keeps ahead of the writers of a partitioned outbox. */
+  int partitionsAhead() {
+    return partitionsAhead;
+  }
+
   /** The store's janitor settings. */
   PostgresOutboxStore.Builder configure(PostgresOutboxStore.Builder store) {
     return store.partitionsAhead(partitionsAhead);

@@ -1,12 +1,12 @@
 package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.jdbc.Database;
+import io.txbox.jdbc.Database.Capability;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.mariadb.MariaDbOutboxStore;
 import java.util.concurrent.Callable;
-import org.mariadb.jdbc.MariaDbDataSource;
-import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -53,54 +53,45 @@ final class MigrateCommand implements Callable<Integer> {
           + " depends on the table's current state, so run `txbox migrate --outbox-partition-size "
           + partitionSize + "` against the database after the scripts");
     }
-    if (database.isMariaDb()) {
-      return migrateMariaDb();
+    Database db = database.database();
+    refuseWhatTheDatabaseLacks(db);
+    Database.OutboxSettings settings = Database.OutboxSettings.of(database.tables(), buckets);
+    if (partitionSize != 0) { // a negative size reaches the store, which names the setting and its range
+      settings = settings.withPartitions(partitionSize, null);
     }
     if (printSql) {
-      // The store reads no database to render its scripts: a data source that never connects.
-      PostgresOutboxStore store = PostgresOutboxStore.builder(new PGSimpleDataSource())
-          .schema(database.schema).tablePrefix(database.tablePrefix).buckets(buckets).build();
-      for (MigrationScript script : store.migrationScripts()) {
+      for (MigrationScript script : db.migrationScripts(settings)) {
         spec.commandLine().getOut().println("-- txbox " + script.name() + "\n" + script.sql());
       }
       spec.commandLine().getOut().flush();
       return 0;
     }
-    try (HikariDataSource ds = database.pool()) {
-      PostgresOutboxStore store = database.store(ds).buckets(buckets).outboxPartitionSize(partitionSize).build();
+    try (HikariDataSource ds = database.poolOnAnyDatabase()) {
+      JdbcOutboxStore store = db.outboxStore(ds, settings);
       database.checkConnection(ds);
       int applied = store.migrate();
       if (logical) {
-        logicalOptions.replication(ds, store).migrate();
+        logicalOptions.replication(ds, database.store(ds).build()).migrate();
         System.out.println("replication slot " + logicalOptions.slot + " and publication "
             + logicalOptions.publication + " are ready");
       }
       System.out.println(applied == 0
-          ? "txbox tables in schema " + database.schema + " are up to date"
-          : "applied " + applied + " txbox schema version(s) to schema " + database.schema);
+          ? "txbox tables (" + store.outboxTable() + " and the rest) are up to date"
+          : "applied " + applied + " txbox schema version(s) (" + store.outboxTable() + " and the rest)");
       return 0;
     }
   }
 
-  /** MariaDB: one script, no partitions, no logical decoding; the tables live in the URL's database. */
-  private Integer migrateMariaDb() {
+  /** The options that name what the URL's database cannot do, refused by capability and by name. */
+  private void refuseWhatTheDatabaseLacks(Database db) {
     database.refusePostgresOnlyOptions(spec);
-    TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only: drop them", "--outbox-partition-size", "--logical");
-    if (printSql) {
-      // The store reads no database to render its script: a data source that never connects.
-      MariaDbOutboxStore store = MariaDbOutboxStore.builder(new MariaDbDataSource())
-          .tablePrefix(database.tablePrefix).buckets(buckets).build();
-      spec.commandLine().getOut().println("-- txbox MariaDB schema\n" + store.migrationScript());
-      spec.commandLine().getOut().flush();
-      return 0;
+    if (!db.has(Capability.PARTITIONS)) {
+      TxboxCommand.refuseGiven(spec, "applies to PostgreSQL only (" + db.name() + " has no outbox partitions in"
+          + " txbox): drop it", "--outbox-partition-size");
     }
-    try (HikariDataSource ds = database.poolOnPostgresOrMariaDb()) {
-      MariaDbOutboxStore store = database.mariaDbStore(ds).buckets(buckets).build();
-      database.checkConnection(ds);
-      store.migrate();
-      System.out.println("txbox tables (" + store.outboxTable() + " and the rest) are ready in the database"
-          + " the URL names");
-      return 0;
+    if (!db.has(Capability.LOGICAL_DECODING)) {
+      TxboxCommand.refuseGiven(spec, "applies to PostgreSQL only (" + db.name() + " has no logical decoding):"
+          + " drop it", "--logical");
     }
   }
 }

@@ -10,14 +10,13 @@ import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.jdbc.Database;
 import io.txbox.jdbc.Database.Capability;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.JanitorMeters;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
-import io.txbox.spi.JanitorStore;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.Secrets;
@@ -154,26 +153,27 @@ final class RelayCommand implements Callable<Integer> {
     Publisher publisher = brokers.publisher();
     http.check();
     refuseWhatTheDatabaseLacks();
-    HikariDataSource ds = database.poolOnPostgresOrMariaDb();
-    if (database.isMariaDb()) {
-      database.endStalledTransactionsAfter(ds, lease());
-    }
+    HikariDataSource ds = database.poolOnAnyDatabase();
+    // A relay frozen mid-transaction must not keep its row locks (and so its buckets) from the
+    // others: the database ends the transaction once it sits idle as long as a lease lasts, set
+    // by the store in each transaction or, where it cannot be, by the pool's connections.
+    database.database().relayPoolInitSql(lease()).ifPresent(ds::setConnectionInitSql);
     PrometheusMeterRegistry registry = HttpOptions.registry();
     Running<Relay> running = startOrClose(ds, publisher, opened -> {
-      PolledOutbox outbox = database.isMariaDb() ? mariaDbOutbox(ds) : postgresOutbox(ds);
+      JdbcOutboxStore store = database.database().outboxStore(ds, outboxSettings());
       RelayMeters meters = RelayMeters.create(registry);
-      Relay r = relay(outbox.store(), publisher, meters);
-      Optional<Janitor> janitor = janitorOptions.janitor(outbox.janitor());
+      Relay r = relay(store, publisher, meters);
+      Optional<Janitor> janitor = janitorOptions.janitor(store);
       database.checkConnection(ds);
       if (migrate) {
-        outbox.migrate().run();
+        store.migrate();
       } else {
         database.checkTables(ds);
       }
-      HttpOptions.bindProcessMeters(registry, outbox.name().get()); // reads the database: after the check
+      HttpOptions.bindProcessMeters(registry, store.outboxName()); // reads the database: after the check
       meters.register(subscription); // after the outbox tag's filter, so that the counters carry it
-      BacklogMeters.builder(outbox.store()).subscriptions(subscription).build().bindTo(registry);
-      return serve(opened, registry, r::isRunning, r::isTroubled, () -> outbox.ready().apply(r), janitor, r::start);
+      BacklogMeters.builder(store).subscriptions(subscription).build().bindTo(registry);
+      return serve(opened, registry, r::isRunning, r::isTroubled, () -> ready(ds, store, r), janitor, r::start);
     });
     Relay relay = running.relay();
     log.info("relay {} started: subscription {}, {}, database {}, {}", relay.instanceId(), subscription,
@@ -182,30 +182,19 @@ final class RelayCommand implements Callable<Integer> {
         "relay " + relay.instanceId());
   }
 
-  /**
-   * The outbox a table relay polls, PostgreSQL's or MariaDB's, with what starting a relay on it
-   * needs: its janitor, its migration, its name for the meters' tag (read from the database, once
-   * connected) and its readiness verdict.
-   */
-  private record PolledOutbox(OutboxStore store, JanitorStore janitor, Runnable migrate, Supplier<String> name,
-      Function<Relay, OpsEndpoint.Verdict> ready) {}
-
-  private PolledOutbox postgresOutbox(HikariDataSource ds) {
-    PostgresOutboxStore.Builder b = database.store(ds).buckets(buckets).listen(!noNotify)
-        // A relay frozen mid-transaction must not keep its row locks (and so its buckets) from the
-        // others: the server ends the transaction once it sits idle as long as a lease lasts.
-        .idleTransactionTimeout(lease());
-    if (listenJdbcUrl != null) {
-      b.listenDataSource(database.listenDataSource(listenJdbcUrl));
+  /** The table outbox's settings from the options; those the database lacks were refused before. */
+  private Database.OutboxSettings outboxSettings() {
+    Database db = database.database();
+    Database.OutboxSettings settings = Database.OutboxSettings.of(database.tables(), buckets)
+        .withIdleTransactionTimeout(lease());
+    if (db.has(Capability.NOTIFY)) {
+      settings = settings.withListening(!noNotify,
+          listenJdbcUrl == null ? null : database.listenDataSource(listenJdbcUrl));
     }
-    PostgresOutboxStore store = janitorOptions.configure(b).build();
-    return new PolledOutbox(store, store, store::migrate, store::outboxName, r -> ready(ds, store, r));
-  }
-
-  /** On MariaDB as on PostgreSQL, ready means running, and {@code txbox status} finds nothing wrong. */
-  private PolledOutbox mariaDbOutbox(HikariDataSource ds) {
-    MariaDbOutboxStore store = database.mariaDbStore(ds).buckets(buckets).build();
-    return new PolledOutbox(store, store, store::migrate, store::outboxName, r -> ready(ds, store, r));
+    if (db.has(Capability.PARTITIONS)) {
+      settings = settings.withPartitions(0, janitorOptions.partitionsAhead());
+    }
+    return settings;
   }
 
   /** The options that name what the URL's database cannot do, refused by capability. */

@@ -1,13 +1,18 @@
 package io.txbox.jdbc.internal;
 
 import io.txbox.jdbc.Database;
+import io.txbox.jdbc.JdbcOutboxStore;
+import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresInboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.support.NoConnections;
 import io.txbox.spi.InboxStore;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
 
@@ -42,9 +47,10 @@ public final class PostgresDatabase implements Database {
     return Map.of("connectTimeout", Long.toString(Math.max(1, timeout.toSeconds())));
   }
 
+  /** None: the store sets {@code idle_in_transaction_session_timeout} in each transaction, which survives PgBouncer. */
   @Override
-  public String endIdleTransactionsAfter(Duration limit) {
-    return "SET idle_in_transaction_session_timeout = " + Math.max(1, limit.toMillis());
+  public Optional<String> relayPoolInitSql(Duration limit) {
+    return Optional.empty();
   }
 
   @Override
@@ -55,6 +61,26 @@ public final class PostgresDatabase implements Database {
   @Override
   public String tableExistsQuery() {
     return "SELECT to_regclass(?) IS NOT NULL";
+  }
+
+  @Override
+  public JdbcOutboxStore outboxStore(DataSource dataSource, OutboxSettings settings) {
+    PostgresOutboxStore.Builder b = PostgresOutboxStore.builder(dataSource).schema(settings.tables().schema())
+        .tablePrefix(settings.tables().tablePrefix()).buckets(settings.buckets()).listen(settings.listen())
+        .idleTransactionTimeout(settings.idleTransactionTimeout())
+        .outboxPartitionSize(settings.outboxPartitionSize());
+    if (settings.listenDataSource() != null) {
+      b.listenDataSource(settings.listenDataSource());
+    }
+    if (settings.partitionsAhead() != null) {
+      b.partitionsAhead(settings.partitionsAhead());
+    }
+    return b.build();
+  }
+
+  @Override
+  public List<MigrationScript> migrationScripts(OutboxSettings settings) {
+    return outboxStore(new NoConnections(), settings).migrationScripts();
   }
 
   @Override

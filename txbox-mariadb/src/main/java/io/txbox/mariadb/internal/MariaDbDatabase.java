@@ -1,12 +1,17 @@
 package io.txbox.mariadb.internal;
 
 import io.txbox.jdbc.Database;
+import io.txbox.jdbc.JdbcOutboxStore;
+import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.jdbc.support.NoConnections;
 import io.txbox.spi.InboxStore;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
 
@@ -50,9 +55,9 @@ public final class MariaDbDatabase implements Database {
    * variable alone.
    */
   @Override
-  public String endIdleTransactionsAfter(Duration limit) {
+  public Optional<String> relayPoolInitSql(Duration limit) {
     long seconds = Math.max(1, (limit.toMillis() + 999) / 1000);
-    return "SET @txbox_relay = 1 /*M!, SESSION idle_transaction_timeout = " + seconds + " */";
+    return Optional.of("SET @txbox_relay = 1 /*M!, SESSION idle_transaction_timeout = " + seconds + " */");
   }
 
   @Override
@@ -63,6 +68,24 @@ public final class MariaDbDatabase implements Database {
   @Override
   public String tableExistsQuery() {
     return "SELECT COUNT(*) > 0 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?";
+  }
+
+  /** {@inheritDoc} The idle limit comes from {@link #relayPoolInitSql}; what MariaDB lacks is refused. */
+  @Override
+  public JdbcOutboxStore outboxStore(DataSource dataSource, OutboxSettings settings) {
+    if (settings.listen() || settings.listenDataSource() != null) {
+      throw new IllegalArgumentException("listen: MariaDB has no LISTEN/NOTIFY in txbox; relays poll");
+    }
+    if (settings.outboxPartitionSize() > 0 || settings.partitionsAhead() != null) {
+      throw new IllegalArgumentException("outboxPartitionSize, partitionsAhead: MariaDB's outbox is not partitioned");
+    }
+    return MariaDbOutboxStore.builder(dataSource).tablePrefix(settings.tables().tablePrefix())
+        .buckets(settings.buckets()).build();
+  }
+
+  @Override
+  public List<MigrationScript> migrationScripts(OutboxSettings settings) {
+    return outboxStore(new NoConnections(), settings).migrationScripts();
   }
 
   @Override
