@@ -1,32 +1,19 @@
 package io.txbox.jdbc;
 
 import io.txbox.DeadLetter;
-import io.txbox.Message;
 import io.txbox.jdbc.internal.PostgresJanitorStore;
 import io.txbox.jdbc.internal.PostgresMigration;
 import io.txbox.jdbc.internal.PostgresOperatorStore;
 import io.txbox.jdbc.internal.PostgresRelayStore;
 import io.txbox.jdbc.internal.PostgresTables;
+import io.txbox.jdbc.sql.ComposedOutboxStore;
 import io.txbox.jdbc.support.Transactions;
-import io.txbox.spi.Backlog;
-import io.txbox.spi.BucketProgress;
-import io.txbox.spi.BucketRead;
-import io.txbox.spi.BucketState;
 import io.txbox.spi.DeadLetterSink;
 import io.txbox.spi.JanitorStore;
-import io.txbox.spi.Membership;
-import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
-import io.txbox.spi.StoredMessage;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
-import java.util.OptionalInt;
-import java.util.Set;
 import javax.sql.DataSource;
 
 /**
@@ -73,9 +60,14 @@ import javax.sql.DataSource;
  * <p><b>Three parts behind three interfaces.</b> Relays and writers use it as an
  * {@link OutboxStore}, the {@link io.txbox.Janitor} as a {@link JanitorStore}, and operators'
  * tools (status, dead letters, replay, migration, the console) as an {@link OperatorStore}; each
- * part is its own class, and this one holds the settings and hands each call to its part.
+ * part is its own class, and this one holds the settings and hands each call to its part. The
+ * backlog counts committed events past each bucket's checkpoint, delayed ones included; before
+ * any relay opened a subscription, every event in the log is pending for it, since its relay will
+ * start at the beginning of the log. On a partitioned outbox, {@link #deleteRelayed} also creates
+ * partitions ahead of the writers and drops whole partitions that may go (their rows count in its
+ * result, which may then exceed its limit), and {@link #migrate()} partitions the outbox.
  */
-public final class PostgresOutboxStore implements JdbcOutboxStore, DeadLetterSink {
+public final class PostgresOutboxStore extends ComposedOutboxStore implements DeadLetterSink {
 
   /** Default schema. */
   public static final String DEFAULT_SCHEMA = "public";
@@ -99,17 +91,28 @@ public final class PostgresOutboxStore implements JdbcOutboxStore, DeadLetterSin
   private final PostgresTables tables;
   private final PostgresRelayStore relay;
   private final PostgresJanitorStore janitor;
-  private final PostgresOperatorStore operator;
 
-  private PostgresOutboxStore(Builder b) {
-    this.tables = new PostgresTables(b.schema, b.tablePrefix);
-    this.relay = new PostgresRelayStore(b.dataSource, tables, b.notifyOnAppend, b.notifyInterval,
-        b.listen ? (b.listenDataSource != null ? b.listenDataSource : b.dataSource) : null, b.idleTransactionTimeout);
-    this.janitor = new PostgresJanitorStore(tables, new Transactions(b.dataSource), b.partitionsAhead,
-        b.partitionLockTimeout);
-    PostgresMigration migration = new PostgresMigration(
-        b.dataSource, tables, b.buckets, b.outboxPartitionSize, b.partitionsAhead);
-    this.operator = new PostgresOperatorStore(b.dataSource, tables, relay, migration);
+  private PostgresOutboxStore(Parts parts) {
+    super(parts.relay(), parts.janitor(), parts.operator());
+    this.tables = parts.tables();
+    this.relay = parts.relay();
+    this.janitor = parts.janitor();
+  }
+
+  /** The store's parts, built from its settings. */
+  private record Parts(PostgresTables tables, PostgresRelayStore relay, PostgresJanitorStore janitor,
+      OperatorStore operator) {
+    static Parts of(Builder b) {
+      PostgresTables tables = new PostgresTables(b.schema, b.tablePrefix);
+      PostgresRelayStore relay = new PostgresRelayStore(b.dataSource, tables, b.notifyOnAppend, b.notifyInterval,
+          b.listen ? (b.listenDataSource != null ? b.listenDataSource : b.dataSource) : null,
+          b.idleTransactionTimeout);
+      PostgresJanitorStore janitor = new PostgresJanitorStore(tables, new Transactions(b.dataSource),
+          b.partitionsAhead, b.partitionLockTimeout);
+      PostgresMigration migration = new PostgresMigration(
+          b.dataSource, tables, b.buckets, b.outboxPartitionSize, b.partitionsAhead);
+      return new Parts(tables, relay, janitor, PostgresOperatorStore.create(b.dataSource, tables, relay, migration));
+    }
   }
 
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
@@ -127,143 +130,14 @@ public final class PostgresOutboxStore implements JdbcOutboxStore, DeadLetterSin
     return tables.prefix();
   }
 
-  // The relay's part.
-
-  @Override
-  public void append(Connection transaction, List<Message> messages) throws SQLException {
-    relay.append(transaction, messages);
-  }
-
-  @Override
-  public int openSubscription(String subscription) {
-    return relay.openSubscription(subscription);
-  }
-
-  @Override
-  public Membership heartbeat(String subscription, String instance, Duration lease) {
-    return relay.heartbeat(subscription, instance, lease);
-  }
-
-  @Override
-  public List<BucketState> claimBuckets(String subscription, String instance, int max, Duration lease) {
-    return relay.claimBuckets(subscription, instance, max, lease);
-  }
-
-  @Override
-  public void releaseBuckets(String subscription, String instance, Collection<Integer> released) {
-    relay.releaseBuckets(subscription, instance, released);
-  }
-
-  @Override
-  public void leave(String subscription, String instance) {
-    relay.leave(subscription, instance);
-  }
-
-  @Override
-  public List<StoredMessage> read(String subscription, List<BucketRead> reads) {
-    return relay.read(subscription, reads);
-  }
-
-  @Override
-  public Set<Integer> saveProgress(
-      String subscription, String instance, List<BucketProgress> progress, List<DeadLetter> deadLetters) {
-    return relay.saveProgress(subscription, instance, progress, deadLetters);
-  }
-
   @Override
   public void saveDeadLetterCopies(List<DeadLetter> letters) {
     relay.saveDeadLetterCopies(letters);
   }
 
-  @Override
-  public AutoCloseable listen(Runnable onAppend) {
-    return relay.listen(onAppend);
-  }
-
-  @Override
-  public Optional<OpenTransaction> oldestOpenTransaction() {
-    return relay.oldestOpenTransaction();
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Counts committed events past each bucket's checkpoint, delayed ones included; before any
-   * relay opened the subscription, every event in the log is pending for it, since its relay will
-   * start at the beginning of the log.
-   */
-  @Override
-  public Optional<Backlog> backlog(String subscription, int limitPerBucket) {
-    return relay.backlog(subscription, limitPerBucket);
-  }
-
-  // The janitor's part.
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>On a partitioned outbox, also creates partitions ahead of the writers and drops whole
-   * partitions that may go; their rows count in the result, which may then exceed {@code limit}.
-   */
-  @Override
-  public OptionalInt deleteRelayed(Duration retention, int limit) {
-    return janitor.deleteRelayed(retention, limit);
-  }
-
-  @Override
-  public OptionalInt deleteInboxRecords(Duration retention, int limit) {
-    return janitor.deleteInboxRecords(retention, limit);
-  }
-
   /** The outbox's partitions, oldest first and the default partition last; empty for a plain table. */
   public List<String> outboxPartitions() {
     return janitor.outboxPartitions();
-  }
-
-  // The operator's part.
-
-  @Override
-  public String outboxName() {
-    return operator.outboxName();
-  }
-
-  @Override
-  public String outboxTable() {
-    return operator.outboxTable();
-  }
-
-  /**
-   * {@inheritDoc} With an {@link Builder#outboxPartitionSize outboxPartitionSize}, also
-   * partitions the outbox.
-   */
-  @Override
-  public int migrate() {
-    return operator.migrate();
-  }
-
-  @Override
-  public List<MigrationScript> migrationScripts() {
-    return operator.migrationScripts();
-  }
-
-  @Override
-  public StoreStatus status(int limitPerBucket) {
-    return operator.status(limitPerBucket);
-  }
-
-  @Override
-  public List<StoreStatus.Minute> writtenPerMinute(int minutes) {
-    return operator.writtenPerMinute(minutes);
-  }
-
-  @Override
-  public DeadLetters deadLetters() {
-    return operator.deadLetters();
-  }
-
-  @Override
-  public Replay replay() {
-    return operator.replay();
   }
 
   /** Builds a {@link PostgresOutboxStore}; {@link #build()} checks every setting. */
@@ -409,7 +283,7 @@ public final class PostgresOutboxStore implements JdbcOutboxStore, DeadLetterSin
         throw new IllegalArgumentException(
             "buckets must be >= 1 and <= " + MAX_BUCKETS + ", was " + buckets);
       }
-      return new PostgresOutboxStore(this);
+      return new PostgresOutboxStore(Parts.of(this));
     }
   }
 }

@@ -24,6 +24,11 @@ public final class PostgresDialect implements SqlDialect {
   }
 
   @Override
+  public String currentDatabase() {
+    return "current_database()";
+  }
+
+  @Override
   public String now() {
     return "now()";
   }

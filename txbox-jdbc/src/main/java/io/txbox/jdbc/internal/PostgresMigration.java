@@ -2,6 +2,7 @@ package io.txbox.jdbc.internal;
 
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
+import io.txbox.jdbc.sql.JdbcOperatorStore;
 import io.txbox.spi.support.Rollback;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * Creates and upgrades txbox's tables. All versions run in one transaction under an advisory
  * lock, so running it twice, or from several instances at once, applies each version once.
  */
-public final class PostgresMigration {
+public final class PostgresMigration implements JdbcOperatorStore.Migration {
   private static final Logger log = LoggerFactory.getLogger(PostgresMigration.class);
 
   /** The versions in order; each is a resource {@code postgres/V<n>__<name>.sql}. */

@@ -1,45 +1,31 @@
 package io.txbox.jdbc.internal;
 
-import io.txbox.jdbc.DeadLetters;
-import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.StoreStatus;
-import io.txbox.jdbc.sql.JdbcDeadLetters;
-import io.txbox.jdbc.sql.JdbcReplay;
+import io.txbox.jdbc.sql.JdbcOperatorStore;
 import io.txbox.jdbc.sql.JdbcStatus;
-import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.OutboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
- * The operator's part of the PostgreSQL outbox: status, dead letters, replays and migration.
- * {@link io.txbox.jdbc.PostgresOutboxStore} hands its {@link OperatorStore} calls here.
+ * The operator's part of the PostgreSQL outbox: the shared {@link JdbcOperatorStore} with what is
+ * PostgreSQL's own in its status (the idle buckets below the horizon, the minutes, the partitions).
  */
-public final class PostgresOperatorStore implements OperatorStore {
-  private final DataSource dataSource;
-  private final PostgresTables tables;
-  private final Transactions tx;
-  private final JdbcStatus status;
-  private final OutboxStore relayPart;
-  private final PostgresMigration migration;
+public final class PostgresOperatorStore {
+  private PostgresOperatorStore() {}
 
   /** Counts backlogs and the oldest open transaction through {@code relayPart}, as relays' meters do. */
-  public PostgresOperatorStore(DataSource dataSource, PostgresTables tables, OutboxStore relayPart,
+  public static OperatorStore create(DataSource dataSource, PostgresTables tables, OutboxStore relayPart,
       PostgresMigration migration) {
-    this.dataSource = dataSource;
-    this.tables = tables;
-    this.tx = new Transactions(dataSource);
-    this.status = new JdbcStatus(tables, PostgresDialect.INSTANCE, idleBuckets(tables), writtenPerMinute(tables),
-        c -> partitions(c, tables));
-    this.relayPart = relayPart;
-    this.migration = migration;
+    JdbcStatus status = new JdbcStatus(tables, PostgresDialect.INSTANCE, idleBuckets(tables),
+        writtenPerMinute(tables), c -> partitions(c, tables));
+    return new JdbcOperatorStore(dataSource, new JdbcOperatorStore.Parts(tables, PostgresDialect.INSTANCE,
+        PostgresLogKey.INSTANCE, tables.outbox(), status, relayPart, migration));
   }
 
   /**
@@ -83,55 +69,5 @@ public final class PostgresOperatorStore implements OperatorStore {
     }
     int ahead = (int) layout.ranges().stream().filter(r -> r.from() > layout.handedOut()).count();
     return Optional.of(new StoreStatus.OutboxPartitions(layout.ranges().size(), ahead, rowsInDefault));
-  }
-
-  @Override
-  public String outboxName() {
-    String database = tx.inTransaction("reading the database's name", c -> {
-      try (PreparedStatement p = c.prepareStatement("SELECT current_database()"); ResultSet rs = p.executeQuery()) {
-        rs.next();
-        return rs.getString(1);
-      }
-    });
-    return database + "." + tables.schema() + "." + tables.prefix() + "outbox";
-  }
-
-  @Override
-  public String outboxTable() {
-    return tables.outbox();
-  }
-
-  @Override
-  public int migrate() {
-    return migration.run();
-  }
-
-  @Override
-  public List<MigrationScript> migrationScripts() {
-    return migration.scripts();
-  }
-
-  @Override
-  public StoreStatus status(int limitPerBucket) {
-    return status.read(tx, subscription -> relayPart.backlog(subscription, limitPerBucket),
-        relayPart::oldestOpenTransaction);
-  }
-
-  @Override
-  public List<StoreStatus.Minute> writtenPerMinute(int minutes) {
-    if (minutes < 1 || minutes > MAX_MINUTES) {
-      throw new IllegalArgumentException("minutes must be between 1 and " + MAX_MINUTES + ", was " + minutes);
-    }
-    return status.writtenPerMinute(tx, minutes);
-  }
-
-  @Override
-  public DeadLetters deadLetters() {
-    return new JdbcDeadLetters(dataSource, tables, PostgresDialect.INSTANCE);
-  }
-
-  @Override
-  public Replay replay() {
-    return new JdbcReplay(dataSource, tables, PostgresDialect.INSTANCE, PostgresLogKey.INSTANCE);
   }
 }

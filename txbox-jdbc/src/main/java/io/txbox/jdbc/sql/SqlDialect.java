@@ -27,6 +27,9 @@ public interface SqlDialect {
   /** {@code name} as a column name, quoted where the database reserves it ({@code key}). */
   String identifier(String name);
 
+  /** The SQL function that names the database a connection is in, such as {@code current_database()}. */
+  String currentDatabase();
+
   /** The current time as the tables hold it, in SQL. */
   String now();
 

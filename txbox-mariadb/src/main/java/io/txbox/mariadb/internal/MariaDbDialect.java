@@ -27,6 +27,11 @@ public final class MariaDbDialect implements SqlDialect {
   }
 
   @Override
+  public String currentDatabase() {
+    return "DATABASE()";
+  }
+
+  @Override
   public String now() {
     return MariaDbSql.NOW;
   }

@@ -2,6 +2,7 @@ package io.txbox.mariadb.internal;
 
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
+import io.txbox.jdbc.sql.JdbcOperatorStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -21,7 +22,7 @@ import javax.sql.DataSource;
  * named lock ({@code GET_LOCK}), and a version counts as applied once its last statement, which
  * records it in the setting table, has run.
  */
-public final class MariaDbMigration {
+public final class MariaDbMigration implements JdbcOperatorStore.Migration {
   private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql", "V3__audit.sql");
   private static final int LOCK_SECONDS = 60;
 

@@ -3,10 +3,12 @@ package io.txbox.mariadb.internal;
 import io.txbox.DeadLetter;
 import io.txbox.Message;
 import io.txbox.jdbc.support.Transactions;
+import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Membership;
+import io.txbox.spi.OpenTransaction;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
 import java.sql.Connection;
@@ -19,6 +21,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
 
@@ -32,12 +35,33 @@ public final class MariaDbRelayStore implements OutboxStore {
   private final MariaDbSql sql;
   private final Transactions tx;
   private final CommitHorizon horizon;
+  private final MariaDbStatus status;
 
   public MariaDbRelayStore(DataSource dataSource, MariaDbTables tables) {
     this.tables = tables;
     this.sql = MariaDbSql.of(tables);
     this.tx = new Transactions(dataSource);
     this.horizon = new CommitHorizon(sql, tx);
+    this.status = new MariaDbStatus(dataSource, tables);
+  }
+
+  /** {@inheritDoc} Counts at most {@code limitPerBucket} events per bucket, on the clustered key's range. */
+  @Override
+  public Optional<Backlog> backlog(String subscription, int limitPerBucket) {
+    return Optional.of(status.backlog(subscription, limitPerBucket));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>On MariaDB: the oldest other transaction in {@code information_schema.INNODB_TRX} that has
+   * modified rows, what the relay's stall warning names; its {@code pid} is the connection id that
+   * {@code KILL} takes. Seeing other users' transactions takes the {@code PROCESS} privilege;
+   * without it, none is found and the warning stays silent.
+   */
+  @Override
+  public Optional<OpenTransaction> oldestOpenTransaction() {
+    return status.oldestOpenTransaction();
   }
 
   @Override
