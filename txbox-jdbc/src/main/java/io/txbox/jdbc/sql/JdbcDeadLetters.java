@@ -15,8 +15,9 @@ import javax.sql.DataSource;
 
 /**
  * The outbox's dead letters and the operators' audit, one SQL text for every database. A retry or
- * discard first locks the scope's dead letters, so that two operators retrying at once put each
- * event back once: the second finds them gone.
+ * discard first locks the scope's dead letters and then works on exactly those, by key: two
+ * operators retrying at once put each event back once (the second finds them gone), and a letter
+ * that a relay dead-letters meanwhile is neither put back nor deleted, whatever the isolation.
  *
  * <pre>{@code
  * DeadLetters deadLetters = new JdbcDeadLetters(dataSource, tables, dialect);
@@ -50,12 +51,13 @@ public final class JdbcDeadLetters implements DeadLetters {
     this.show = tables.render("SELECT " + entry + ", payload, content_type, " + dialect.jsonText("headers")
         + ", created_at FROM {dead_letter}"
         + " WHERE subscription = ? AND id = ? ORDER BY position LIMIT 1");
-    this.lock = tables.render("SELECT position FROM {dead_letter}" + where + " FOR UPDATE");
+    this.lock = tables.render("SELECT subscription, position FROM {dead_letter}" + where
+        + " ORDER BY position, subscription FOR UPDATE");
     // The insert trigger gives each event its bucket and position, after what its key sent meanwhile.
     this.putBack = tables.render("INSERT INTO {outbox} (id, " + key + ", type, version, destination, payload,"
         + " content_type, headers, created_at) SELECT id, " + key + ", type, version, destination, payload, content_type, headers,"
-        + " created_at FROM {dead_letter}" + where + " ORDER BY position");
-    this.delete = tables.render("DELETE FROM {dead_letter}" + where);
+        + " created_at FROM {dead_letter} WHERE subscription = ? AND position = ?");
+    this.delete = tables.render("DELETE FROM {dead_letter} WHERE subscription = ? AND position = ?");
     this.audit = tables.render("INSERT INTO {audit} (operator, action, target, scope, count, dry_run)"
         + " VALUES (?, ?, ?, ?, ?, ?)");
     this.readAudit = tables.render("SELECT id, at, operator, action, target, scope, count, dry_run FROM {audit}"
@@ -111,38 +113,54 @@ public final class JdbcDeadLetters implements DeadLetters {
   @Override
   public int retry(Scope scope, String operator) {
     return tx.inTransaction("retrying dead letters", c -> {
-      lock(c, scope);
-      try (PreparedStatement p = c.prepareStatement(putBack)) {
-        filter.bindDeadLetters(p, 1, scope);
-        p.executeUpdate();
-      }
-      int count = delete(c, scope);
-      audit(c, operator, "retry", "outbox", scope.describe(), count, false);
-      return count;
+      List<Key> letters = lock(c, scope);
+      // In position order: the insert trigger gives each event its place after what its key sent meanwhile.
+      forEach(c, putBack, letters);
+      forEach(c, delete, letters);
+      audit(c, operator, "retry", "outbox", scope.describe(), letters.size(), false);
+      return letters.size();
     });
   }
 
   @Override
   public int discard(Scope scope, String operator) {
     return tx.inTransaction("discarding dead letters", c -> {
-      lock(c, scope);
-      int count = delete(c, scope);
-      audit(c, operator, "discard", "outbox", scope.describe(), count, false);
-      return count;
+      List<Key> letters = lock(c, scope);
+      forEach(c, delete, letters);
+      audit(c, operator, "discard", "outbox", scope.describe(), letters.size(), false);
+      return letters.size();
     });
   }
 
-  private void lock(Connection c, Scope scope) throws SQLException {
+  /** A dead letter's primary key. */
+  private record Key(String subscription, long position) {}
+
+  /** Locks the scope's dead letters; their keys in position order. */
+  private List<Key> lock(Connection c, Scope scope) throws SQLException {
+    List<Key> keys = new ArrayList<>();
     try (PreparedStatement p = c.prepareStatement(lock)) {
       filter.bindDeadLetters(p, 1, scope);
-      p.executeQuery().close();
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          keys.add(new Key(rs.getString(1), rs.getLong(2)));
+        }
+      }
     }
+    return keys;
   }
 
-  private int delete(Connection c, Scope scope) throws SQLException {
-    try (PreparedStatement p = c.prepareStatement(delete)) {
-      filter.bindDeadLetters(p, 1, scope);
-      return p.executeUpdate();
+  /** Runs {@code sql} once per letter, in one batch. */
+  private static void forEach(Connection c, String sql, List<Key> letters) throws SQLException {
+    if (letters.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement p = c.prepareStatement(sql)) {
+      for (Key letter : letters) {
+        p.setString(1, letter.subscription());
+        p.setLong(2, letter.position());
+        p.addBatch();
+      }
+      p.executeBatch();
     }
   }
 
