@@ -90,9 +90,8 @@ public final class InboxParking {
         + " WHERE consumer = ? AND queue_key = ? AND status = 'queued'");
     this.setRecordStatus = tables.render("UPDATE {inbox} SET status = ? WHERE consumer = ? AND message_id = ?");
     this.requeueBodies = tables.render("UPDATE {inbox_queue} SET status = 'queued', attempts = 0, available_at = "
-        + dialect.now() + " WHERE consumer = ? AND queue_key = ? AND status IN ('dead', 'parked')");
-    this.discardBodies = tables.render("DELETE FROM {inbox_queue}"
-        + " WHERE consumer = ? AND queue_key = ? AND status IN ('dead', 'parked')");
+        + dialect.now() + " WHERE consumer = ? AND message_id = ?");
+    this.discardBodies = tables.render("DELETE FROM {inbox_queue} WHERE consumer = ? AND message_id = ?");
     this.requestRetry = tables.render("UPDATE {inbox_parked_key} SET retry_requested_at = " + dialect.now() + ","
         + " retry_requested_by = ? WHERE consumer = ? AND queue_key = ?");
     // SKIP LOCKED: a key whose retry is running right now is locked by it and taken next time.
@@ -244,7 +243,7 @@ public final class InboxParking {
     List<UUID> ids = new ArrayList<>();
     parkedOfKey(tx, consumer, queueKey, ids);
     setRecordStatus(tx, consumer, ids, "queued");
-    update(tx, requeueBodies, consumer, queueKey);
+    forEachId(tx, requeueBodies, consumer, ids);
     update(tx, unpark, consumer, queueKey);
     return ids.size();
   }
@@ -259,7 +258,7 @@ public final class InboxParking {
     List<UUID> ids = new ArrayList<>();
     Long lastSequence = parkedOfKey(tx, consumer, queueKey, ids);
     setRecordStatus(tx, consumer, ids, "discarded");
-    update(tx, discardBodies, consumer, queueKey);
+    forEachId(tx, discardBodies, consumer, ids);
     update(tx, unpark, consumer, queueKey);
     return new Discarded(ids.size(), lastSequence);
   }
@@ -272,8 +271,9 @@ public final class InboxParking {
 
   /**
    * Locks the key's parked bodies, adds their ids to {@code ids}; the highest sequence number
-   * among them, or null. Ids first, records by id: the same statements on every database, where
-   * an update joined to another table is written three ways.
+   * among them, or null. Ids first, then bodies and records by id: the same statements on every
+   * database (an update joined to another table is written three ways), and exactly the messages
+   * locked are requeued or dropped, whatever else changes meanwhile.
    */
   private Long parkedOfKey(Connection tx, String consumer, String queueKey, List<UUID> ids) throws SQLException {
     Long last = null;
@@ -302,6 +302,20 @@ public final class InboxParking {
         p.setString(1, status);
         p.setString(2, consumer);
         dialect.setUuid(p, 3, id);
+        p.addBatch();
+      }
+      p.executeBatch();
+    }
+  }
+
+  private void forEachId(Connection tx, String sql, String consumer, List<UUID> ids) throws SQLException {
+    if (ids.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement p = tx.prepareStatement(sql)) {
+      for (UUID id : ids) {
+        p.setString(1, consumer);
+        dialect.setUuid(p, 2, id);
         p.addBatch();
       }
       p.executeBatch();
