@@ -33,8 +33,13 @@ final class OutboxFixture implements AutoCloseable {
 
   /** A relay with settings fast enough for tests. */
   Relay.Builder relay(String bootstrapServers) {
+    return relay(bootstrapServers, Duration.ofSeconds(6));
+  }
+
+  /** A relay whose producer gives a record up after {@code deliveryTimeout} (at least 2 s, its request timeout). */
+  Relay.Builder relay(String bootstrapServers, Duration deliveryTimeout) {
     KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(bootstrapServers)
-        .property("delivery.timeout.ms", "6000")
+        .property("delivery.timeout.ms", Long.toString(deliveryTimeout.toMillis()))
         .property("request.timeout.ms", "2000")
         .property("max.block.ms", "2000")
         .build();
