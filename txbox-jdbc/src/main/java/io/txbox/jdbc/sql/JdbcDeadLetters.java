@@ -21,7 +21,7 @@ import javax.sql.DataSource;
  *
  * <pre>{@code
  * DeadLetters deadLetters = new JdbcDeadLetters(dataSource, tables, dialect);
- * int back = deadLetters.retry(Scope.all().withSubscription("orders"), "alice");
+ * int back = deadLetters.retry(Scope.ALL.withSubscription("orders"), "alice");
  * }</pre>
  */
 public final class JdbcDeadLetters implements DeadLetters {
@@ -54,9 +54,9 @@ public final class JdbcDeadLetters implements DeadLetters {
     this.lock = tables.render("SELECT subscription, position FROM {dead_letter}" + where
         + " ORDER BY position, subscription FOR UPDATE");
     // The insert trigger gives each event its bucket and position, after what its key sent meanwhile.
-    this.putBack = tables.render("INSERT INTO {outbox} (id, " + key + ", type, version, destination, payload,"
-        + " content_type, headers, created_at) SELECT id, " + key + ", type, version, destination, payload, content_type, headers,"
-        + " created_at FROM {dead_letter} WHERE subscription = ? AND position = ?");
+    String columns = "id, " + key + ", type, version, destination, payload, content_type, headers, created_at";
+    this.putBack = tables.render("INSERT INTO {outbox} (" + columns + ") SELECT " + columns
+        + " FROM {dead_letter} WHERE subscription = ? AND position = ?");
     this.delete = tables.render("DELETE FROM {dead_letter} WHERE subscription = ? AND position = ?");
     this.audit = tables.render("INSERT INTO {audit} (operator, action, target, scope, count, dry_run)"
         + " VALUES (?, ?, ?, ?, ?, ?)");

@@ -28,7 +28,7 @@ import javax.sql.DataSource;
  *
  * <pre>{@code
  * Replay replay = new JdbcReplay(dataSource, tables, dialect, logKey);
- * Replay.Preview preview = replay.preview(Scope.all().withType("OrderPlaced"));
+ * Replay.Preview preview = replay.preview(Scope.ALL.withType("OrderPlaced"));
  * }</pre>
  */
 public final class JdbcReplay implements Replay {
