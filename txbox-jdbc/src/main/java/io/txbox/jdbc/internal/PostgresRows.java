@@ -2,7 +2,6 @@ package io.txbox.jdbc.internal;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
-import io.txbox.jdbc.support.JsonHeaders;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
@@ -17,7 +16,6 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Arrays;
 import java.util.List;
-import java.util.UUID;
 
 /** Binds parameters and maps rows for the statements of {@link PostgresSql}. */
 public final class PostgresRows {
@@ -93,29 +91,10 @@ public final class PostgresRows {
     int bucket = rs.getInt(1);
     Checkpoint checkpoint = new Checkpoint(rs.getLong(2), rs.getLong(3));
     try {
-      return new StoredMessage(bucket, checkpoint, message(rs, 4));
+      return new StoredMessage(bucket, checkpoint, PostgresDialect.INSTANCE.message(rs, 4));
     } catch (RuntimeException e) {
       return StoredMessage.unreadable(bucket, checkpoint, "event " + rs.getString(4) + ": " + e.getMessage());
     }
-  }
-
-  /**
-   * Maps ten columns, from {@code first} on: id, key, type, version, destination, payload,
-   * content_type, headers as text, created_at, available_at.
-   */
-  public static Message message(ResultSet rs, int first) throws SQLException {
-    OffsetDateTime availableAt = rs.getObject(first + 9, OffsetDateTime.class);
-    return new Message(
-        rs.getObject(first, UUID.class),
-        rs.getString(first + 2),
-        rs.getInt(first + 3),
-        rs.getString(first + 1),
-        rs.getString(first + 4),
-        rs.getBytes(first + 5),
-        rs.getString(first + 6),
-        JsonHeaders.parse(rs.getString(first + 7)),
-        rs.getObject(first + 8, OffsetDateTime.class).toInstant(),
-        availableAt == null ? null : availableAt.toInstant());
   }
 
   public static BucketState bucketState(ResultSet rs) throws SQLException {
