@@ -131,6 +131,16 @@ public abstract class OperatorStoreContract {
   }
 
   @Test
+  void severalLettersRetriedAtOnceReenterTheLogInTheirOrder() throws Exception {
+    assertThat(deadLetters.retry(Scope.ALL, "carol")).isEqualTo(3);
+
+    assertThat(deadLetters.count(Scope.ALL)).isZero();
+    for (Message m : sent) {
+      assertThat(outboxRowsWithId(m.id())).as("the original and the retry of " + m.key()).isEqualTo(2);
+    }
+  }
+
+  @Test
   void aRowThatBreaksTheMessageRulesCannotReenterAndStaysDeadLettered() throws Exception {
     emptyTheTypeOfDeadLetter(sent.get(2).id());
     Scope j = Scope.ALL.withKey("j");
