@@ -83,17 +83,27 @@ class PackageGraphTest {
   }
 
   /**
-   * The {@code txbox} command names no database's store: it finds the URL's {@code Database}
-   * through {@link java.util.ServiceLoader} and asks it by capability, so that a third database is
-   * one module. The one exception is PostgreSQL's outbox store, which the logical relay streams
-   * into and whose slots {@code status} reads: logical decoding is PostgreSQL's alone.
+   * The {@code txbox} command and the starter name no database's store: they find the URL's
+   * {@code Database} through {@link java.util.ServiceLoader} and ask it by capability, so that a
+   * third database is one module. The one exception is the command's use of PostgreSQL's outbox
+   * store, which the logical relay streams into and whose slots {@code status} reads: logical
+   * decoding is PostgreSQL's alone. (The starter hands the logical relay the store its
+   * {@code Database} built, and the relay refuses any other database's.)
    */
   @Test
-  void theServerNamesNoDatabaseButThroughItsDatabase() {
-    Set<String> allowed = Set.of("io.txbox.jdbc.PostgresOutboxStore", "io.txbox.jdbc.PostgresOutboxStore$Builder");
-    List<String> violations = new ArrayList<>();
+  void theServerAndTheStarterNameNoDatabaseButThroughItsDatabase() {
+    Set<String> logicalDecoding =
+        Set.of("io.txbox.jdbc.PostgresOutboxStore", "io.txbox.jdbc.PostgresOutboxStore$Builder");
+    assertThat(databasesNamedBy("io.txbox.server", logicalDecoding)).as("find databases through io.txbox.jdbc.Database")
+        .isEmpty();
+    assertThat(databasesNamedBy("io.txbox.spring", Set.of())).as("find databases through io.txbox.jdbc.Database")
+        .isEmpty();
+  }
+
+  private static List<String> databasesNamedBy(String module, Set<String> allowed) {
+    List<String> named = new ArrayList<>();
     for (JavaClass c : TXBOX) {
-      if (!moduleOf(c.getPackageName()).equals("io.txbox.server")) {
+      if (!moduleOf(c.getPackageName()).equals(module)) {
         continue;
       }
       for (Dependency d : c.getDirectDependenciesFromSelf()) {
@@ -101,11 +111,11 @@ class PackageGraphTest {
         boolean ofADatabase = moduleOf(target.getPackageName()).equals("io.txbox.mariadb")
             || target.getSimpleName().startsWith("Postgres") || target.getSimpleName().startsWith("MariaDb");
         if (ofADatabase && !allowed.contains(target.getName())) {
-          violations.add(d.getDescription());
+          named.add(d.getDescription());
         }
       }
     }
-    assertThat(violations).as("find databases through io.txbox.jdbc.Database").isEmpty();
+    return named;
   }
 
   /**

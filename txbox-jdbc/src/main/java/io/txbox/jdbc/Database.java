@@ -66,30 +66,40 @@ public interface Database {
    *     the relay pool's {@link #relayPoolInitSql} instead
    * @param outboxPartitionSize positions per outbox partition ({@link Capability#PARTITIONS}), 0 for a plain table
    * @param partitionsAhead empty partitions the janitor keeps ahead ({@link Capability#PARTITIONS}), null for the default
+   * @param partitionLockTimeout longest wait for the outbox's lock to create or drop a partition
+   *     ({@link Capability#PARTITIONS}), null for the default
    */
   record OutboxSettings(Tables tables, int buckets, boolean listen, DataSource listenDataSource,
-      Duration idleTransactionTimeout, long outboxPartitionSize, Integer partitionsAhead) {
+      Duration idleTransactionTimeout, long outboxPartitionSize, Integer partitionsAhead,
+      Duration partitionLockTimeout) {
 
     /** The tables and bucket count; no listening, no idle limit, no partitions. */
     public static OutboxSettings of(Tables tables, int buckets) {
-      return new OutboxSettings(tables, buckets, false, null, null, 0, null);
+      return new OutboxSettings(tables, buckets, false, null, null, 0, null, null);
     }
 
     /** These settings, relays woken by {@code listenDataSource}'s connection (null: the store's). */
     public OutboxSettings withListening(boolean listen, DataSource listenDataSource) {
       return new OutboxSettings(tables, buckets, listen, listenDataSource, idleTransactionTimeout,
-          outboxPartitionSize, partitionsAhead);
+          outboxPartitionSize, partitionsAhead, partitionLockTimeout);
     }
 
     /** These settings, idle relay transactions ended after {@code timeout}. */
     public OutboxSettings withIdleTransactionTimeout(Duration timeout) {
       return new OutboxSettings(tables, buckets, listen, listenDataSource, timeout, outboxPartitionSize,
-          partitionsAhead);
+          partitionsAhead, partitionLockTimeout);
     }
 
     /** These settings, with an outbox partitioned by {@code size} positions, {@code ahead} kept ahead (null: default). */
     public OutboxSettings withPartitions(long size, Integer ahead) {
-      return new OutboxSettings(tables, buckets, listen, listenDataSource, idleTransactionTimeout, size, ahead);
+      return new OutboxSettings(tables, buckets, listen, listenDataSource, idleTransactionTimeout, size, ahead,
+          partitionLockTimeout);
+    }
+
+    /** These settings, a partition created or dropped only if the outbox's lock comes within {@code timeout}. */
+    public OutboxSettings withPartitionLockTimeout(Duration timeout) {
+      return new OutboxSettings(tables, buckets, listen, listenDataSource, idleTransactionTimeout,
+          outboxPartitionSize, partitionsAhead, timeout);
     }
   }
 

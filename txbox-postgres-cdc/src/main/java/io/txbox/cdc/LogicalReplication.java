@@ -2,6 +2,7 @@ package io.txbox.cdc;
 
 import io.txbox.TxboxException;
 import io.txbox.cdc.internal.SlotCheckpoints;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -74,9 +75,18 @@ public final class LogicalReplication {
     this.messagePrefix = b.messagePrefix;
   }
 
-  /** A builder over the database's pool and the store whose tables it replicates. */
-  public static Builder builder(DataSource dataSource, PostgresOutboxStore store) {
-    return new Builder(dataSource, store);
+  /**
+   * A builder over the database's pool and the store whose tables it replicates, which must be
+   * PostgreSQL's: logical decoding is PostgreSQL's alone. A front end that names no database passes
+   * the store its {@code Database} built, and another database's store is refused here, by name.
+   */
+  public static Builder builder(DataSource dataSource, JdbcOutboxStore store) {
+    if (store instanceof PostgresOutboxStore postgres) {
+      return new Builder(dataSource, postgres);
+    }
+    throw new IllegalArgumentException("store must be PostgreSQL's for logical decoding, which is PostgreSQL's"
+        + " alone; was " + (store == null ? "null" : store.getClass().getSimpleName() + " (" + store.outboxTable()
+        + ")") + ": relay this outbox with the table relay");
   }
 
   /**

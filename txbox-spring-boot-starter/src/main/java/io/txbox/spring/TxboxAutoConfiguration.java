@@ -1,5 +1,7 @@
 package io.txbox.spring;
 
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.OpenTelemetry;
 import io.txbox.InboxHandler;
 import io.txbox.Janitor;
 import io.txbox.Outbox;
@@ -7,21 +9,21 @@ import io.txbox.Relay;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalOutboxStore;
-import io.txbox.jdbc.PostgresInboxStore;
-import io.txbox.spi.InboxStore;
-import io.txbox.jdbc.PostgresOutboxStore;
-import io.opentelemetry.api.GlobalOpenTelemetry;
-import io.opentelemetry.api.OpenTelemetry;
+import io.txbox.jdbc.Database;
+import io.txbox.jdbc.Database.Capability;
+import io.txbox.jdbc.Database.OutboxSettings;
+import io.txbox.jdbc.Database.Tables;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.spi.EventWriter;
+import io.txbox.spi.InboxStore;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Metrics;
-import io.txbox.spi.OutboxStore;
 import io.txbox.spi.OutboxWriter;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.internal.BrokerClients;
 import io.txbox.spring.internal.ContextBound;
-import io.txbox.spring.internal.DataSourceUrl;
+import io.txbox.spring.internal.DataSourceDatabase;
 import io.txbox.spring.internal.InboxListeners;
 import io.txbox.spring.internal.LogicalRelayState;
 import io.txbox.spring.internal.OpenTelemetryTracing;
@@ -64,8 +66,11 @@ import org.springframework.util.function.SingletonSupplier;
  *   <li>an {@link Outbox} whose {@code send(message)} joins the caller's Spring transaction and
  *       refuses to run outside one, and whose {@code sendEvent(event)} writes event objects with
  *       the application's {@code EventTypes} bean, when it has one;
- *   <li>the PostgreSQL stores, migrated at start-up unless {@code txbox.migrate=false} (on a
- *       {@code jdbc:mariadb:} URL, {@link TxboxMariaDbAutoConfiguration} builds txbox instead);
+ *   <li>the stores ({@code JdbcOutboxStore}, {@code InboxStore}) of the database the {@code DataSource}
+ *       reaches, built through its txbox {@link Database} (PostgreSQL with txbox-jdbc, MariaDB with
+ *       txbox-mariadb), migrated at start-up unless {@code txbox.migrate=false}; a setting that
+ *       database lacks ({@code txbox.schema}, logical decoding, {@code txbox.relay.listen-jdbc-url},
+ *       partitions on MariaDB) is refused at start-up, naming it;
  *   <li>a {@link Relay} to the broker, started with the context and drained when it stops
  *       ({@code txbox.relay.enabled}); with {@code txbox.relay.source=logical} and txbox-postgres-cdc,
  *       a {@code LogicalRelay} streaming the replication slot instead;
@@ -97,47 +102,84 @@ import org.springframework.util.function.SingletonSupplier;
     "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
     "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"})
 @ConditionalOnSingleCandidate(DataSource.class)
-@Conditional(DataSourceUrl.NotMariaDb.class)
 @EnableConfigurationProperties(TxboxProperties.class)
 public class TxboxAutoConfiguration {
   private static final String LOGICAL_DECODING = "io.txbox.cdc.LogicalReplication";
   private static final String WAL_OUTBOX_STORE = "txboxWalOutboxStore";
 
-  /** The outbox log, checkpoints, leases and dead letters; migrated unless turned off. */
+  /**
+   * The database the {@code DataSource} reaches, among the txbox database modules on the class path
+   * (txbox-jdbc for PostgreSQL, txbox-mariadb for MariaDB): what the stores are built through.
+   */
   @Bean
   @ConditionalOnMissingBean
-  public PostgresOutboxStore txboxOutboxStore(DataSource dataSource, TxboxProperties properties,
+  public Database txboxDatabase(DataSource dataSource, Environment environment) {
+    return DataSourceDatabase.of(dataSource, environment.getProperty("spring.datasource.url"));
+  }
+
+  /**
+   * The outbox log, checkpoints, leases and dead letters in the application's database; migrated
+   * unless turned off. A setting the database lacks is refused, naming it.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public JdbcOutboxStore txboxOutboxStore(Database database, DataSource dataSource, TxboxProperties properties,
       Environment environment) {
+    refuseWhatTheDatabaseLacks(database, properties);
     requireUsableModes(properties);
-    PostgresOutboxStore store = Settings.build("txbox", () -> {
-      PostgresOutboxStore.Builder b = PostgresOutboxStore.builder(dataSource)
-          .schema(properties.schema())
-          .tablePrefix(properties.tablePrefix())
-          .buckets(properties.buckets())
-          .outboxPartitionSize(properties.outboxPartitionSize())
-          .partitionsAhead(properties.partitionsAhead())
-          .partitionLockTimeout(properties.partitionLockTimeout());
-      String listen = properties.relay().listenJdbcUrl();
-      if (listen != null && !listen.isBlank()) {
-        b.listenDataSource(new DriverManagerDataSource(listen, environment.getProperty("spring.datasource.username"),
-            environment.getProperty("spring.datasource.password")));
-      }
-      return b.build();
-    });
+    JdbcOutboxStore store = Settings.build("txbox",
+        () -> database.outboxStore(dataSource, outboxSettings(database, properties, environment)));
     if (properties.migrate()) {
       store.migrate();
     }
     return store;
   }
 
+  private static OutboxSettings outboxSettings(Database database, TxboxProperties properties,
+      Environment environment) {
+    OutboxSettings settings = OutboxSettings.of(tables(properties), properties.buckets());
+    if (database.has(Capability.NOTIFY)) {
+      String listen = properties.relay().listenJdbcUrl();
+      settings = settings.withListening(true, listen == null || listen.isBlank() ? null : new DriverManagerDataSource(
+          listen, environment.getProperty("spring.datasource.username"),
+          environment.getProperty("spring.datasource.password")));
+    }
+    if (database.has(Capability.PARTITIONS)) {
+      settings = settings.withPartitions(properties.outboxPartitionSize(), properties.partitionsAhead())
+          .withPartitionLockTimeout(properties.partitionLockTimeout());
+    }
+    return settings;
+  }
+
+  private static Tables tables(TxboxProperties properties) {
+    return new Tables(properties.schema(), properties.tablePrefix());
+  }
+
+  /** A setting the database does not honour would be ignored in silence: it is refused instead. */
+  private static void refuseWhatTheDatabaseLacks(Database database, TxboxProperties properties) {
+    String name = database.name();
+    refuse(database, Capability.SCHEMAS, !TxboxProperties.DEFAULT_SCHEMA.equals(properties.schema()), "txbox.schema",
+        "on " + name + " the tables live in the database spring.datasource.url names: remove it");
+    refuse(database, Capability.LOGICAL_DECODING, properties.usesLogicalDecoding(),
+        "txbox.relay.source / txbox.outbox.write-mode",
+        name + " has no logical decoding in txbox: use the table relay (the default)");
+    refuse(database, Capability.NOTIFY, properties.relay().listenJdbcUrl() != null, "txbox.relay.listen-jdbc-url",
+        name + " has no LISTEN/NOTIFY in txbox: the relay polls; remove it");
+    refuse(database, Capability.PARTITIONS, properties.outboxPartitionSize() > 0, "txbox.outbox-partition-size",
+        name + "'s outbox is not partitioned: remove it");
+  }
+
+  private static void refuse(Database database, Capability needed, boolean given, String setting, String why) {
+    if (given && !database.has(needed)) {
+      throw new IllegalArgumentException("txbox setting refused, " + setting + ": " + why);
+    }
+  }
+
   /** The inbox records; its tables come with the outbox store's migration. */
   @Bean
   @ConditionalOnMissingBean
-  public PostgresInboxStore txboxInboxStore(TxboxProperties properties) {
-    return Settings.build("txbox", () -> PostgresInboxStore.builder()
-        .schema(properties.schema())
-        .tablePrefix(properties.tablePrefix())
-        .build());
+  public InboxStore txboxInboxStore(Database database, TxboxProperties properties) {
+    return Settings.build("txbox", () -> database.inboxStore(tables(properties)));
   }
 
   private static void requireUsableModes(TxboxProperties properties) {
@@ -161,13 +203,12 @@ public class TxboxAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
-  public Outbox txboxOutbox(PostgresOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
+  public Outbox txboxOutbox(JdbcOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
       ObjectProvider<EventWriter> events, @Qualifier(WAL_OUTBOX_STORE) ObjectProvider<OutboxWriter> walMessages) {
     return outbox(walMessages.getIfAvailable(() -> store), dataSource, tracing, events);
   }
 
-  /** The outbox over {@code store}, joining the Spring transaction; shared with the MariaDB configuration. */
-  static Outbox outbox(OutboxWriter store, DataSource dataSource, ObjectProvider<Tracing> tracing,
+  private static Outbox outbox(OutboxWriter store, DataSource dataSource, ObjectProvider<Tracing> tracing,
       ObjectProvider<EventWriter> events) {
     Outbox.Builder outbox = Outbox.builder(store)
         .currentTransaction(new SpringTransaction(dataSource))
@@ -183,11 +224,12 @@ public class TxboxAutoConfiguration {
    */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = LOGICAL_DECODING)
+  @Conditional(RelaySource.UsesLogicalDecoding.class)
   static class LogicalDecodingConfiguration {
     /** The slot and publication; migrated when this application writes or relays through them. */
     @Bean
     @ConditionalOnMissingBean
-    LogicalReplication txboxLogicalReplication(PostgresOutboxStore store, DataSource dataSource,
+    LogicalReplication txboxLogicalReplication(JdbcOutboxStore store, DataSource dataSource,
         TxboxProperties properties) {
       TxboxProperties.Logical l = properties.logical();
       LogicalReplication replication = Settings.build("txbox.logical", () -> LogicalReplication.builder(dataSource, store)
@@ -195,7 +237,7 @@ public class TxboxAutoConfiguration {
           .publication(l.publication())
           .messagePrefix(l.messagePrefix())
           .build());
-      if (properties.migrate() && properties.usesLogicalDecoding()) {
+      if (properties.migrate()) {
         replication.migrate();
       }
       return replication;
@@ -311,13 +353,7 @@ public class TxboxAutoConfiguration {
   @Conditional(RelaySource.Table.class)
   @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
   public ContextBound<Relay> txboxRelay(
-      PostgresOutboxStore store, TxboxProperties properties, Environment environment,
-      ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
-    return relay(store, properties, environment, metrics, tracing);
-  }
-
-  /** The table relay over {@code store}, started with the context; shared with the MariaDB configuration. */
-  static ContextBound<Relay> relay(OutboxStore store, TxboxProperties properties, Environment environment,
+      JdbcOutboxStore store, TxboxProperties properties, Environment environment,
       ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     TxboxProperties.Relay r = properties.relay();
     return new ContextBound<>("txbox relay", () -> {
@@ -346,13 +382,7 @@ public class TxboxAutoConfiguration {
   /** The health indicator's and meters' view of the table relay and its backlog. */
   @Bean
   @Conditional(RelaySource.Table.class)
-  public RelayState txboxRelayState(PostgresOutboxStore store, TxboxProperties properties,
-      ObjectProvider<ContextBound<Relay>> relay) {
-    return tableRelayState(store, properties, relay);
-  }
-
-  /** The table relay's state over {@code store}: PostgreSQL's or MariaDB's. */
-  static RelayState tableRelayState(OutboxStore store, TxboxProperties properties,
+  public RelayState txboxRelayState(JdbcOutboxStore store, TxboxProperties properties,
       ObjectProvider<ContextBound<Relay>> relay) {
     return new TableRelayState(store, properties.relay().subscription(),
         () -> Optional.ofNullable(relay.getIfAvailable()), properties.health().maxPendingAge(),
@@ -363,11 +393,6 @@ public class TxboxAutoConfiguration {
   @Bean
   @ConditionalOnProperty(name = "txbox.janitor.enabled", matchIfMissing = true)
   public ContextBound<Janitor> txboxJanitor(JanitorStore store, TxboxProperties properties) {
-    return janitor(store, properties);
-  }
-
-  /** The janitor over {@code store}, started with the context; shared with the MariaDB configuration. */
-  static ContextBound<Janitor> janitor(JanitorStore store, TxboxProperties properties) {
     TxboxProperties.Janitor j = properties.janitor();
     Janitor janitor = Settings.build("txbox.janitor", () -> Janitor.builder(store)
         .outboxRetention(j.outboxRetention())
@@ -384,14 +409,6 @@ public class TxboxAutoConfiguration {
   @ConditionalOnBean(InboxListener.class)
   @ConditionalOnProperty(name = "txbox.inbox.enabled", matchIfMissing = true)
   public InboxListeners txboxInboxListeners(
-      List<InboxListener> listeners, PostgresInboxStore store, DataSource dataSource,
-      ListableBeanFactory beans, TxboxProperties properties, Environment environment,
-      ObjectProvider<Tracing> tracing) {
-    return inboxListeners(listeners, store, dataSource, beans, properties, environment, tracing);
-  }
-
-  /** The inbox listeners on {@code store}: PostgreSQL's or MariaDB's. */
-  static InboxListeners inboxListeners(
       List<InboxListener> listeners, InboxStore store, DataSource dataSource,
       ListableBeanFactory beans, TxboxProperties properties, Environment environment,
       ObjectProvider<Tracing> tracing) {

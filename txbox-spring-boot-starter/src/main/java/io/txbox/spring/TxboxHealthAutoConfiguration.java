@@ -30,7 +30,7 @@ import org.springframework.context.annotation.Configuration;
  * {"status":"UP","details":{"subscription":"default","relay":"running","pending":0,...}}
  * }</pre>
  */
-@AutoConfiguration(after = TxboxAutoConfiguration.class, afterName = "io.txbox.spring.TxboxMariaDbAutoConfiguration")
+@AutoConfiguration(after = TxboxAutoConfiguration.class)
 @ConditionalOnBean(OperatorStore.class)
 public class TxboxHealthAutoConfiguration {
 

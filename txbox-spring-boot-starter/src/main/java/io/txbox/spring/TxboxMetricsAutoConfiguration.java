@@ -44,7 +44,6 @@ import org.springframework.context.annotation.Configuration;
     after = TxboxAutoConfiguration.class,
     // Boot 3's name, then Boot 4's: the registry this binds to must exist first.
     afterName = {
-        "io.txbox.spring.TxboxMariaDbAutoConfiguration",
         "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, RelayMeters.class})

@@ -41,7 +41,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 @ConfigurationProperties("txbox")
 public record TxboxProperties(
     @DefaultValue("true") boolean migrate,
-    @DefaultValue("public") String schema,
+    @DefaultValue(TxboxProperties.DEFAULT_SCHEMA) String schema,
     @DefaultValue("txbox_") String tablePrefix,
     @DefaultValue("64") int buckets,
     @DefaultValue("0") long outboxPartitionSize,
@@ -56,6 +56,9 @@ public record TxboxProperties(
     @DefaultValue Health health,
     @DefaultValue Metrics metrics,
     @DefaultValue Tracing tracing) {
+
+  /** {@code txbox.schema} when unset; a database without schemas (MariaDB) refuses any other. */
+  public static final String DEFAULT_SCHEMA = "public";
 
   /** Whether an event is a row of the outbox table or a WAL message; see docs/logical-decoding.md. */
   public enum WriteMode {

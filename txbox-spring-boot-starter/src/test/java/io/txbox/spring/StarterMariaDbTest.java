@@ -10,10 +10,11 @@ import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.txbox.Message;
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
+import io.txbox.spi.InboxStore;
 import io.txbox.testkit.MemoryTransport;
 import io.txbox.testkit.TestMariaDb;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +44,7 @@ class StarterMariaDbTest {
     db.execute("CREATE TABLE orders (id VARCHAR(64) PRIMARY KEY) ENGINE = InnoDB");
     runner = new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(BootLine.jdbcAutoConfigurations()))
-        .withConfiguration(AutoConfigurations.of(TxboxAutoConfiguration.class, TxboxMariaDbAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(TxboxAutoConfiguration.class))
         .withPropertyValues("spring.datasource.url=" + db.jdbcUrl(), "txbox.broker=memory",
             "txbox.memory.space=" + space, "txbox.relay.idle-interval=50ms");
   }
@@ -56,8 +57,9 @@ class StarterMariaDbTest {
   @Test
   void onAMariaDbUrlTheStarterMigratesMariaDbAndRelaysWhatCommittedOnly() {
     runner.run(context -> {
-      assertThat(context).hasNotFailed().hasSingleBean(MariaDbOutboxStore.class)
-          .doesNotHaveBean(PostgresOutboxStore.class).hasBean("txboxRelay").hasBean("txboxJanitor");
+      assertThat(context).hasNotFailed().hasSingleBean(JdbcOutboxStore.class).hasBean("txboxRelay")
+          .hasBean("txboxJanitor");
+      assertThat(context.getBean(JdbcOutboxStore.class)).isInstanceOf(MariaDbOutboxStore.class);
       TransactionTemplate transaction = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
       JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
       Outbox outbox = context.getBean(Outbox.class);
@@ -102,9 +104,19 @@ class StarterMariaDbTest {
 
   @Test
   void whatMariaDbLacksIsRefusedAtStartNamingTheSetting() {
-    runner.withPropertyValues("txbox.schema=shop").run(context -> assertThat(context).hasFailed()
-        .getFailure().rootCause().hasMessageContaining("txbox setting refused, txbox.schema: on MariaDB the tables"
-            + " live in the database spring.datasource.url names"));
+    refused("txbox.schema=shop", "txbox setting refused, txbox.schema: on MariaDB the tables live in the database"
+        + " spring.datasource.url names");
+    refused("txbox.outbox-partition-size=1000", "txbox setting refused, txbox.outbox-partition-size: MariaDB's"
+        + " outbox is not partitioned");
+    refused("txbox.relay.listen-jdbc-url=" + db.jdbcUrl(), "txbox setting refused, txbox.relay.listen-jdbc-url:"
+        + " MariaDB has no LISTEN/NOTIFY");
+    refused("txbox.relay.source=logical", "MariaDB has no logical decoding in txbox: use the table relay");
+    refused("txbox.outbox.write-mode=wal-message", "MariaDB has no logical decoding in txbox");
+  }
+
+  private void refused(String setting, String message) {
+    runner.withPropertyValues(setting).run(context -> assertThat(context).hasFailed()
+        .getFailure().rootCause().hasMessageContaining(message));
   }
 
   @Test
@@ -117,7 +129,8 @@ class StarterMariaDbTest {
       }
     });
     runner.withBean("inventory", InboxListener.class, () -> inventory).run(context -> {
-      assertThat(context).hasNotFailed().hasSingleBean(MariaDbInboxStore.class);
+      assertThat(context).hasNotFailed().hasSingleBean(InboxStore.class);
+      assertThat(context.getBean(InboxStore.class)).isInstanceOf(MariaDbInboxStore.class);
       TransactionTemplate transaction = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
       JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
       Outbox outbox = context.getBean(Outbox.class);

@@ -75,6 +75,9 @@ public final class PostgresDatabase implements Database {
     if (settings.partitionsAhead() != null) {
       b.partitionsAhead(settings.partitionsAhead());
     }
+    if (settings.partitionLockTimeout() != null) {
+      b.partitionLockTimeout(settings.partitionLockTimeout());
+    }
     return b.build();
   }
 

@@ -76,8 +76,10 @@ public final class MariaDbDatabase implements Database {
     if (settings.listen() || settings.listenDataSource() != null) {
       throw new IllegalArgumentException("listen: MariaDB has no LISTEN/NOTIFY in txbox; relays poll");
     }
-    if (settings.outboxPartitionSize() > 0 || settings.partitionsAhead() != null) {
-      throw new IllegalArgumentException("outboxPartitionSize, partitionsAhead: MariaDB's outbox is not partitioned");
+    if (settings.outboxPartitionSize() > 0 || settings.partitionsAhead() != null
+        || settings.partitionLockTimeout() != null) {
+      throw new IllegalArgumentException("outboxPartitionSize, partitionsAhead, partitionLockTimeout: MariaDB's outbox"
+          + " is not partitioned");
     }
     return MariaDbOutboxStore.builder(dataSource).tablePrefix(settings.tables().tablePrefix())
         .buckets(settings.buckets()).build();
