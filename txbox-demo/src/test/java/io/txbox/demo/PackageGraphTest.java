@@ -83,24 +83,18 @@ class PackageGraphTest {
   }
 
   /**
-   * The {@code txbox} command and the starter name no database's store: they find the URL's
+   * The {@code txbox} command and the starter name no database: they find the URL's
    * {@code Database} through {@link java.util.ServiceLoader} and ask it by capability, so that a
-   * third database is one module. The one exception is the command's use of PostgreSQL's outbox
-   * store, which the logical relay streams into and whose slots {@code status} reads: logical
-   * decoding is PostgreSQL's alone. (The starter hands the logical relay the store its
-   * {@code Database} built, and the relay refuses any other database's.)
+   * third database is one module. Logical decoding, PostgreSQL's alone, takes the store the
+   * {@code Database} built and refuses another database's.
    */
   @Test
   void theServerAndTheStarterNameNoDatabaseButThroughItsDatabase() {
-    Set<String> logicalDecoding =
-        Set.of("io.txbox.jdbc.PostgresOutboxStore", "io.txbox.jdbc.PostgresOutboxStore$Builder");
-    assertThat(databasesNamedBy("io.txbox.server", logicalDecoding)).as("find databases through io.txbox.jdbc.Database")
-        .isEmpty();
-    assertThat(databasesNamedBy("io.txbox.spring", Set.of())).as("find databases through io.txbox.jdbc.Database")
-        .isEmpty();
+    assertThat(databasesNamedBy("io.txbox.server")).as("find databases through io.txbox.jdbc.Database").isEmpty();
+    assertThat(databasesNamedBy("io.txbox.spring")).as("find databases through io.txbox.jdbc.Database").isEmpty();
   }
 
-  private static List<String> databasesNamedBy(String module, Set<String> allowed) {
+  private static List<String> databasesNamedBy(String module) {
     List<String> named = new ArrayList<>();
     for (JavaClass c : TXBOX) {
       if (!moduleOf(c.getPackageName()).equals(module)) {
@@ -110,7 +104,7 @@ class PackageGraphTest {
         JavaClass target = d.getTargetClass();
         boolean ofADatabase = moduleOf(target.getPackageName()).equals("io.txbox.mariadb")
             || target.getSimpleName().startsWith("Postgres") || target.getSimpleName().startsWith("MariaDb");
-        if (ofADatabase && !allowed.contains(target.getName())) {
+        if (ofADatabase) {
           named.add(d.getDescription());
         }
       }

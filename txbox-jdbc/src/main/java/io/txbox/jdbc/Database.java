@@ -51,7 +51,12 @@ public interface Database {
    * @param schema the schema, for a database with {@link Capability#SCHEMAS}; ignored otherwise
    * @param tablePrefix the prefix of every table name, such as {@code txbox_}
    */
-  record Tables(String schema, String tablePrefix) {}
+  record Tables(String schema, String tablePrefix) {
+    /** The schema, where a database has them, when none is named. */
+    public static final String DEFAULT_SCHEMA = "public";
+    /** The prefix of every table name when none is named. */
+    public static final String DEFAULT_TABLE_PREFIX = "txbox_";
+  }
 
   /**
    * What a table outbox is built with. A front end refuses, by capability and by name, the
@@ -72,6 +77,10 @@ public interface Database {
   record OutboxSettings(Tables tables, int buckets, boolean listen, DataSource listenDataSource,
       Duration idleTransactionTimeout, long outboxPartitionSize, Integer partitionsAhead,
       Duration partitionLockTimeout) {
+    /** The outbox's bucket count when none is named; fixed once the outbox exists. */
+    public static final int DEFAULT_BUCKETS = 64;
+    /** Empty partitions the janitor keeps ahead of the writers when none is named. */
+    public static final int DEFAULT_PARTITIONS_AHEAD = 2;
 
     /** The tables and bucket count; no listening, no idle limit, no partitions. */
     public static OutboxSettings of(Tables tables, int buckets) {

@@ -70,11 +70,11 @@ import javax.sql.DataSource;
 public final class PostgresOutboxStore extends ComposedOutboxStore implements DeadLetterSink {
 
   /** Default schema. */
-  public static final String DEFAULT_SCHEMA = "public";
+  public static final String DEFAULT_SCHEMA = Database.Tables.DEFAULT_SCHEMA;
   /** Default prefix of every table name. */
-  public static final String DEFAULT_TABLE_PREFIX = "txbox_";
+  public static final String DEFAULT_TABLE_PREFIX = Database.Tables.DEFAULT_TABLE_PREFIX;
   /** Default number of buckets the log is split into; the most relay instances that share work. */
-  public static final int DEFAULT_BUCKETS = 64;
+  public static final int DEFAULT_BUCKETS = Database.OutboxSettings.DEFAULT_BUCKETS;
   /** Most buckets. */
   public static final int MAX_BUCKETS = 1024;
   /** Default least time between two NOTIFYs from one store. */
@@ -84,7 +84,7 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
   /** Most positions per outbox partition. */
   public static final long MAX_PARTITION_SIZE = 1_000_000_000;
   /** Default empty partitions kept ahead of the writers. */
-  public static final int DEFAULT_PARTITIONS_AHEAD = 2;
+  public static final int DEFAULT_PARTITIONS_AHEAD = Database.OutboxSettings.DEFAULT_PARTITIONS_AHEAD;
   /** Default longest wait for the outbox's lock to create or drop a partition. */
   public static final Duration DEFAULT_PARTITION_LOCK_TIMEOUT = Duration.ofMillis(100);
 

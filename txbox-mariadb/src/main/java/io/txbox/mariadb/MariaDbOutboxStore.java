@@ -1,5 +1,6 @@
 package io.txbox.mariadb;
 
+import io.txbox.jdbc.Database;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.sql.ComposedOutboxStore;
 import io.txbox.jdbc.sql.JdbcOperatorStore;
@@ -60,9 +61,9 @@ import javax.sql.DataSource;
 public final class MariaDbOutboxStore extends ComposedOutboxStore {
 
   /** Default prefix of every table name. */
-  public static final String DEFAULT_TABLE_PREFIX = "txbox_";
+  public static final String DEFAULT_TABLE_PREFIX = Database.Tables.DEFAULT_TABLE_PREFIX;
   /** Default number of buckets the log is split into; the most relay instances that share work. */
-  public static final int DEFAULT_BUCKETS = 64;
+  public static final int DEFAULT_BUCKETS = Database.OutboxSettings.DEFAULT_BUCKETS;
   /** Most buckets. */
   public static final int MAX_BUCKETS = 1024;
 

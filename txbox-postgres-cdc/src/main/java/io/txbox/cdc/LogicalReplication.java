@@ -3,6 +3,7 @@ package io.txbox.cdc;
 import io.txbox.TxboxException;
 import io.txbox.cdc.internal.SlotCheckpoints;
 import io.txbox.jdbc.JdbcOutboxStore;
+import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.PostgresOutboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -217,9 +218,13 @@ public final class LogicalReplication {
 
   /**
    * The slots of {@code store}'s events in this database: those that {@link #migrate()} created
-   * for it, whatever their names. For {@code txbox status}, which knows no slot name.
+   * for it, whatever their names. For {@code txbox status}, which knows no slot name. Replication
+   * slots are PostgreSQL's: another database's store has none.
    */
-  public static List<SlotStatus> slotsOf(DataSource dataSource, PostgresOutboxStore store) {
+  public static List<SlotStatus> slotsOf(DataSource dataSource, OperatorStore operatorStore) {
+    if (!(operatorStore instanceof PostgresOutboxStore store)) {
+      return List.of();
+    }
     String subscriptions = store.schema() + "." + store.tablePrefix() + "subscription";
     try (Connection c = dataSource.getConnection();
         PreparedStatement p = c.prepareStatement(SLOT_STATUS + " WHERE database = current_database()"
@@ -260,8 +265,14 @@ public final class LogicalReplication {
     }
   }
 
-  /** The gaps of every slot of {@code store}'s events (see {@link SlotGap}); none where no relay ever checkpointed. */
-  public static List<SlotGap> gaps(DataSource dataSource, PostgresOutboxStore store) {
+  /**
+   * The gaps of every slot of {@code store}'s events (see {@link SlotGap}); none where no relay ever
+   * checkpointed, nor on another database than PostgreSQL.
+   */
+  public static List<SlotGap> gaps(DataSource dataSource, OperatorStore operatorStore) {
+    if (!(operatorStore instanceof PostgresOutboxStore store)) {
+      return List.of();
+    }
     String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
     try (Connection c = dataSource.getConnection()) {
       if (!exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
@@ -315,8 +326,12 @@ public final class LogicalReplication {
    * slot, or no standby named in {@code synchronized_standby_slots} (a standby promoted behind the
    * slot's position would lose what the relay confirmed); and from 17 on, standbys or not, a
    * standby's slot named there that nobody streams (logical decoding waits for it: delivery stalls).
+   * None on another database than PostgreSQL, which has no slots.
    */
-  public static List<String> slotProblems(DataSource dataSource, PostgresOutboxStore store) {
+  public static List<String> slotProblems(DataSource dataSource, OperatorStore operatorStore) {
+    if (!(operatorStore instanceof PostgresOutboxStore store)) {
+      return List.of();
+    }
     List<String> problems = new ArrayList<>();
     gaps(dataSource, store).forEach(g -> problems.add(g.describe()));
     problems.addAll(retrying(dataSource, store));

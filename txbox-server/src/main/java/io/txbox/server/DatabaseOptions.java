@@ -4,8 +4,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.Database;
 import io.txbox.jdbc.Database.Capability;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.ServerConnections;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.support.Secrets;
@@ -45,11 +45,11 @@ public final class DatabaseOptions {
   @Option(names = "--db-password", description = "Database password (or in the URL).")
   String password;
 
-  @Option(names = "--schema", defaultValue = PostgresOutboxStore.DEFAULT_SCHEMA,
+  @Option(names = "--schema", defaultValue = Database.Tables.DEFAULT_SCHEMA,
       description = "Schema of the txbox tables. Default: ${DEFAULT-VALUE}.")
   String schema;
 
-  @Option(names = "--table-prefix", defaultValue = PostgresOutboxStore.DEFAULT_TABLE_PREFIX,
+  @Option(names = "--table-prefix", defaultValue = Database.Tables.DEFAULT_TABLE_PREFIX,
       description = "Prefix of the txbox table names. Default: ${DEFAULT-VALUE}.")
   String tablePrefix;
 
@@ -273,8 +273,11 @@ public final class DatabaseOptions {
     return database().inboxStore(tables());
   }
 
-  /** A store builder for the tables these options name. */
-  public PostgresOutboxStore.Builder store(HikariDataSource dataSource) {
-    return PostgresOutboxStore.builder(dataSource).schema(schema).tablePrefix(tablePrefix);
+  /**
+   * The outbox store of the tables these options name, with the default bucket count: for
+   * commands that read the tables or the slots and create none.
+   */
+  public JdbcOutboxStore outboxStore(HikariDataSource dataSource) {
+    return database().outboxStore(dataSource, Database.OutboxSettings.of(tables(), Database.OutboxSettings.DEFAULT_BUCKETS));
   }
 }

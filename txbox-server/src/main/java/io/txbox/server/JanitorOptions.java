@@ -1,7 +1,7 @@
 package io.txbox.server;
 
 import io.txbox.Janitor;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.Database;
 import io.txbox.spi.JanitorStore;
 import java.time.Duration;
 import java.util.Optional;
@@ -15,7 +15,6 @@ import picocli.CommandLine.Option;
  *
  * <pre>{@code
  * @Mixin JanitorOptions janitorOptions;
- * PostgresOutboxStore store = janitorOptions.configure(PostgresOutboxStore.builder(ds)).build();
  * Optional<Janitor> started = janitorOptions.janitor(store).map(Janitor::start);
  * }</pre>
  */
@@ -39,7 +38,7 @@ final class JanitorOptions {
       description = "Time between janitor runs. Default: ${DEFAULT-VALUE}.")
   Duration interval;
 
-  @Option(names = "--partitions-ahead", defaultValue = "" + PostgresOutboxStore.DEFAULT_PARTITIONS_AHEAD,
+  @Option(names = "--partitions-ahead", defaultValue = "" + Database.OutboxSettings.DEFAULT_PARTITIONS_AHEAD,
       description = "A partitioned outbox: empty partitions the janitor keeps ahead of the writers, 1 to 100."
           + " Default: ${DEFAULT-VALUE}.")
   int partitionsAhead;
@@ -50,11 +49,6 @@ final class JanitorOptions {
   /** Empty partitions the janitor keeps ahead of the writers of a partitioned outbox. */
   int partitionsAhead() {
     return partitionsAhead;
-  }
-
-  /** The store's janitor settings. */
-  PostgresOutboxStore.Builder configure(PostgresOutboxStore.Builder store) {
-    return store.partitionsAhead(partitionsAhead);
   }
 
   /** The janitor, checked but not started; empty with {@code --no-janitor}. */

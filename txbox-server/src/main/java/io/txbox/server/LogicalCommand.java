@@ -32,7 +32,7 @@ final class LogicalCommand {
     public Integer call() {
       try (HikariDataSource ds = database.pool()) {
         database.checkDatabase(ds);
-        LogicalReplication replication = logical.replication(ds, database.store(ds).build());
+        LogicalReplication replication = logical.replication(ds, database.outboxStore(ds));
         Optional<SlotStatus> status = replication.status();
         var out = spec.commandLine().getOut();
         if (status.isEmpty()) {
@@ -72,7 +72,7 @@ final class LogicalCommand {
     public Integer call() {
       try (HikariDataSource ds = database.pool()) {
         database.checkDatabase(ds);
-        LogicalReplication replication = logical.replication(ds, database.store(ds).build());
+        LogicalReplication replication = logical.replication(ds, database.outboxStore(ds));
         var out = spec.commandLine().getOut();
         Optional<SlotGap> gap = replication.gap();
         if (gap.isEmpty()) {
@@ -105,7 +105,7 @@ final class LogicalCommand {
     public Integer call() {
       try (HikariDataSource ds = database.pool()) {
         database.checkDatabase(ds);
-        LogicalReplication replication = logical.replication(ds, database.store(ds).build());
+        LogicalReplication replication = logical.replication(ds, database.outboxStore(ds));
         var out = spec.commandLine().getOut();
         if (!execute) {
           out.println("would drop slot " + logical.slot + " and publication " + logical.publication

@@ -1,7 +1,7 @@
 package io.txbox.server;
 
 import io.txbox.cdc.LogicalReplication;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.jdbc.JdbcOutboxStore;
 import java.util.Properties;
 import javax.sql.DataSource;
 import picocli.CommandLine.Option;
@@ -32,7 +32,7 @@ public final class LogicalOptions {
   public LogicalOptions() {}
 
   /** The slot and publication these options name, over {@code store}'s tables. */
-  public LogicalReplication replication(DataSource dataSource, PostgresOutboxStore store) {
+  public LogicalReplication replication(DataSource dataSource, JdbcOutboxStore store) {
     return LogicalReplication.builder(dataSource, store)
         .slot(slot).publication(publication).messagePrefix(messagePrefix).build();
   }

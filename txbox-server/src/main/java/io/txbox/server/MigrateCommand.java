@@ -5,7 +5,6 @@ import io.txbox.jdbc.Database;
 import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.MigrationScript;
-import io.txbox.jdbc.PostgresOutboxStore;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -20,7 +19,7 @@ import picocli.CommandLine.Spec;
 final class MigrateCommand implements Callable<Integer> {
   @Mixin DatabaseOptions database;
 
-  @Option(names = "--buckets", defaultValue = "" + PostgresOutboxStore.DEFAULT_BUCKETS,
+  @Option(names = "--buckets", defaultValue = "" + Database.OutboxSettings.DEFAULT_BUCKETS,
       description = "Buckets to split the log into, fixed once the tables exist: the most relay"
           + " instances that share the work. Default: ${DEFAULT-VALUE}.")
   int buckets;
@@ -71,7 +70,7 @@ final class MigrateCommand implements Callable<Integer> {
       database.checkConnection(ds);
       int applied = store.migrate();
       if (logical) {
-        logicalOptions.replication(ds, database.store(ds).build()).migrate();
+        logicalOptions.replication(ds, store).migrate();
         System.out.println("replication slot " + logicalOptions.slot + " and publication "
             + logicalOptions.publication + " are ready");
       }

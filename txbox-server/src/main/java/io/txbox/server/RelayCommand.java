@@ -12,7 +12,6 @@ import io.txbox.jdbc.Database;
 import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.JanitorMeters;
 import io.txbox.micrometer.RelayMeters;
@@ -115,7 +114,7 @@ final class RelayCommand implements Callable<Integer> {
   @Option(names = "--migrate", description = "Create or upgrade the tables before relaying.")
   boolean migrate;
 
-  @Option(names = "--buckets", defaultValue = "" + PostgresOutboxStore.DEFAULT_BUCKETS,
+  @Option(names = "--buckets", defaultValue = "" + Database.OutboxSettings.DEFAULT_BUCKETS,
       description = "Buckets, with --migrate on a new database. Default: ${DEFAULT-VALUE}.")
   int buckets;
 
@@ -195,6 +194,14 @@ final class RelayCommand implements Callable<Integer> {
       settings = settings.withPartitions(0, janitorOptions.partitionsAhead());
     }
     return settings;
+  }
+
+  /**
+   * The outbox the logical relay streams into: its dead letters, janitor and readiness; no
+   * wake-ups (the relay streams) and no idle limit (it locks no buckets).
+   */
+  private Database.OutboxSettings slotOutboxSettings() {
+    return Database.OutboxSettings.of(database.tables(), buckets).withPartitions(0, janitorOptions.partitionsAhead());
   }
 
   /** The options that name what the URL's database cannot do, refused by capability. */
@@ -304,7 +311,7 @@ final class RelayCommand implements Callable<Integer> {
     HikariDataSource ds = database.pool();
     PrometheusMeterRegistry registry = HttpOptions.registry();
     Running<LogicalRelay> running = startOrClose(ds, publisher, opened -> {
-      PostgresOutboxStore store = janitorOptions.configure(database.store(ds).buckets(buckets)).build();
+      JdbcOutboxStore store = database.database().outboxStore(ds, slotOutboxSettings());
       LogicalReplication replication = logical.replication(ds, store);
       RelayMeters meters = RelayMeters.create(registry);
       LogicalRelay.Builder b = LogicalRelay.builder(replication, publisher)

@@ -3,7 +3,6 @@ package io.txbox.server;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.SlotStatus;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.jdbc.StoreStatus;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,14 +26,10 @@ record StatusReport(StoreStatus status, List<SlotStatus> slots, List<String> pro
   /** Reads the status of {@code store}'s tables; counting stops at {@code limitPerBucket} events per bucket. */
   static StatusReport read(DataSource ds, OperatorStore store, int limitPerBucket, Duration maxPendingAge) {
     StoreStatus status = store.status(limitPerBucket);
-    // Replication slots are PostgreSQL's; another database's outbox has none.
-    List<SlotStatus> slots = store instanceof PostgresOutboxStore postgres
-        ? LogicalReplication.slotsOf(ds, postgres) : List.of();
+    List<SlotStatus> slots = LogicalReplication.slotsOf(ds, store); // none on a database without slots
     List<String> problems = new ArrayList<>(status.problems(maxPendingAge));
     problems.addAll(slotProblems(slots));
-    if (store instanceof PostgresOutboxStore postgres) {
-      problems.addAll(LogicalReplication.slotProblems(ds, postgres)); // failover: gaps, slots no standby keeps
-    }
+    problems.addAll(LogicalReplication.slotProblems(ds, store)); // failover: gaps, slots no standby keeps
     return new StatusReport(status, slots, List.copyOf(problems));
   }
 

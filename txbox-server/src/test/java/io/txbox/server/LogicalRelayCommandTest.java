@@ -52,8 +52,9 @@ class LogicalRelayCommandTest {
     try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setServerConfig("wal_level", "logical").start();
         RelayProcesses relays = new RelayProcesses()) {
       String url = postgres.getJdbcUrl("postgres", "postgres");
-      assertThat(run("migrate", "--logical", "--jdbc-url", url)).isZero();
-      Process relay = relays.start(dir, List.of("--source", "logical", "--jdbc-url", url,
+      // A bucket count of its own: the slot's migration upgrades the outbox it names, with that count.
+      assertThat(run("migrate", "--logical", "--jdbc-url", url, "--buckets", "16")).as(err.toString()).isZero();
+      Process relay = relays.start(dir, List.of("--source", "logical", "--jdbc-url", url, "--buckets", "16",
           "--kafka-bootstrap-servers", kafka.bootstrapServers()));
       try (var pool = TestDatabase.pool(url, 2); Connection c = pool.getConnection()) {
         c.setAutoCommit(false);
