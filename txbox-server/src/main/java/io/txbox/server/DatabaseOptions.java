@@ -278,6 +278,7 @@ public final class DatabaseOptions {
    * commands that read the tables or the slots and create none.
    */
   public JdbcOutboxStore outboxStore(HikariDataSource dataSource) {
-    return database().outboxStore(dataSource, Database.OutboxSettings.of(tables(), Database.OutboxSettings.DEFAULT_BUCKETS));
+    Database.OutboxSettings settings = Database.OutboxSettings.of(tables(), Database.OutboxSettings.DEFAULT_BUCKETS);
+    return database().outboxStore(dataSource, settings);
   }
 }

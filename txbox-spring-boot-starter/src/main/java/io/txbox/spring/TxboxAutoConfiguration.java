@@ -158,7 +158,7 @@ public class TxboxAutoConfiguration {
   /** A setting the database does not honour would be ignored in silence: it is refused instead. */
   private static void refuseWhatTheDatabaseLacks(Database database, TxboxProperties properties) {
     String name = database.name();
-    refuse(database, Capability.SCHEMAS, !TxboxProperties.DEFAULT_SCHEMA.equals(properties.schema()), "txbox.schema",
+    refuse(database, Capability.SCHEMAS, !Tables.DEFAULT_SCHEMA.equals(properties.schema()), "txbox.schema",
         "on " + name + " the tables live in the database spring.datasource.url names: remove it");
     refuse(database, Capability.LOGICAL_DECODING, properties.usesLogicalDecoding(),
         "txbox.relay.source / txbox.outbox.write-mode",

@@ -1,5 +1,6 @@
 package io.txbox.spring;
 
+import io.txbox.jdbc.Database;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -41,7 +42,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 @ConfigurationProperties("txbox")
 public record TxboxProperties(
     @DefaultValue("true") boolean migrate,
-    @DefaultValue(TxboxProperties.DEFAULT_SCHEMA) String schema,
+    @DefaultValue(Database.Tables.DEFAULT_SCHEMA) String schema,
     @DefaultValue("txbox_") String tablePrefix,
     @DefaultValue("64") int buckets,
     @DefaultValue("0") long outboxPartitionSize,
@@ -56,9 +57,6 @@ public record TxboxProperties(
     @DefaultValue Health health,
     @DefaultValue Metrics metrics,
     @DefaultValue Tracing tracing) {
-
-  /** {@code txbox.schema} when unset; a database without schemas (MariaDB) refuses any other. */
-  public static final String DEFAULT_SCHEMA = "public";
 
   /** Whether an event is a row of the outbox table or a WAL message; see docs/logical-decoding.md. */
   public enum WriteMode {

@@ -27,9 +27,10 @@ public final class DataSourceDatabase {
       return known.get(0); // no connection at start-up: the database may still be starting
     }
     String url = configuredUrl != null ? configuredUrl : connectionUrl(dataSource);
-    return Database.forUrl(url).orElseThrow(() -> new IllegalStateException("txbox has no database module for "
-        + kind(url) + " on the class path; it has " + names(known) + ". Add io.txbox:txbox-jdbc for PostgreSQL"
-        + " (jdbc:postgresql:) or io.txbox:txbox-mariadb for MariaDB (jdbc:mariadb:)"));
+    return known.stream().filter(d -> url != null && d.accepts(url)).findFirst()
+        .orElseThrow(() -> new IllegalStateException("txbox has no database module for " + kind(url)
+            + " on the class path; it has " + names(known) + ". Add io.txbox:txbox-jdbc for PostgreSQL"
+            + " (jdbc:postgresql:) or io.txbox:txbox-mariadb for MariaDB (jdbc:mariadb:)"));
   }
 
   private static String connectionUrl(DataSource dataSource) {
