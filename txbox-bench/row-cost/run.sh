@@ -14,7 +14,7 @@ conn=("$@"); [ ${#conn[@]} -gt 0 ] || conn=(-h 127.0.0.1 -U postgres test)
 rounds=${ROUNDS:-5}; seconds=${SECONDS_EACH:-10}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 psql -q "${conn[@]}" -v ON_ERROR_STOP=1 -f "$here/setup.sql" 2>/dev/null
-migrations="$here/../../txbox-jdbc/src/main/resources/io/txbox/jdbc/postgres"
+migrations="$here/../../txbox-postgres/src/main/resources/io/txbox/postgres"
 for m in "txbox_ V8__outbox_check_function" "six_ V4__outbox_checks"; do
   read -r prefix version <<< "$m"
   sed -e 's/{schema}/rowcost/g' -e "s/{prefix}/$prefix/g" "$migrations/$version.sql" | PGOPTIONS=--client-min-messages=warning psql -q "${conn[@]}" -v ON_ERROR_STOP=1

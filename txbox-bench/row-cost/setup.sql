@@ -1,7 +1,7 @@
 -- What each part of txbox's outbox row costs a business transaction: the tables of run.sh.
--- "nochecks" is txbox_outbox as V1 of txbox-jdbc creates it (64 buckets); run.sh then gives
+-- "nochecks" is txbox_outbox as V1 of txbox-postgres creates it (64 buckets); run.sh then gives
 -- "txbox_outbox" (the "full" variant) version 8's CHECK and "six_outbox" version 4's six, from
--- txbox-jdbc's own migration files; each table after "nochecks" takes one more part away; "dbz" is
+-- txbox-postgres's own migration files; each table after "nochecks" takes one more part away; "dbz" is
 -- Debezium's outbox table as its documentation shows it.
 DROP SCHEMA IF EXISTS rowcost CASCADE;
 CREATE SCHEMA rowcost;

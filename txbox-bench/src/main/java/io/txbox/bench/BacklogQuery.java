@@ -1,6 +1,6 @@
 package io.txbox.bench;
 
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.Backlog;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package io.txbox.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.ResultSet;

@@ -3,7 +3,7 @@ package io.txbox.bench;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.cdc.LogicalReplication;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.ChildProcess;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package io.txbox.bench;
 
 import io.txbox.Message;
-import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.postgres.PostgresInboxStore;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -5,7 +5,7 @@ import io.txbox.Outbox;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalEnvelope;
 import io.txbox.cdc.WalOutboxStore;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

@@ -2,8 +2,8 @@ package io.txbox.bench;
 
 import io.txbox.Outbox;
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.PgBouncer;
 import java.nio.file.Path;

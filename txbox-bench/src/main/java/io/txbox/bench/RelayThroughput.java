@@ -2,7 +2,7 @@ package io.txbox.bench;
 
 import io.txbox.Message;
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.Publisher;
 import java.nio.file.Path;

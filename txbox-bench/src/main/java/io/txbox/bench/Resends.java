@@ -1,8 +1,8 @@
 package io.txbox.bench;
 
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.ChildProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,17 +1,17 @@
 package io.txbox.bench;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
-import com.zaxxer.hikari.HikariDataSource;
-import io.txbox.jdbc.PostgresOutboxStore;
-import io.txbox.mariadb.MariaDbOutboxStore;
-import io.txbox.spi.OutboxStore;
-import io.txbox.testkit.TestDatabase;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.Metrics;
+import io.txbox.spi.OutboxStore;
 import io.txbox.testkit.KafkaBroker;
+import io.txbox.testkit.TestDatabase;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

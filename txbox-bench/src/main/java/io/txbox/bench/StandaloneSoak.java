@@ -3,7 +3,7 @@ package io.txbox.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.LocalPorts;
 import io.txbox.testkit.ServerProcess;

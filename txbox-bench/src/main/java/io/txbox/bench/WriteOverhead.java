@@ -1,7 +1,7 @@
 package io.txbox.bench;
 
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.sql.Connection;

@@ -1,15 +1,15 @@
 package io.txbox.demo;
 
-import io.txbox.server.Main;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Outbox;
+import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.WalOutboxStore;
 import io.txbox.examples.ShopSchema;
 import io.txbox.examples.inventory.InventoryApp;
 import io.txbox.examples.orders.OrderService;
-import io.txbox.cdc.LogicalReplication;
-import io.txbox.cdc.WalOutboxStore;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
+import io.txbox.server.Main;
 import io.txbox.spi.support.Secrets;
 import java.io.IOException;
 import java.io.PrintStream;

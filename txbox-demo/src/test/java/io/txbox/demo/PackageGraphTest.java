@@ -26,10 +26,10 @@ import org.junit.jupiter.api.Test;
 class PackageGraphTest {
 
   /** Each module's root package (its Automatic-Module-Name); core's is {@code io.txbox}. */
-  private static final List<String> MODULE_ROOTS = List.of("io.txbox.jdbc", "io.txbox.mariadb", "io.txbox.kafka",
-      "io.txbox.nats", "io.txbox.rabbitmq", "io.txbox.sqs", "io.txbox.cdc", "io.txbox.micrometer",
-      "io.txbox.jackson", "io.txbox.testkit", "io.txbox.spring", "io.txbox.server", "io.txbox.demo",
-      "io.txbox.examples");
+  private static final List<String> MODULE_ROOTS = List.of("io.txbox.jdbc", "io.txbox.postgres",
+      "io.txbox.mariadb", "io.txbox.kafka", "io.txbox.nats", "io.txbox.rabbitmq", "io.txbox.sqs", "io.txbox.cdc",
+      "io.txbox.micrometer", "io.txbox.jackson", "io.txbox.testkit", "io.txbox.spring", "io.txbox.server",
+      "io.txbox.demo", "io.txbox.examples");
   private static final String CORE = "io.txbox";
 
   private static final JavaClasses TXBOX = new ClassFileImporter()
@@ -90,9 +90,12 @@ class PackageGraphTest {
    */
   @Test
   void theServerAndTheStarterNameNoDatabaseButThroughItsDatabase() {
+    assertThat(databasesNamedBy("io.txbox.jdbc")).as("the JDBC core is every database's: name none").isEmpty();
     assertThat(databasesNamedBy("io.txbox.server")).as("find databases through io.txbox.jdbc.Database").isEmpty();
     assertThat(databasesNamedBy("io.txbox.spring")).as("find databases through io.txbox.jdbc.Database").isEmpty();
   }
+
+  private static final List<String> DATABASES = List.of("io.txbox.postgres", "io.txbox.mariadb");
 
   private static List<String> databasesNamedBy(String module) {
     List<String> named = new ArrayList<>();
@@ -102,7 +105,7 @@ class PackageGraphTest {
       }
       for (Dependency d : c.getDirectDependenciesFromSelf()) {
         JavaClass target = d.getTargetClass();
-        boolean ofADatabase = moduleOf(target.getPackageName()).equals("io.txbox.mariadb")
+        boolean ofADatabase = DATABASES.contains(moduleOf(target.getPackageName()))
             || target.getSimpleName().startsWith("Postgres") || target.getSimpleName().startsWith("MariaDb");
         if (ofADatabase) {
           named.add(d.getDescription());

@@ -9,7 +9,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.RetryPolicy;
 import io.txbox.UnprocessableMessageException;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;

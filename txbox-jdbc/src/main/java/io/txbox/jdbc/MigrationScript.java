@@ -2,7 +2,7 @@ package io.txbox.jdbc;
 
 /**
  * One version of the txbox tables as plain SQL, for Flyway, Liquibase or a DBA to run instead of
- * {@link PostgresOutboxStore#migrate()}: names and bucket count filled in, and the version recorded
+ * {@link OperatorStore#migrate()}: names and bucket count filled in, and the version recorded
  * in txbox's own version table, so that {@code migrate()} later sees it as applied.
  *
  * <pre>{@code

@@ -8,15 +8,16 @@ import java.util.List;
  * console and the Spring meters and health take one.
  *
  * <pre>{@code
- * OperatorStore store = PostgresOutboxStore.builder(dataSource).build();
+ * OperatorStore store = Database.forUrl(jdbcUrl).orElseThrow()
+ *     .operatorStore(dataSource, new Database.Tables("public", "txbox_"));
  * StoreStatus status = store.status(10_000);
  * long waiting = store.deadLetters().count(Scope.ALL);
  * }</pre>
  *
  * <p>An outbox store is three things behind three interfaces: the relay's part
  * ({@link io.txbox.spi.OutboxStore}: append, and leases, reads, checkpoints), the janitor's
- * ({@link io.txbox.spi.JanitorStore}: bounded deletes) and this one. {@link PostgresOutboxStore}
- * is all three; a store for another database implements the relay's part first, which is all
+ * ({@link io.txbox.spi.JanitorStore}: bounded deletes) and this one. A
+ * {@link JdbcOutboxStore} is all three; a store for another database implements the relay's part first, which is all
  * writers and relays need, and the others later.
  */
 public interface OperatorStore {

@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 
 /**
  * What an operator asks first: is delivery moving, who relays what, what is stuck and why. Read
- * by {@link PostgresOutboxStore#status(int)} in one transaction; {@code txbox status} prints it.
+ * by {@link OperatorStore#status(int)} in one transaction; {@code txbox status} prints it.
  *
  * <pre>{@code
  * StoreStatus status = store.status(1000);

@@ -10,7 +10,7 @@ import io.txbox.InboxHandler;
 import io.txbox.InboxQueue;
 import io.txbox.Message;
 import io.txbox.RetryPolicy;
-import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.postgres.PostgresInboxStore;
 import io.txbox.testkit.ChildProcess;
 import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;

@@ -4,7 +4,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.RetryPolicy;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TopicReader;
 import java.nio.charset.StandardCharsets;

@@ -2,7 +2,7 @@ package io.txbox.kafka;
 
 import io.txbox.Inbox;
 import io.txbox.InboxHandler;
-import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.postgres.PostgresInboxStore;
 import io.txbox.testkit.TestDatabase;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;

@@ -7,7 +7,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.time.Duration;

@@ -7,7 +7,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalOutboxStore;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.SettableClock;
 import io.txbox.testkit.TestDatabase;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;

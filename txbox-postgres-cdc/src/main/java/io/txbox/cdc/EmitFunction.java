@@ -43,7 +43,7 @@ final class EmitFunction {
         // a call from 8.4-9.1 to 7.4-7.9 µs (loops of 100,000 calls with their arguments built;
         // the same call of a function that only emits: 5.1-5.3 µs; BENCHMARKS.md).
         // The fields are checked after the emit, not before it, by the rules of the outbox table's
-        // CHECK (txbox-jdbc's V4 and V8): a field that breaks them, headers that are not an
+        // CHECK (txbox-postgres's V4 and V8): a field that breaks them, headers that are not an
         // object, a null id or a null prefix each make the envelope or the prefix null, and
         // pg_logical_emit_message, being strict, then writes nothing and returns null. So a valid
         // call pays for one test of the result, and a bad one is named before the error aborts.

@@ -1,7 +1,7 @@
 package io.txbox.cdc;
 
 import io.txbox.Message;
-import io.txbox.jdbc.OutboxRowText;
+import io.txbox.postgres.OutboxRowText;
 import java.io.ByteArrayOutputStream;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.txbox.Outbox;
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.FaultDrill;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.PostgresNode;

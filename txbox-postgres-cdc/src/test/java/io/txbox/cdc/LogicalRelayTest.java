@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Janitor;
 import io.txbox.Message;
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.Metrics;
-import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TopicReader;

@@ -1,7 +1,7 @@
 package io.txbox.cdc;
 
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.kafka.KafkaPublisher;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
 import java.util.Properties;

@@ -2,7 +2,7 @@ package io.txbox.server;
 
 import io.txbox.Message;
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -3,7 +3,7 @@ package io.txbox.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.nio.file.Files;

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.txbox.Message;
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TopicReader;

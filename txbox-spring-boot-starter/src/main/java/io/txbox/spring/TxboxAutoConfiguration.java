@@ -67,7 +67,7 @@ import org.springframework.util.function.SingletonSupplier;
  *       refuses to run outside one, and whose {@code sendEvent(event)} writes event objects with
  *       the application's {@code EventTypes} bean, when it has one;
  *   <li>the stores ({@code JdbcOutboxStore}, {@code InboxStore}) of the database the {@code DataSource}
- *       reaches, built through its txbox {@link Database} (PostgreSQL with txbox-jdbc, MariaDB with
+ *       reaches, built through its txbox {@link Database} (PostgreSQL with txbox-postgres, MariaDB with
  *       txbox-mariadb), migrated at start-up unless {@code txbox.migrate=false}; a setting that
  *       database lacks ({@code txbox.schema}, logical decoding, {@code txbox.relay.listen-jdbc-url},
  *       partitions on MariaDB) is refused at start-up, naming it;
@@ -109,7 +109,7 @@ public class TxboxAutoConfiguration {
 
   /**
    * The database the {@code DataSource} reaches, among the txbox database modules on the class path
-   * (txbox-jdbc for PostgreSQL, txbox-mariadb for MariaDB): what the stores are built through.
+   * (txbox-postgres for PostgreSQL, txbox-mariadb for MariaDB): what the stores are built through.
    */
   @Bean
   @ConditionalOnMissingBean

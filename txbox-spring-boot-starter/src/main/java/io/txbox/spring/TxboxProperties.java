@@ -16,7 +16,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * }</pre>
  *
  * @param migrate whether to create or upgrade the txbox tables at start-up; turn it off when
- *     Flyway or Liquibase runs the SQL of txbox-jdbc's {@code io/txbox/jdbc/postgres} scripts
+ *     Flyway or Liquibase runs the SQL of txbox-postgres's {@code io/txbox/postgres} scripts
  * @param schema the database schema of the txbox tables
  * @param tablePrefix the prefix of the txbox table names
  * @param buckets buckets the outbox log is split into, fixed once the tables exist: the most relay

@@ -23,7 +23,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.ParkedMessage;
 import io.txbox.Relay;
-import io.txbox.jdbc.PostgresInboxStore;
+import io.txbox.postgres.PostgresInboxStore;
 import io.txbox.spring.internal.ContextBound;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
@@ -40,8 +40,8 @@ import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.txbox.Inbox;
 import io.txbox.Message;
-import io.txbox.jdbc.PostgresInboxStore;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresInboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.Publisher;
 import io.txbox.testkit.ElasticMqServer;
 import io.txbox.testkit.TestDatabase;

@@ -5,7 +5,7 @@ import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.Message;
 import io.txbox.Outbox;
-import io.txbox.jdbc.PostgresOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.Publisher;
 import java.sql.Connection;
 import java.util.List;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.cdc.LogicalReplication;
-import io.txbox.jdbc.PostgresOutboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.SendScope;
 import io.txbox.spi.Transport;
 import io.txbox.spi.TransportSettings;
@@ -65,6 +65,7 @@ class ReadmeSnippetsTest {
       import io.txbox.kafka.*;
       import io.txbox.mariadb.*;
       import io.txbox.nats.*;
+      import io.txbox.postgres.*;
       import io.txbox.rabbitmq.*;
       import io.txbox.spi.Publisher;
       import io.txbox.spring.*;
@@ -75,7 +76,7 @@ class ReadmeSnippetsTest {
       import java.sql.SQLException;
       import java.time.Duration;
       import java.util.HashMap;
-import java.util.List;
+      import java.util.List;
       import java.util.UUID;
       import javax.sql.DataSource;
       import org.springframework.context.annotation.Bean;

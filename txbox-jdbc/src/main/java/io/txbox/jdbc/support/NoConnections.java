@@ -12,7 +12,7 @@ import javax.sql.DataSource;
  * every connection attempt fails, saying so.
  *
  * <pre>{@code
- * List<MigrationScript> scripts = PostgresOutboxStore.builder(new NoConnections()).build().migrationScripts();
+ * List<MigrationScript> scripts = database.outboxStore(new NoConnections(), settings).migrationScripts();
  * }</pre>
  */
 public final class NoConnections implements DataSource {

@@ -1,6 +1,6 @@
 package io.txbox.cdc.internal;
 
-import io.txbox.jdbc.OutboxRowText;
+import io.txbox.postgres.OutboxRowText;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

@@ -1,6 +1,6 @@
 package io.txbox.cdc.internal;
 
-import io.txbox.jdbc.OutboxRowText;
+import io.txbox.postgres.OutboxRowText;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

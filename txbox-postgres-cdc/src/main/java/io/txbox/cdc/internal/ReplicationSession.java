@@ -17,7 +17,7 @@ import org.postgresql.replication.fluent.logical.ChainedLogicalStreamBuilder;
  * publication's inserts and the WAL messages. From PostgreSQL 14 on, inserted values come in
  * binary ({@code binary 'true'}): the walsender sends a {@code bytea} as it is and a timestamp as
  * its microseconds, where text would print them as hex and as a date, to be parsed again here.
- * Values sent as text (PostgreSQL 13) print in the forms {@link io.txbox.jdbc.OutboxRowText}
+ * Values sent as text (PostgreSQL 13) print in the forms {@link io.txbox.postgres.OutboxRowText}
  * reads (UTC, ISO dates, hex bytea) whatever the server's defaults.
  */
 public final class ReplicationSession implements AutoCloseable {

@@ -1,7 +1,7 @@
 package io.txbox.cdc.internal;
 
 import io.txbox.cdc.WalEnvelope;
-import io.txbox.jdbc.OutboxRowText;
+import io.txbox.postgres.OutboxRowText;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -29,8 +29,8 @@ public final class DataSourceDatabase {
     String url = configuredUrl != null ? configuredUrl : connectionUrl(dataSource);
     return known.stream().filter(d -> url != null && d.accepts(url)).findFirst()
         .orElseThrow(() -> new IllegalStateException("txbox has no database module for " + kind(url)
-            + " on the class path; it has " + names(known) + ". Add io.txbox:txbox-jdbc for PostgreSQL"
-            + " (jdbc:postgresql:) or io.txbox:txbox-mariadb for MariaDB (jdbc:mariadb:)"));
+            + " on the class path; it has " + names(known) + ". Add io.txbox:txbox-postgres for PostgreSQL"
+            + " (jdbc:postgresql:; io.txbox:txbox-jdbc no longer brings it) or io.txbox:txbox-mariadb for MariaDB (jdbc:mariadb:)"));
   }
 
   private static String connectionUrl(DataSource dataSource) {

@@ -33,7 +33,8 @@ class DataSourceDatabaseTest {
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("txbox has no database module for jdbc:h2: on the class path; it has MariaDB,"
             + " PostgreSQL")
-        .hasMessageContaining("io.txbox:txbox-mariadb")
+        .hasMessageContaining("io.txbox:txbox-postgres for PostgreSQL")
+        .hasMessageContaining("io.txbox:txbox-mariadb for MariaDB")
         .hasMessageNotContaining("s3cret");
   }
 

@@ -1,0 +1,102 @@
+package io.txbox.postgres.internal;
+
+import io.txbox.jdbc.Database;
+import io.txbox.jdbc.JdbcOutboxStore;
+import io.txbox.jdbc.MigrationScript;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.support.NoConnections;
+import io.txbox.postgres.PostgresInboxStore;
+import io.txbox.postgres.PostgresOutboxStore;
+import io.txbox.spi.InboxStore;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import javax.sql.DataSource;
+
+/** PostgreSQL, for the {@code txbox} command: found through {@link java.util.ServiceLoader}. */
+public final class PostgresDatabase implements Database {
+  /** For {@link java.util.ServiceLoader}. */
+  public PostgresDatabase() {}
+
+  @Override
+  public String name() {
+    return "PostgreSQL";
+  }
+
+  @Override
+  public boolean accepts(String jdbcUrl) {
+    return jdbcUrl.startsWith("jdbc:postgresql:");
+  }
+
+  @Override
+  public String exampleUrl() {
+    return "jdbc:postgresql://host:5432/database";
+  }
+
+  @Override
+  public Set<Capability> capabilities() {
+    return EnumSet.allOf(Capability.class);
+  }
+
+  /** pgjdbc counts seconds. */
+  @Override
+  public Map<String, String> connectTimeout(Duration timeout) {
+    return Map.of("connectTimeout", Long.toString(Math.max(1, timeout.toSeconds())));
+  }
+
+  /** None: the store sets {@code idle_in_transaction_session_timeout} in each transaction, which survives PgBouncer. */
+  @Override
+  public Optional<String> relayPoolInitSql(Duration limit) {
+    return Optional.empty();
+  }
+
+  @Override
+  public String outboxTable(DataSource dataSource, Tables tables) {
+    return store(dataSource, tables).outboxTable();
+  }
+
+  @Override
+  public String tableExistsQuery() {
+    return "SELECT to_regclass(?) IS NOT NULL";
+  }
+
+  @Override
+  public JdbcOutboxStore outboxStore(DataSource dataSource, OutboxSettings settings) {
+    PostgresOutboxStore.Builder b = PostgresOutboxStore.builder(dataSource).schema(settings.tables().schema())
+        .tablePrefix(settings.tables().tablePrefix()).buckets(settings.buckets()).listen(settings.listen())
+        .idleTransactionTimeout(settings.idleTransactionTimeout())
+        .outboxPartitionSize(settings.outboxPartitionSize());
+    if (settings.listenDataSource() != null) {
+      b.listenDataSource(settings.listenDataSource());
+    }
+    if (settings.partitionsAhead() != null) {
+      b.partitionsAhead(settings.partitionsAhead());
+    }
+    if (settings.partitionLockTimeout() != null) {
+      b.partitionLockTimeout(settings.partitionLockTimeout());
+    }
+    return b.build();
+  }
+
+  @Override
+  public List<MigrationScript> migrationScripts(OutboxSettings settings) {
+    return outboxStore(new NoConnections(), settings).migrationScripts();
+  }
+
+  @Override
+  public OperatorStore operatorStore(DataSource dataSource, Tables tables) {
+    return store(dataSource, tables);
+  }
+
+  @Override
+  public InboxStore inboxStore(Tables tables) {
+    return PostgresInboxStore.builder().schema(tables.schema()).tablePrefix(tables.tablePrefix()).build();
+  }
+
+  private static PostgresOutboxStore store(DataSource dataSource, Tables tables) {
+    return PostgresOutboxStore.builder(dataSource).schema(tables.schema()).tablePrefix(tables.tablePrefix()).build();
+  }
+}
