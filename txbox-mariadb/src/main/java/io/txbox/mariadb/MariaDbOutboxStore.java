@@ -3,10 +3,10 @@ package io.txbox.mariadb;
 import io.txbox.jdbc.Database;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.sql.ComposedOutboxStore;
+import io.txbox.jdbc.sql.JdbcJanitorStore;
 import io.txbox.jdbc.sql.JdbcOperatorStore;
 import io.txbox.jdbc.sql.JdbcStatus;
 import io.txbox.mariadb.internal.MariaDbDialect;
-import io.txbox.mariadb.internal.MariaDbJanitorStore;
 import io.txbox.mariadb.internal.MariaDbLogKey;
 import io.txbox.mariadb.internal.MariaDbMigration;
 import io.txbox.mariadb.internal.MariaDbRelayStore;
@@ -70,7 +70,8 @@ public final class MariaDbOutboxStore extends ComposedOutboxStore {
   private final MariaDbMigration migration;
 
   private MariaDbOutboxStore(Builder b, MariaDbTables tables, MariaDbRelayStore relay, MariaDbMigration migration) {
-    super(relay, new MariaDbJanitorStore(b.dataSource, tables), operator(b.dataSource, tables, relay, migration));
+    super(relay, new JdbcJanitorStore(b.dataSource, MariaDbSql.janitor(tables)),
+        operator(b.dataSource, tables, relay, migration));
     this.migration = migration;
   }
 

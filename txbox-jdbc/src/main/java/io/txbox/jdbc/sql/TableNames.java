@@ -1,5 +1,7 @@
 package io.txbox.jdbc.sql;
 
+import java.sql.SQLException;
+
 /**
  * Where txbox's tables are for one store: a database module's names for one schema and table
  * prefix, checked against strict patterns before they reach any SQL text.
@@ -15,4 +17,11 @@ public interface TableNames {
    * {@code {subscription}}, {@code {setting}}, {@code {audit}}, ...) replaced by its table's name.
    */
   String render(String sql);
+
+  /**
+   * {@code e}, explained when the database says a table does not exist because txbox's tables were
+   * never created where these names point (which setting to check, how to create them); any other
+   * error as it is.
+   */
+  SQLException explainMissing(SQLException e);
 }

@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
 import java.util.UUID;
 
 /**
@@ -91,11 +93,12 @@ public final class MariaDbDialect implements SqlDialect {
 
   @Override
   public void setInstant(PreparedStatement p, int index, Instant at) throws SQLException {
-    p.setObject(index, at == null ? null : MariaDbRows.utc(at));
+    p.setObject(index, at == null ? null : LocalDateTime.ofInstant(at, ZoneOffset.UTC));
   }
 
   @Override
   public Instant getInstant(ResultSet rs, int column) throws SQLException {
-    return MariaDbRows.instant(rs, column);
+    LocalDateTime at = rs.getObject(column, LocalDateTime.class);
+    return at == null ? null : at.toInstant(ZoneOffset.UTC);
   }
 }

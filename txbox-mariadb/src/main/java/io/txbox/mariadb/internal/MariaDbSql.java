@@ -1,7 +1,9 @@
 package io.txbox.mariadb.internal;
 
 import io.txbox.jdbc.StoreStatus;
-import java.util.Collections;
+import io.txbox.jdbc.sql.JanitorSql;
+import io.txbox.jdbc.sql.JdbcJanitorStore;
+import io.txbox.jdbc.sql.RelaySql;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -11,30 +13,13 @@ import java.util.stream.Collectors;
  * zone changes what a lease or a delay means.
  */
 public record MariaDbSql(
-    String append,
-    String bucketCount,
-    String createBucket,
-    String touchInstance,
-    String joinInstance,
-    String deadInstances,
-    String forgetDeadInstance,
-    String liveInstances,
-    String renewLeases,
-    String ownedBuckets,
-    String claimableBuckets,
-    String releaseBuckets,
-    String releaseAll,
-    String removeInstance,
+    RelaySql relay,
     String newestPosition,
     String positionsAfter,
     String openEpoch,
     String olderEpochs,
     String lockEpochs,
     String deleteEpochs,
-    String takeBuckets,
-    String saveProgress,
-    String deadLetter,
-    String readBucket,
     String idleBuckets,
     String writtenPerMinute) {
 
@@ -45,11 +30,28 @@ public record MariaDbSql(
   /** Renders every statement for {@code tables}. */
   public static MariaDbSql of(MariaDbTables t) {
     return new MariaDbSql(
+        relay(t),
+        t.render("SELECT COALESCE(MAX(position), 0) FROM {outbox}"),
+        t.render("SELECT position FROM {outbox} WHERE position > ? ORDER BY position LIMIT ?"),
+        t.render("INSERT INTO {writer_epoch} () VALUES ()"),
+        t.render("SELECT epoch FROM {writer_epoch} WHERE epoch < ?"),
+        t.render("SELECT epoch FROM {writer_epoch} WHERE epoch IN (%s) FOR UPDATE SKIP LOCKED"),
+        t.render("DELETE FROM {writer_epoch} WHERE epoch IN (%s)"),
+        idleBuckets(t),
+        // A scan of the log's last minutes: the janitor keeps the log short, so this stays cheap.
+        t.render("SELECT TIMESTAMP(DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00')) AS minute, COUNT(*) FROM {outbox}"
+            + " WHERE created_at >= TIMESTAMP(DATE_FORMAT(" + NOW + ", '%Y-%m-%d %H:%i:00')) - INTERVAL ? MINUTE"
+            + " GROUP BY minute ORDER BY minute"));
+  }
+
+  /** The relay's statements, in the order and with the parameters {@link RelaySql} gives. */
+  private static RelaySql relay(MariaDbTables t) {
+    return new RelaySql(
         t.render("INSERT INTO {outbox} (id, `key`, type, version, destination, payload, content_type,"
             + " headers, created_at, available_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         t.render("SELECT value FROM {setting} WHERE name = 'bucket_count'"),
         t.render("INSERT IGNORE INTO {subscription} (subscription, bucket) VALUES (?, ?)"),
-        // The heartbeat touches rows by their key only, never a range: see MariaDbRelayStore.heartbeat.
+        // The heartbeat touches rows by their key only, never a range: see JdbcRelayStore.
         t.render("UPDATE {relay_instance} SET alive_until = " + LEASE + " WHERE subscription = ? AND instance = ?"),
         t.render("INSERT INTO {relay_instance} (subscription, instance, alive_until) VALUES (?, ?, " + LEASE + ")"
             + " ON DUPLICATE KEY UPDATE alive_until = VALUES(alive_until)"),
@@ -64,18 +66,16 @@ public record MariaDbSql(
         t.render("SELECT bucket, position, attempts, next_attempt_at FROM {subscription}"
             + " WHERE subscription = ? AND (owner IS NULL OR lease_until < " + NOW + ")"
             + " ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED"),
+        t.render("UPDATE {subscription} SET owner = ?, lease_until = " + LEASE
+            + " WHERE subscription = ? AND bucket IN (%s)"),
         t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL"
             + " WHERE subscription = ? AND owner = ? AND bucket = ?"),
         t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL WHERE subscription = ? AND owner = ?"),
         t.render("DELETE FROM {relay_instance} WHERE subscription = ? AND instance = ?"),
-        t.render("SELECT COALESCE(MAX(position), 0) FROM {outbox}"),
-        t.render("SELECT position FROM {outbox} WHERE position > ? ORDER BY position LIMIT ?"),
-        t.render("INSERT INTO {writer_epoch} () VALUES ()"),
-        t.render("SELECT epoch FROM {writer_epoch} WHERE epoch < ?"),
-        t.render("SELECT epoch FROM {writer_epoch} WHERE epoch IN (%s) FOR UPDATE SKIP LOCKED"),
-        t.render("DELETE FROM {writer_epoch} WHERE epoch IN (%s)"),
-        t.render("UPDATE {subscription} SET owner = ?, lease_until = " + LEASE
-            + " WHERE subscription = ? AND bucket IN (%s)"),
+        // One bucket's unread events up to the horizon: a range of the clustered key.
+        t.render("(SELECT bucket, position, id, `key`, type, version, destination, payload, content_type,"
+            + " headers, created_at, available_at FROM {outbox}"
+            + " WHERE bucket = ? AND position > ? AND position <= ? ORDER BY position LIMIT ?)"),
         // The lease must still run in the database too: a relay whose lease expired saves
         // nothing, even before another instance claimed the bucket.
         t.render("UPDATE {subscription} SET position = ?, attempts = ?, next_attempt_at = ?, last_error = ?,"
@@ -86,17 +86,25 @@ public record MariaDbSql(
             + " SELECT ?, o.position, o.id, o.bucket, o.`key`, o.type, o.version, o.destination, o.payload,"
             + " o.content_type, o.headers, o.created_at, ?, ?"
             + " FROM {outbox} o WHERE o.bucket = ? AND o.position = ?"
-            + " ON DUPLICATE KEY UPDATE attempts = attempts"),
-        // One bucket's unread events up to the horizon: a range of the clustered key. Columns are
-        // read by position in MariaDbRows.storedMessage: keep the two in step.
-        t.render("(SELECT bucket, position, id, `key`, type, version, destination, payload, content_type,"
-            + " headers, created_at, available_at FROM {outbox}"
-            + " WHERE bucket = ? AND position > ? AND position <= ? ORDER BY position LIMIT ?)"),
-        idleBuckets(t),
-        // A scan of the log's last minutes: the janitor keeps the log short, so this stays cheap.
-        t.render("SELECT TIMESTAMP(DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00')) AS minute, COUNT(*) FROM {outbox}"
-            + " WHERE created_at >= TIMESTAMP(DATE_FORMAT(" + NOW + ", '%Y-%m-%d %H:%i:00')) - INTERVAL ? MINUTE"
-            + " GROUP BY minute ORDER BY minute"));
+            + " ON DUPLICATE KEY UPDATE attempts = attempts"));
+  }
+
+  /**
+   * The janitor's statements, run at {@code READ COMMITTED} ({@link JdbcJanitorStore} says why).
+   * The janitor's turn is a row lock on the bucket count, a row every outbox has.
+   */
+  public static JanitorSql janitor(MariaDbTables t) {
+    String older = " < " + NOW + " - INTERVAL ? MICROSECOND";
+    return new JanitorSql(
+        t.render("SELECT name FROM {setting} WHERE name = 'bucket_count' FOR UPDATE SKIP LOCKED"),
+        t.render("SELECT bucket, MIN(position) FROM {subscription} GROUP BY bucket"),
+        t.render("SELECT created_at" + older + " OR created_at > " + NOW
+            + " FROM {outbox} WHERE bucket = ? AND position <= ? ORDER BY position LIMIT 1"),
+        t.render("SELECT MAX(position) FROM (SELECT position FROM {outbox}"
+            + " WHERE bucket = ? AND position <= ? ORDER BY position LIMIT ?) AS w"),
+        t.render("DELETE FROM {outbox} WHERE bucket = ? AND position <= ? AND created_at" + older),
+        t.render("DELETE FROM {inbox} WHERE received_at" + older
+            + " AND status NOT IN ('queued', 'dead', 'parked') ORDER BY received_at LIMIT ?"));
   }
 
   /**
@@ -113,11 +121,6 @@ public record MariaDbSql(
         + " ORDER BY s.subscription, s.bucket LIMIT " + StoreStatus.MAX_IDLE_BUCKETS);
   }
 
-  /** The read of {@code buckets} buckets at once: one range per bucket, four parameters each. */
-  public String read(int buckets) {
-    return String.join(" UNION ALL ", Collections.nCopies(buckets, readBucket));
-  }
-
   /** Locks the epochs named that no writer holds, leaving out at once those one does. */
   public String lockEpochs(List<Long> epochs) {
     return lockEpochs.formatted(numbers(epochs));
@@ -126,11 +129,6 @@ public record MariaDbSql(
   /** Deletes the epochs named, once locked. */
   public String deleteEpochs(List<Long> epochs) {
     return deleteEpochs.formatted(numbers(epochs));
-  }
-
-  /** Marks {@code buckets} taken; parameters: owner, lease in microseconds, subscription. */
-  public String takeBuckets(List<Integer> buckets) {
-    return takeBuckets.formatted(numbers(buckets));
   }
 
   private static String numbers(List<? extends Number> values) {

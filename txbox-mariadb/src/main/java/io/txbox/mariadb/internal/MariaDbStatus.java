@@ -30,7 +30,7 @@ public final class MariaDbStatus {
 
   public MariaDbStatus(DataSource dataSource, MariaDbTables tables) {
     this.tx = new Transactions(dataSource);
-    this.bucketCount = MariaDbSql.of(tables).bucketCount();
+    this.bucketCount = MariaDbSql.of(tables).relay().bucketCount();
     this.checkpoints = tables.render("SELECT bucket, position FROM {subscription} WHERE subscription = ?");
     // At most a limit of rows per bucket past its checkpoint, on the clustered key's range, so that
     // a gauge over a backlog of millions stays cheap.
@@ -62,7 +62,7 @@ public final class MariaDbStatus {
             long n = rs.getLong(1);
             pending += n;
             capped |= n >= limitPerBucket;
-            Instant created = MariaDbRows.instant(rs, 2);
+            Instant created = MariaDbDialect.INSTANCE.getInstant(rs, 2);
             oldest = created != null && (oldest == null || created.isBefore(oldest)) ? created : oldest;
           }
         }

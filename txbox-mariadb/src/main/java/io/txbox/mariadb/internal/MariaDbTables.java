@@ -27,6 +27,7 @@ public record MariaDbTables(String prefix) implements TableNames {
    * {@code e}, explained when the server says a table does not exist because txbox's tables were
    * never created where these names point; any other error as it is.
    */
+  @Override
   public SQLException explainMissing(SQLException e) {
     if (e.getErrorCode() != NO_SUCH_TABLE) {
       return e;

@@ -30,6 +30,7 @@ public record PostgresTables(String schema, String prefix) implements TableNames
    * {@code e}, explained when it is PostgreSQL's "relation does not exist" (42P01) because
    * txbox's tables were never created where these names point; any other error as it is.
    */
+  @Override
   public SQLException explainMissing(SQLException e) {
     if (!"42P01".equals(e.getSQLState())) {
       return e;

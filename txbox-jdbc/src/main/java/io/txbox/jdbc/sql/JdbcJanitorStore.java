@@ -1,4 +1,4 @@
-package io.txbox.mariadb.internal;
+package io.txbox.jdbc.sql;
 
 import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.JanitorStore;
@@ -13,9 +13,13 @@ import java.util.OptionalInt;
 import javax.sql.DataSource;
 
 /**
- * The janitor's part of the MariaDB outbox: deletes events every subscription has relayed, and
- * inbox records past their retention, one janitor at a time. {@link io.txbox.mariadb.MariaDbOutboxStore} hands its {@link JanitorStore}
- * calls here.
+ * The janitor's part of a table outbox in plain JDBC ({@link JanitorSql}): deletes events every
+ * subscription has relayed, bucket by bucket, and inbox records past their retention, one janitor
+ * at a time. PostgreSQL's store deletes in one statement, or drops partitions, instead.
+ *
+ * <pre>{@code
+ * JanitorStore janitor = new JdbcJanitorStore(dataSource, MySql.janitor(tables));
+ * }</pre>
  *
  * <p>Each call is one transaction at {@code READ COMMITTED}: under InnoDB's default
  * {@code REPEATABLE READ} a delete also locks the gap after the last row it scans, and when that
@@ -26,32 +30,13 @@ import javax.sql.DataSource;
  * Otherwise only the first {@code limit} rows in position order are looked at, so that one event
  * dated in the future by its writer stops nothing but itself.
  */
-public final class MariaDbJanitorStore implements JanitorStore {
+public final class JdbcJanitorStore implements JanitorStore {
   private final Transactions tx;
-  /** Only one janitor at a time: a row lock tried, never waited for, on a row every outbox has. */
-  private final String takeTurn;
-  private final String lowestCheckpoints;
-  private final String headIsDue;
-  private final String windowEnd;
-  private final String deleteRelayed;
-  private final String deleteInboxRecords;
+  private final JanitorSql sql;
 
-  public MariaDbJanitorStore(DataSource dataSource, MariaDbTables tables) {
+  public JdbcJanitorStore(DataSource dataSource, JanitorSql sql) {
     this.tx = new Transactions(dataSource);
-    this.takeTurn = tables.render("SELECT name FROM {setting} WHERE name = 'bucket_count' FOR UPDATE SKIP LOCKED");
-    this.lowestCheckpoints = tables.render("SELECT bucket, MIN(position) FROM {subscription} GROUP BY bucket");
-    // Due: past the retention, or dated in the future (a writer's clock or a hostile row), which
-    // must not keep the bucket from being looked at.
-    this.headIsDue = tables.render("SELECT created_at < " + MariaDbSql.NOW + " - INTERVAL ? MICROSECOND"
-        + " OR created_at > " + MariaDbSql.NOW
-        + " FROM {outbox} WHERE bucket = ? AND position <= ? ORDER BY position LIMIT 1");
-    this.windowEnd = tables.render("SELECT MAX(position) FROM (SELECT position FROM {outbox}"
-        + " WHERE bucket = ? AND position <= ? ORDER BY position LIMIT ?) AS w");
-    this.deleteRelayed = tables.render("DELETE FROM {outbox} WHERE bucket = ? AND position <= ?"
-        + " AND created_at < " + MariaDbSql.NOW + " - INTERVAL ? MICROSECOND");
-    // The records of messages still queued, dead or parked stay: they keep a redelivery a duplicate.
-    this.deleteInboxRecords = tables.render("DELETE FROM {inbox} WHERE received_at < " + MariaDbSql.NOW
-        + " - INTERVAL ? MICROSECOND AND status NOT IN ('queued', 'dead', 'parked') ORDER BY received_at LIMIT ?");
+    this.sql = sql;
   }
 
   /**
@@ -62,8 +47,19 @@ public final class MariaDbJanitorStore implements JanitorStore {
    */
   @Override
   public OptionalInt deleteRelayed(Duration retention, int limit) {
-    long retentionMicros = retention.toNanos() / 1000;
+    long retentionMicros = micros(retention);
     return underJanitorTurn("deleting relayed outbox events", c -> deleteRelayed(c, retentionMicros, limit));
+  }
+
+  @Override
+  public OptionalInt deleteInboxRecords(Duration retention, int limit) {
+    return underJanitorTurn("deleting old inbox records", c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.deleteInboxRecords())) {
+        p.setLong(1, micros(retention));
+        p.setInt(2, limit);
+        return p.executeUpdate();
+      }
+    });
   }
 
   /** A delete of the janitor's, in one transaction; empty when another janitor has its turn. */
@@ -77,6 +73,12 @@ public final class MariaDbJanitorStore implements JanitorStore {
     int run(Connection c) throws SQLException;
   }
 
+  private boolean tookTurn(Connection c) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(sql.takeTurn()); ResultSet rs = p.executeQuery()) {
+      return rs.next();
+    }
+  }
+
   private int deleteRelayed(Connection c, long retentionMicros, int limit) throws SQLException {
     int deleted = 0;
     for (Map.Entry<Integer, Long> low : lowestCheckpoints(c).entrySet()) {
@@ -88,37 +90,9 @@ public final class MariaDbJanitorStore implements JanitorStore {
     return deleted;
   }
 
-  @Override
-  public OptionalInt deleteInboxRecords(Duration retention, int limit) {
-    return underJanitorTurn("deleting old inbox records", c -> {
-      try (PreparedStatement p = c.prepareStatement(deleteInboxRecords)) {
-        p.setLong(1, retention.toNanos() / 1000);
-        p.setInt(2, limit);
-        return p.executeUpdate();
-      }
-    });
-  }
-
-  private boolean tookTurn(Connection c) throws SQLException {
-    try (PreparedStatement p = c.prepareStatement(takeTurn); ResultSet rs = p.executeQuery()) {
-      return rs.next();
-    }
-  }
-
-  private boolean headIsDue(Connection c, int bucket, long checkpoint, long retentionMicros) throws SQLException {
-    try (PreparedStatement p = c.prepareStatement(headIsDue)) {
-      p.setLong(1, retentionMicros);
-      p.setInt(2, bucket);
-      p.setLong(3, checkpoint);
-      try (ResultSet rs = p.executeQuery()) {
-        return rs.next() && rs.getBoolean(1);
-      }
-    }
-  }
-
   private Map<Integer, Long> lowestCheckpoints(Connection c) throws SQLException {
     Map<Integer, Long> low = new LinkedHashMap<>();
-    try (PreparedStatement p = c.prepareStatement(lowestCheckpoints); ResultSet rs = p.executeQuery()) {
+    try (PreparedStatement p = c.prepareStatement(sql.lowestCheckpoints()); ResultSet rs = p.executeQuery()) {
       while (rs.next()) {
         low.put(rs.getInt(1), rs.getLong(2));
       }
@@ -133,7 +107,7 @@ public final class MariaDbJanitorStore implements JanitorStore {
       return 0;
     }
     long end;
-    try (PreparedStatement p = c.prepareStatement(windowEnd)) {
+    try (PreparedStatement p = c.prepareStatement(sql.windowEnd())) {
       p.setInt(1, bucket);
       p.setLong(2, checkpoint);
       p.setInt(3, window);
@@ -145,11 +119,26 @@ public final class MariaDbJanitorStore implements JanitorStore {
         }
       }
     }
-    try (PreparedStatement p = c.prepareStatement(deleteRelayed)) {
+    try (PreparedStatement p = c.prepareStatement(sql.deleteRelayed())) {
       p.setInt(1, bucket);
       p.setLong(2, end);
       p.setLong(3, retentionMicros);
       return p.executeUpdate();
     }
+  }
+
+  private boolean headIsDue(Connection c, int bucket, long checkpoint, long retentionMicros) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(sql.headIsDue())) {
+      p.setLong(1, retentionMicros);
+      p.setInt(2, bucket);
+      p.setLong(3, checkpoint);
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  private static long micros(Duration d) {
+    return d.toNanos() / 1_000;
   }
 }
