@@ -3,15 +3,12 @@ package io.txbox.cdc;
 import io.txbox.TxboxException;
 import io.txbox.cdc.internal.SlotCheckpoints;
 import io.txbox.jdbc.JdbcOutboxStore;
-import io.txbox.jdbc.OperatorStore;
 import io.txbox.postgres.PostgresOutboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -52,11 +49,6 @@ public final class LogicalReplication {
   public static final String DEFAULT_PUBLICATION = "txbox";
   /** Default prefix of the events' WAL messages. */
   public static final String DEFAULT_MESSAGE_PREFIX = "txbox";
-  /** A slot's state; its lag and retained WAL measured from where writes go now. */
-  private static final String SLOT_STATUS = "SELECT slot_name, active, active_pid, wal_status, confirmed_flush_lsn::text,"
-      + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), confirmed_flush_lsn)::bigint,"
-      + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::bigint"
-      + " FROM pg_replication_slots";
 
   private static final Pattern SQL_NAME = Pattern.compile("[a-z0-9_]{1,63}");
   private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._-]{1,64}");
@@ -209,48 +201,12 @@ public final class LogicalReplication {
   }
 
   private Optional<SlotStatus> status(Connection c) throws SQLException {
-    try (PreparedStatement p = c.prepareStatement(SLOT_STATUS + " WHERE slot_name = ?")) {
-      p.setString(1, slot);
-      List<SlotStatus> found = slotStatuses(p);
-      return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
-    }
-  }
-
-  /**
-   * The slots of {@code store}'s events in this database: those that {@link #migrate()} created
-   * for it, whatever their names. For {@code txbox status}, which knows no slot name. Replication
-   * slots are PostgreSQL's: another database's store has none.
-   */
-  public static List<SlotStatus> slotsOf(DataSource dataSource, OperatorStore operatorStore) {
-    if (!(operatorStore instanceof PostgresOutboxStore store)) {
-      return List.of();
-    }
-    String subscriptions = store.schema() + "." + store.tablePrefix() + "subscription";
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement p = c.prepareStatement(SLOT_STATUS + " WHERE database = current_database()"
-            + " AND slot_type = 'logical' AND slot_name IN (SELECT subscription FROM " + subscriptions
-            + " WHERE position = " + Long.MAX_VALUE + ") ORDER BY slot_name")) {
-      return slotStatuses(p);
-    } catch (SQLException e) {
-      throw new TxboxException("cannot read the replication slots: " + e.getMessage(), e);
-    }
-  }
-
-  private static List<SlotStatus> slotStatuses(PreparedStatement query) throws SQLException {
-    List<SlotStatus> slots = new ArrayList<>();
-    try (ResultSet rs = query.executeQuery()) {
-      while (rs.next()) {
-        Integer pid = (Integer) rs.getObject(3);
-        slots.add(new SlotStatus(rs.getString(1), rs.getBoolean(2), pid, rs.getString(4), rs.getString(5),
-            rs.getLong(6), rs.getLong(7)));
-      }
-    }
-    return slots;
+    return SlotReport.slot(c, slot);
   }
 
   /** The WAL messages this slot's relays could not read after a failover, until acknowledged. */
   public Optional<SlotGap> gap() {
-    return gaps(dataSource, store).stream().filter(g -> g.slot().equals(slot)).findFirst();
+    return SlotReport.gaps(dataSource, store).stream().filter(g -> g.slot().equals(slot)).findFirst();
   }
 
   /** Forgets the gap: its events were sent again, or are known not to matter. */
@@ -262,130 +218,6 @@ public final class LogicalReplication {
       p.executeUpdate();
     } catch (SQLException e) {
       throw new TxboxException("cannot acknowledge the gap of slot " + slot + ": " + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * The gaps of every slot of {@code store}'s events (see {@link SlotGap}); none where no relay ever
-   * checkpointed, nor on another database than PostgreSQL.
-   */
-  public static List<SlotGap> gaps(DataSource dataSource, OperatorStore operatorStore) {
-    if (!(operatorStore instanceof PostgresOutboxStore store)) {
-      return List.of();
-    }
-    String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
-    try (Connection c = dataSource.getConnection()) {
-      if (!exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
-        return List.of();
-      }
-      List<SlotGap> gaps = new ArrayList<>();
-      try (PreparedStatement p = c.prepareStatement("SELECT slot, gap_from_lsn::text, gap_from_time,"
-          + " gap_to_lsn::text, gap_to_time FROM " + table + " WHERE gap_found_at IS NOT NULL ORDER BY slot");
-          ResultSet rs = p.executeQuery()) {
-        while (rs.next()) {
-          gaps.add(new SlotGap(rs.getString(1), rs.getString(2), rs.getTimestamp(3).toInstant(), rs.getString(4),
-              rs.getTimestamp(5).toInstant()));
-        }
-      }
-      return gaps;
-    } catch (SQLException e) {
-      throw new TxboxException("cannot read the slots' checkpoints: " + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * The slots whose relay retries a failed publish, one sentence each, as a polling relay's
-   * buckets that retry a failed event are told: the same rule makes either relay's status DEGRADED.
-   */
-  static List<String> retrying(DataSource dataSource, PostgresOutboxStore store) {
-    String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
-    try (Connection c = dataSource.getConnection()) {
-      if (!exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
-        return List.of();
-      }
-      List<String> problems = new ArrayList<>();
-      try (PreparedStatement p = c.prepareStatement("SELECT slot, extract(epoch FROM now() - retrying_since)::bigint,"
-          + " retrying_error FROM " + table + " WHERE retrying_since IS NOT NULL ORDER BY slot");
-          ResultSet rs = p.executeQuery()) {
-        while (rs.next()) {
-          problems.add("slot " + rs.getString(1) + ": retrying a failed event for " + rs.getLong(2) + " s ("
-              + rs.getString(3) + ")");
-        }
-      }
-      return problems;
-    } catch (SQLException e) {
-      throw new TxboxException("cannot read the slots' checkpoints: " + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * Why {@code store}'s slots may not survive a failover or do not deliver, one sentence each;
-   * empty when nothing is wrong or nothing can be seen from here: a relay that retries a failed
-   * publish; a gap a failover left ({@link SlotGap}); and from
-   * PostgreSQL 17 on, with standbys streaming from this server, a slot that is not a failover
-   * slot, or no standby named in {@code synchronized_standby_slots} (a standby promoted behind the
-   * slot's position would lose what the relay confirmed); and from 17 on, standbys or not, a
-   * standby's slot named there that nobody streams (logical decoding waits for it: delivery stalls).
-   * None on another database than PostgreSQL, which has no slots.
-   */
-  public static List<String> slotProblems(DataSource dataSource, OperatorStore operatorStore) {
-    if (!(operatorStore instanceof PostgresOutboxStore store)) {
-      return List.of();
-    }
-    List<String> problems = new ArrayList<>();
-    gaps(dataSource, store).forEach(g -> problems.add(g.describe()));
-    problems.addAll(retrying(dataSource, store));
-    List<SlotStatus> slots = slotsOf(dataSource, store);
-    if (slots.isEmpty()) {
-      return problems;
-    }
-    try (Connection c = dataSource.getConnection()) {
-      if (c.getMetaData().getDatabaseMajorVersion() < 17) {
-        return problems;
-      }
-      String named;
-      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-          "SELECT current_setting('synchronized_standby_slots')")) {
-        rs.next();
-        named = rs.getString(1).trim();
-      }
-      for (String standby : named.isEmpty() ? new String[0] : named.split("\\s*,\\s*")) {
-        if (!exists(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ? AND slot_type = 'physical' AND active",
-            standby)) {
-          problems.add("standby slot " + standby + " (synchronized_standby_slots) is not streamed: logical decoding"
-              + " waits for that standby, so delivery stalls, and it does not keep the failover slots in step; start"
-              + " the standby, or take its slot out of synchronized_standby_slots");
-        }
-      }
-      if (physicalStandbys(c) == 0) {
-        return problems; // no standby to be promoted: nothing to keep in step
-      }
-      for (SlotStatus s : slots) {
-        if (!exists(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ? AND failover", s.slot())) {
-          problems.add("slot " + s.slot() + " is not a failover slot, and standbys stream from this server: a promoted"
-              + " standby will not have it (the relay then makes it again and relays outbox rows from the table, but"
-              + " WAL messages since its last checkpoint are lost). Drop it with no relay running and let txbox migrate"
-              + " --logical make it again, which makes failover slots from PostgreSQL 17 on");
-        }
-      }
-      if (named.isEmpty()) {
-        problems.add("no standby slot is named in synchronized_standby_slots: a standby may be promoted behind what"
-            + " the relay confirmed, and the failover slot it keeps would lose those events; set it to the physical"
-            + " slots of the standbys that can be promoted");
-      }
-    } catch (SQLException e) {
-      throw new TxboxException("cannot read the standbys' state: " + e.getMessage(), e);
-    }
-    return problems;
-  }
-
-  /** Streaming standbys of this server: its walsenders that stream no logical slot. */
-  private static int physicalStandbys(Connection c) throws SQLException {
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_replication r"
-        + " WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots s WHERE s.active_pid = r.pid"
-        + " AND s.slot_type = 'logical')")) {
-      rs.next();
-      return rs.getInt(1);
     }
   }
 
@@ -463,7 +295,7 @@ public final class LogicalReplication {
     }
   }
 
-  private static boolean exists(Connection c, String query, String name) throws SQLException {
+  static boolean exists(Connection c, String query, String name) throws SQLException {
     try (PreparedStatement p = c.prepareStatement(query)) {
       p.setString(1, name);
       try (ResultSet rs = p.executeQuery()) {

@@ -89,21 +89,21 @@ class LogicalRelayFailoverTest {
     try (FailoverCluster cluster = FailoverCluster.start(FailoverCluster.embeddedBinaries(), true)) {
       PostgresOutboxStore store = PostgresOutboxStore.builder(cluster.pool).build();
       LogicalReplication.builder(cluster.pool, store).build().migrate(); // a failover slot on 17
-      assertThat(LogicalReplication.slotProblems(cluster.pool, store)).as("a failover slot, a standby in step").isEmpty();
+      assertThat(SlotReport.read(cluster.pool, store).problems()).as("a failover slot, a standby in step").isEmpty();
 
       cluster.primary.execute("SELECT pg_create_logical_replication_slot('plain', 'pgoutput')");
       LogicalReplication plain = LogicalReplication.builder(cluster.pool, store).slot("plain").build();
       plain.migrate(); // the slot exists already: made without failover, as on a server before 17
-      assertThat(LogicalReplication.slotProblems(cluster.pool, store))
+      assertThat(SlotReport.read(cluster.pool, store).problems())
           .anyMatch(p -> p.startsWith("slot plain is not a failover slot"));
 
       cluster.primary.execute("SELECT pg_drop_replication_slot('plain')");
       cluster.standby.stop(); // named in synchronized_standby_slots: logical decoding now waits for it
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
-          LogicalReplication.slotProblems(cluster.pool, store)).singleElement().asString()
+          SlotReport.read(cluster.pool, store).problems()).singleElement().asString()
           .startsWith("standby slot standby1 (synchronized_standby_slots) is not streamed"));
       cluster.standby.start();
-      await().atMost(Duration.ofSeconds(30)).until(() -> LogicalReplication.slotProblems(cluster.pool, store).isEmpty());
+      await().atMost(Duration.ofSeconds(30)).until(() -> SlotReport.read(cluster.pool, store).problems().isEmpty());
     }
   }
 
@@ -146,7 +146,7 @@ class LogicalRelayFailoverTest {
       cluster.forgetCommitted();
       Run run = drill(cluster, reader, outbox, topic);
       return new Run(run.missing, run.outOfOrder, run.flowingAgain, replication.gap(),
-          LogicalReplication.slotProblems(cluster.pool, store));
+          SlotReport.read(cluster.pool, store).problems());
     }
   }
 

@@ -102,7 +102,7 @@ class LogicalRelayFaultsTest {
             failures.values().stream().anyMatch(n -> n.get() > tight.maxAttempts() + 1));
         assertThat(count(db, "SELECT count(*) FROM " + db.schema + ".txbox_dead_letter"))
             .as("dead-lettered during the outage").isZero();
-        assertThat(LogicalReplication.slotProblems(db.dataSource, db.store)).as("txbox status: DEGRADED, as for a bucket")
+        assertThat(SlotReport.read(db.dataSource, db.store).problems()).as("txbox status: DEGRADED, as for a bucket")
             .anyMatch(p -> p.startsWith("slot " + db.schema + ": retrying a failed event for "));
         log.info("outage test: retries exhausted with nothing dead-lettered, starting Kafka again");
         kafka.restart();
@@ -114,7 +114,7 @@ class LogicalRelayFaultsTest {
         assertThat(byKey).hasSize(5);
         byKey.values().forEach(ids -> assertThat(ids).hasSize(60));
         assertThat(count(db, "SELECT count(*) FROM " + db.schema + ".txbox_dead_letter")).isZero();
-        await().atMost(Duration.ofSeconds(30)).until(() -> LogicalReplication.slotProblems(db.dataSource, db.store)
+        await().atMost(Duration.ofSeconds(30)).until(() -> SlotReport.read(db.dataSource, db.store).problems()
             .stream().noneMatch(p -> p.contains("retrying a failed event")));
       }
     }

@@ -1,6 +1,6 @@
 package io.txbox.server;
 
-import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.SlotReport;
 import io.txbox.cdc.SlotStatus;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.StoreStatus;
@@ -26,11 +26,11 @@ record StatusReport(StoreStatus status, List<SlotStatus> slots, List<String> pro
   /** Reads the status of {@code store}'s tables; counting stops at {@code limitPerBucket} events per bucket. */
   static StatusReport read(DataSource ds, OperatorStore store, int limitPerBucket, Duration maxPendingAge) {
     StoreStatus status = store.status(limitPerBucket);
-    List<SlotStatus> slots = LogicalReplication.slotsOf(ds, store); // none on a database without slots
+    SlotReport slots = SlotReport.read(ds, store); // none on a database without slots
     List<String> problems = new ArrayList<>(status.problems(maxPendingAge));
-    problems.addAll(slotProblems(slots));
-    problems.addAll(LogicalReplication.slotProblems(ds, store)); // failover: gaps, slots no standby keeps
-    return new StatusReport(status, slots, List.copyOf(problems));
+    problems.addAll(slotProblems(slots.slots()));
+    problems.addAll(slots.problems()); // failover: gaps, slots no standby keeps
+    return new StatusReport(status, slots.slots(), List.copyOf(problems));
   }
 
   boolean healthy() {

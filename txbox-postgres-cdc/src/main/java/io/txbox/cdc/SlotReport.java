@@ -1,0 +1,201 @@
+package io.txbox.cdc;
+
+import io.txbox.TxboxException;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.postgres.PostgresOutboxStore;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * What operators see of the logical-decoding slots of a store's events, read at once: the slots,
+ * and every reason they may not deliver or may not survive a failover. {@code txbox status} and
+ * the console show it; it knows no slot name, and finds the slots {@link LogicalReplication#migrate()}
+ * made for the store, whatever their names. Replication slots are PostgreSQL's: another database's
+ * store has none, and its report is empty.
+ *
+ * <pre>{@code
+ * SlotReport report = SlotReport.read(dataSource, store);
+ * report.slots().forEach(s -> System.out.println(s.slot() + ": " + s.lagBytes() + " bytes behind"));
+ * report.problems().forEach(System.out::println);
+ * }</pre>
+ *
+ * @param slots the store's slots, by name
+ * @param problems why those slots may not survive a failover or do not deliver, one sentence
+ *     each: a relay that retries a failed publish; a gap a failover left ({@link SlotGap}); and
+ *     from PostgreSQL 17 on, with standbys streaming from this server, a slot that is not a
+ *     failover slot, or no standby named in {@code synchronized_standby_slots} (a standby promoted
+ *     behind the slot's position would lose what the relay confirmed); and from 17 on, standbys or
+ *     not, a standby's slot named there that nobody streams (logical decoding waits for it:
+ *     delivery stalls). Empty when nothing is wrong or nothing can be seen from here.
+ */
+public record SlotReport(List<SlotStatus> slots, List<String> problems) {
+  /** A slot's state; its lag and retained WAL measured from where writes go now. */
+  private static final String SLOT_STATUS = "SELECT slot_name, active, active_pid, wal_status, confirmed_flush_lsn::text,"
+      + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), confirmed_flush_lsn)::bigint,"
+      + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::bigint"
+      + " FROM pg_replication_slots";
+
+  public SlotReport {
+    slots = List.copyOf(slots);
+    problems = List.copyOf(problems);
+  }
+
+  /** The report on {@code store}'s slots in the database {@code dataSource} reaches. */
+  public static SlotReport read(DataSource dataSource, OperatorStore store) {
+    if (!(store instanceof PostgresOutboxStore postgres)) {
+      return new SlotReport(List.of(), List.of());
+    }
+    List<SlotStatus> slots = slotsOf(dataSource, postgres);
+    List<String> problems = new ArrayList<>();
+    gaps(dataSource, postgres).forEach(g -> problems.add(g.describe()));
+    problems.addAll(retrying(dataSource, postgres));
+    if (!slots.isEmpty()) {
+      problems.addAll(failoverProblems(dataSource, slots));
+    }
+    return new SlotReport(slots, problems);
+  }
+
+  /** The slot named {@code slot}, or empty when it does not exist. */
+  static Optional<SlotStatus> slot(Connection c, String slot) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(SLOT_STATUS + " WHERE slot_name = ?")) {
+      p.setString(1, slot);
+      return slotStatuses(p).stream().findFirst();
+    }
+  }
+
+  /** The slots of {@code store}'s events: those whose name is a subscription at the log's end. */
+  private static List<SlotStatus> slotsOf(DataSource dataSource, PostgresOutboxStore store) {
+    String subscriptions = store.schema() + "." + store.tablePrefix() + "subscription";
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement p = c.prepareStatement(SLOT_STATUS + " WHERE database = current_database()"
+            + " AND slot_type = 'logical' AND slot_name IN (SELECT subscription FROM " + subscriptions
+            + " WHERE position = " + Long.MAX_VALUE + ") ORDER BY slot_name")) {
+      return slotStatuses(p);
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the replication slots: " + e.getMessage(), e);
+    }
+  }
+
+  private static List<SlotStatus> slotStatuses(PreparedStatement query) throws SQLException {
+    List<SlotStatus> slots = new ArrayList<>();
+    try (ResultSet rs = query.executeQuery()) {
+      while (rs.next()) {
+        Integer pid = (Integer) rs.getObject(3);
+        slots.add(new SlotStatus(rs.getString(1), rs.getBoolean(2), pid, rs.getString(4), rs.getString(5),
+            rs.getLong(6), rs.getLong(7)));
+      }
+    }
+    return slots;
+  }
+
+  /**
+   * The gaps of every slot of {@code store}'s events (see {@link SlotGap}); none where no relay ever
+   * checkpointed.
+   */
+  static List<SlotGap> gaps(DataSource dataSource, PostgresOutboxStore store) {
+    String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
+    try (Connection c = dataSource.getConnection()) {
+      if (!LogicalReplication.exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
+        return List.of();
+      }
+      List<SlotGap> gaps = new ArrayList<>();
+      try (PreparedStatement p = c.prepareStatement("SELECT slot, gap_from_lsn::text, gap_from_time,"
+          + " gap_to_lsn::text, gap_to_time FROM " + table + " WHERE gap_found_at IS NOT NULL ORDER BY slot");
+          ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          gaps.add(new SlotGap(rs.getString(1), rs.getString(2), rs.getTimestamp(3).toInstant(), rs.getString(4),
+              rs.getTimestamp(5).toInstant()));
+        }
+      }
+      return gaps;
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the slots' checkpoints: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The slots whose relay retries a failed publish, one sentence each, as a polling relay's
+   * buckets that retry a failed event are told: the same rule makes either relay's status DEGRADED.
+   */
+  private static List<String> retrying(DataSource dataSource, PostgresOutboxStore store) {
+    String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
+    try (Connection c = dataSource.getConnection()) {
+      if (!LogicalReplication.exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
+        return List.of();
+      }
+      List<String> problems = new ArrayList<>();
+      try (PreparedStatement p = c.prepareStatement("SELECT slot, extract(epoch FROM now() - retrying_since)::bigint,"
+          + " retrying_error FROM " + table + " WHERE retrying_since IS NOT NULL ORDER BY slot");
+          ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          problems.add("slot " + rs.getString(1) + ": retrying a failed event for " + rs.getLong(2) + " s ("
+              + rs.getString(3) + ")");
+        }
+      }
+      return problems;
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the slots' checkpoints: " + e.getMessage(), e);
+    }
+  }
+
+  /** From PostgreSQL 17 on: standby slots nobody streams, and slots a promoted standby would lack. */
+  private static List<String> failoverProblems(DataSource dataSource, List<SlotStatus> slots) {
+    List<String> problems = new ArrayList<>();
+    try (Connection c = dataSource.getConnection()) {
+      if (c.getMetaData().getDatabaseMajorVersion() < 17) {
+        return problems;
+      }
+      String named;
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+          "SELECT current_setting('synchronized_standby_slots')")) {
+        rs.next();
+        named = rs.getString(1).trim();
+      }
+      for (String standby : named.isEmpty() ? new String[0] : named.split("\\s*,\\s*")) {
+        if (!LogicalReplication.exists(c,
+            "SELECT 1 FROM pg_replication_slots WHERE slot_name = ? AND slot_type = 'physical' AND active", standby)) {
+          problems.add("standby slot " + standby + " (synchronized_standby_slots) is not streamed: logical decoding"
+              + " waits for that standby, so delivery stalls, and it does not keep the failover slots in step; start"
+              + " the standby, or take its slot out of synchronized_standby_slots");
+        }
+      }
+      if (physicalStandbys(c) == 0) {
+        return problems; // no standby to be promoted: nothing to keep in step
+      }
+      for (SlotStatus s : slots) {
+        if (!LogicalReplication.exists(c, "SELECT 1 FROM pg_replication_slots WHERE slot_name = ? AND failover",
+            s.slot())) {
+          problems.add("slot " + s.slot() + " is not a failover slot, and standbys stream from this server: a promoted"
+              + " standby will not have it (the relay then makes it again and relays outbox rows from the table, but"
+              + " WAL messages since its last checkpoint are lost). Drop it with no relay running and let txbox migrate"
+              + " --logical make it again, which makes failover slots from PostgreSQL 17 on");
+        }
+      }
+      if (named.isEmpty()) {
+        problems.add("no standby slot is named in synchronized_standby_slots: a standby may be promoted behind what"
+            + " the relay confirmed, and the failover slot it keeps would lose those events; set it to the physical"
+            + " slots of the standbys that can be promoted");
+      }
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the standbys' state: " + e.getMessage(), e);
+    }
+    return problems;
+  }
+
+  /** Streaming standbys of this server: its walsenders that stream no logical slot. */
+  private static int physicalStandbys(Connection c) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_replication r"
+        + " WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots s WHERE s.active_pid = r.pid"
+        + " AND s.slot_type = 'logical')")) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+}
