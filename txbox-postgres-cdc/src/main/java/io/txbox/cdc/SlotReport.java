@@ -37,8 +37,8 @@ import javax.sql.DataSource;
  */
 public record SlotReport(List<SlotStatus> slots, List<String> problems) {
   /** A slot's state; its lag and retained WAL measured from where writes go now. */
-  private static final String SLOT_STATUS = "SELECT slot_name, active, active_pid, wal_status, confirmed_flush_lsn::text,"
-      + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), confirmed_flush_lsn)::bigint,"
+  private static final String SLOT_STATUS = "SELECT slot_name, active, active_pid, wal_status,"
+      + " confirmed_flush_lsn::text, pg_wal_lsn_diff(pg_current_wal_insert_lsn(), confirmed_flush_lsn)::bigint,"
       + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::bigint"
       + " FROM pg_replication_slots";
 
