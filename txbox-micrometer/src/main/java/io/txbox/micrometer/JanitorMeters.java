@@ -47,15 +47,19 @@ public final class JanitorMeters implements MeterBinder {
 
   @Override
   public void bindTo(MeterRegistry registry) {
-    FunctionCounter.builder("txbox.janitor.deleted", this, m -> m.totals().outboxEvents())
+    // Micrometer holds a meter's object only weakly, and an application (txbox relay is one) may
+    // bind these meters and keep no reference to them: each counter's function reads through
+    // this binder, which it captures, so that the counters do not freeze at the next collection.
+    FunctionCounter.builder("txbox.janitor.deleted", this, ignored -> totals().outboxEvents())
         .tag("table", "outbox").description("Relayed outbox events the janitor removed").register(registry);
-    FunctionCounter.builder("txbox.janitor.deleted", this, m -> m.totals().inboxRecords())
+    FunctionCounter.builder("txbox.janitor.deleted", this, ignored -> totals().inboxRecords())
         .tag("table", "inbox").description("Inbox records the janitor removed").register(registry);
-    FunctionCounter.builder("txbox.janitor.failures", this, m -> m.totals().failures())
+    FunctionCounter.builder("txbox.janitor.failures", this, ignored -> totals().failures())
         .description("Janitor runs that failed").register(registry);
     Gauge.builder("txbox.janitor.last.success", this,
             m -> m.totals().lastSuccess().map(t -> t.toEpochMilli() / 1000.0).orElse(Double.NaN))
         .baseUnit("seconds").description("When the janitor's last run that did not fail ended, in seconds since the epoch")
+        .strongReference(true)
         .register(registry);
   }
 

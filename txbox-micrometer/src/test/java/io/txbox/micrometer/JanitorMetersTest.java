@@ -9,6 +9,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
+import java.lang.ref.WeakReference;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -36,9 +37,10 @@ class JanitorMetersTest {
   @Test
   void removedRowsFailedRunsAndTheLastSuccessAreShown() throws Exception {
     Janitor janitor = Janitor.builder(store).outboxRetention(Duration.ofDays(1)).build();
-    new JanitorMeters(janitor).bindTo(registry);
+    new JanitorMeters(janitor).bindTo(registry); // and no reference kept, as txbox relay keeps none
     assertThat(failures()).as("there before the first failure").isZero();
     assertThat(lastSuccess()).isNaN();
+    collectGarbage(); // the meters must not freeze when the binder is collected
 
     store.openSubscription("default");
     for (int i = 0; i < 3; i++) {
@@ -60,6 +62,15 @@ class JanitorMetersTest {
     db.close(); // the database goes away
     assertThatThrownBy(janitor::runOnce).isInstanceOf(RuntimeException.class);
     assertThat(failures()).isEqualTo(1);
+  }
+
+  /** Runs the collector until a weakly held object is gone: a binder nobody holds would be too. */
+  private static void collectGarbage() {
+    WeakReference<Object> probe = new WeakReference<>(new Object());
+    for (int i = 0; i < 100 && probe.get() != null; i++) {
+      System.gc();
+    }
+    assertThat(probe.get()).as("a collection ran").isNull();
   }
 
   private double failures() {
