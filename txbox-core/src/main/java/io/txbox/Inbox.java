@@ -45,6 +45,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class Inbox {
   private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
+  /** Longest consumer name, see {@link #requireConsumerName}. */
+  public static final int MAX_CONSUMER_LENGTH = 100;
   /** Most parked messages {@link #parked} lists at once. */
   public static final int MAX_PARKED_LISTED = 10_000;
   /** Most retry requests {@link #runRetryRequests} takes in one call. */
@@ -75,7 +77,7 @@ public final class Inbox {
    * @throws SQLException when the database fails; nothing was recorded
    */
   public Receipt receive(String consumer, Message message, InboxHandler handler) throws SQLException {
-    requireConsumer(consumer);
+    requireConsumerName(consumer);
     Objects.requireNonNull(message, "message must not be null");
     Objects.requireNonNull(handler, "handler must not be null");
     try (Connection tx = begin()) {
@@ -126,7 +128,7 @@ public final class Inbox {
    */
   public List<Receipt> receiveAll(String consumer, List<Message> messages, InboxBatchHandler handler)
       throws SQLException {
-    requireConsumer(consumer);
+    requireConsumerName(consumer);
     Objects.requireNonNull(messages, "messages must not be null");
     Objects.requireNonNull(handler, "handler must not be null");
     if (messages.isEmpty()) {
@@ -174,7 +176,7 @@ public final class Inbox {
    * @throws SQLException when the database fails; nothing was stored, so do not acknowledge
    */
   public boolean deadLetter(String consumer, Message message, Throwable error, int attempts) throws SQLException {
-    requireConsumer(consumer);
+    requireConsumerName(consumer);
     Objects.requireNonNull(message, "message must not be null");
     Objects.requireNonNull(error, "error must not be null");
     return inTransaction(tx -> store.deadLetter(tx, consumer, message, Math.max(1, attempts), InboxStore.describe(error)));
@@ -182,7 +184,7 @@ public final class Inbox {
 
   /** Up to {@code limit} (at most {@value #MAX_PARKED_LISTED}) parked messages of {@code consumer}, by key, in order. */
   public List<ParkedMessage> parked(String consumer, int limit) throws SQLException {
-    requireConsumer(consumer);
+    requireConsumerName(consumer);
     if (limit < 1 || limit > MAX_PARKED_LISTED) {
       throw new IllegalArgumentException("limit must be between 1 and " + MAX_PARKED_LISTED + ", was " + limit);
     }
@@ -200,7 +202,7 @@ public final class Inbox {
    * @throws HandlerException when the handler failed on a parked message
    */
   public int retry(String consumer, String queueKey, InboxHandler handler) throws SQLException {
-    requireConsumer(consumer);
+    requireConsumerName(consumer);
     Objects.requireNonNull(queueKey, "queueKey must not be null");
     Objects.requireNonNull(handler, "handler must not be null");
     int processed = 0;
@@ -217,7 +219,7 @@ public final class Inbox {
    * @return how many messages were dropped
    */
   public int discard(String consumer, String queueKey) throws SQLException {
-    requireConsumer(consumer);
+    requireConsumerName(consumer);
     Objects.requireNonNull(queueKey, "queueKey must not be null");
     return inTransaction(tx -> store.discardParked(tx, consumer, queueKey));
   }
@@ -230,7 +232,7 @@ public final class Inbox {
    * @return false when the key is not parked
    */
   public boolean requestRetry(String consumer, String queueKey, String operator) throws SQLException {
-    requireConsumer(consumer);
+    requireConsumerName(consumer);
     Objects.requireNonNull(queueKey, "queueKey must not be null");
     Objects.requireNonNull(operator, "operator must not be null");
     return inTransaction(tx -> store.requestRetry(tx, consumer, queueKey, operator));
@@ -246,7 +248,7 @@ public final class Inbox {
    * @return how many keys were freed
    */
   public int runRetryRequests(String consumer, InboxHandler handler) throws SQLException {
-    requireConsumer(consumer);
+    requireConsumerName(consumer);
     int freed = 0;
     for (String key : inTransaction(tx -> store.takeRetryRequests(tx, consumer, RETRY_REQUESTS_PER_RUN))) {
       try {
@@ -323,10 +325,23 @@ public final class Inbox {
     return UUID.nameUUIDFromBytes((consumer + "/" + messageId).getBytes(StandardCharsets.UTF_8)).toString();
   }
 
-  private static void requireConsumer(String consumer) {
+  /**
+   * Checks a consumer's name by the one rule the inbox, the inbox queue, every subscriber and the
+   * Spring listeners follow: 1 to {@value #MAX_CONSUMER_LENGTH} characters of A-Z a-z 0-9 . _ -
+   * (it is kept in the inbox's rows and named in broker consumer groups and durables).
+   *
+   * <pre>{@code
+   * String consumer = Inbox.requireConsumerName(settings.consumer());
+   * }</pre>
+   *
+   * @return {@code consumer}
+   * @throws IllegalArgumentException naming the rule and the value given
+   */
+  public static String requireConsumerName(String consumer) {
     if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
-      throw new IllegalArgumentException(
-          "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumer + "'");
+      throw new IllegalArgumentException("consumer must be 1 to " + MAX_CONSUMER_LENGTH
+          + " characters of A-Z a-z 0-9 . _ -, was '" + consumer + "'");
     }
+    return consumer;
   }
 }

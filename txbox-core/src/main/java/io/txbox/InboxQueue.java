@@ -11,7 +11,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
@@ -56,8 +55,6 @@ public final class InboxQueue implements AutoCloseable {
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(100);
   /** Default time {@link #close()} waits for the messages in hand. */
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
-
-  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /** What {@link #enqueue} did with a message. */
   public enum Enqueued {
@@ -284,10 +281,7 @@ public final class InboxQueue implements AutoCloseable {
 
     /** Checks the settings and builds the queue; {@link InboxQueue#start()} starts its workers. */
     public InboxQueue build() {
-      if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
-        throw new IllegalArgumentException(
-            "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumer + "'");
-      }
+      Inbox.requireConsumerName(consumer);
       if (workers < 1 || workers > MAX_WORKERS) {
         throw new IllegalArgumentException("workers must be >= 1 and <= " + MAX_WORKERS + ", was " + workers);
       }

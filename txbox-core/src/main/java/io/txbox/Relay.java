@@ -5,6 +5,7 @@ import io.txbox.internal.RelaySettings;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.RelayStore;
+import io.txbox.spi.TransactionalPublisher;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -81,7 +82,7 @@ public final class Relay implements AutoCloseable {
     this.settings = new RelaySettings(
         b.subscription, b.instanceIdGiven ? b.instanceId + "/" + UUID.randomUUID().toString().substring(0, 8)
             : b.instanceId, b.batchSize, b.idleInterval, b.heartbeatInterval,
-        b.leaseDuration, b.drainTimeout, b.stallWarning, b.retryPolicy);
+        b.leaseDuration, b.drainTimeout, b.stallWarning, b.retryPolicy, b.delivery);
     this.store = b.store;
     this.publisher = b.publisher;
     this.metrics = b.metrics;
@@ -171,6 +172,7 @@ public final class Relay implements AutoCloseable {
     private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
     private Duration stallWarning = DEFAULT_STALL_WARNING;
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
+    private Delivery delivery = Delivery.AT_LEAST_ONCE;
     private Metrics metrics = Metrics.NONE;
 
     private Builder(RelayStore store, Publisher publisher) {
@@ -243,6 +245,16 @@ public final class Relay implements AutoCloseable {
       return this;
     }
 
+    /**
+     * What the relay promises: {@link Delivery#AT_LEAST_ONCE} (the default), or
+     * {@link Delivery#EXACTLY_ONCE} with a {@link TransactionalPublisher}, for consumers that read
+     * only committed records.
+     */
+    public Builder delivery(Delivery delivery) {
+      this.delivery = Objects.requireNonNull(delivery, "delivery must not be null");
+      return this;
+    }
+
     /** How failed events are retried and when they are dead-lettered. */
     public Builder retryPolicy(RetryPolicy retryPolicy) {
       this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
@@ -273,6 +285,12 @@ public final class Relay implements AutoCloseable {
       requireBetween("leaseDuration", leaseDuration, heartbeatInterval.multipliedBy(2), HOUR);
       requireBetween("drainTimeout", drainTimeout, Duration.ZERO, HOUR);
       requireBetween("stallWarning", stallWarning, Duration.ofSeconds(1), Duration.ofDays(1));
+      if (delivery == Delivery.EXACTLY_ONCE && !(publisher instanceof TransactionalPublisher)) {
+        throw new IllegalArgumentException("delivery exactly-once needs a publisher that publishes transactionally"
+            + " (io.txbox.spi.TransactionalPublisher), such as Kafka's KafkaExactlyOncePublisher; "
+            + publisher.getClass().getSimpleName() + " is not one. Use delivery at-least-once with a txbox inbox"
+            + " on the consuming side, or see docs/exactly-once.md for what each broker can do");
+      }
       return new Relay(this);
     }
 

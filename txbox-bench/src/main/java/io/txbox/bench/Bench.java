@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
  * the local PostgreSQL and a Kafka broker they start, each beside its reference in the same run.
  */
 @Command(name = "txbox-bench", mixinStandardHelpOptions = true,
-    subcommands = {WriteOverhead.class, MariaDbBench.class, RelayThroughput.class, Latency.class, InboxOverhead.class, DebeziumBench.class,
+    subcommands = {WriteOverhead.class, MariaDbBench.class, RelayThroughput.class, ExactlyOnceBench.class, Latency.class, InboxOverhead.class, DebeziumBench.class,
         BacklogQuery.class, Resends.class, LogicalBench.class, ConsumerThroughput.class, Settle.class, Soak.class, PoolerLatency.class})
 public final class Bench {
   private Bench() {}

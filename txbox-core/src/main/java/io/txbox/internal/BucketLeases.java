@@ -99,6 +99,7 @@ final class BucketLeases implements Runnable {
       log.warn("subscription {}: leases on buckets {} expired and were taken over", subscription, lost);
     }
     buckets.setFairShare(fairShare(membership.liveInstances()));
+    buckets.setLiveMembers(membership.liveInstances());
     int missing = buckets.missing();
     if (claim && missing > 0) {
       long claimSentAt = nanoTime.getAsLong();

@@ -26,6 +26,7 @@ final class OwnedBuckets {
   private final LongSupplier nanoTime;
   private final long validityNanos;
   private volatile int fairShare = Integer.MAX_VALUE;
+  private volatile List<String> liveMembers = List.of();
 
   /**
    * @param nanoTime the monotonic clock, {@link System#nanoTime} outside tests
@@ -46,6 +47,10 @@ final class OwnedBuckets {
     private volatile long deadlineNanos;
     /** How far the loop has read and handed to the publisher; null: from the checkpoint. Loop thread only. */
     private Checkpoint readCursor;
+    /** Exactly-once: whether the broker gave this bucket's checkpoint back since the last doubt. Loop thread only. */
+    private boolean takenOver;
+    /** Exactly-once: whether the broker fenced the previous owner. Loop thread only. */
+    private boolean fenced;
 
     private Lease(BucketState state, long deadlineNanos) {
       this.bucket = state.bucket();
@@ -73,6 +78,37 @@ final class OwnedBuckets {
     /** Forgets the read position, so the next read starts at the checkpoint again. */
     void rewind() {
       this.readCursor = null;
+    }
+
+    boolean takenOver() {
+      return takenOver;
+    }
+
+    boolean fenced() {
+      return fenced;
+    }
+
+    /**
+     * Exactly-once: the broker fenced the previous owner; reading goes on from {@code brokerCheckpoint}
+     * when the broker committed further than the store's checkpoint says.
+     */
+    void takenOver(Checkpoint brokerCheckpoint) {
+      takenOver = true;
+      fenced = true;
+      resumeFrom(brokerCheckpoint);
+    }
+
+    /** Exactly-once: a commit's outcome is unknown; the broker's checkpoint is read again before the next send. */
+    void readBackFromBroker() {
+      takenOver = false;
+    }
+
+    /** Moves the checkpoint forward to {@code committed}, a place the broker holds; never back. */
+    void resumeFrom(Checkpoint committed) {
+      if (committed != null && committed.compareTo(state.checkpoint()) > 0) {
+        state = state.withCheckpoint(committed);
+      }
+      readCursor = null;
     }
 
     @Override
@@ -151,6 +187,15 @@ final class OwnedBuckets {
 
   int size() {
     return owned.size();
+  }
+
+  /** The subscription's live members, as the last heartbeat saw them. */
+  List<String> liveMembers() {
+    return liveMembers;
+  }
+
+  void setLiveMembers(List<String> members) {
+    this.liveMembers = List.copyOf(members);
   }
 
   void setFairShare(int share) {

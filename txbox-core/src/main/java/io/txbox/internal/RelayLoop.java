@@ -1,5 +1,7 @@
 package io.txbox.internal;
 
+import io.txbox.DeadLetter;
+import io.txbox.Delivery;
 import io.txbox.Message;
 import io.txbox.internal.OwnedBuckets.Lease;
 import io.txbox.spi.BucketRead;
@@ -8,6 +10,8 @@ import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.RelayStore;
 import io.txbox.spi.StoredMessage;
+import io.txbox.spi.TransactionalPublisher;
+import io.txbox.spi.support.LoopGuard;
 import io.txbox.spi.support.RetryBudget;
 import java.time.Clock;
 import java.time.Duration;
@@ -54,10 +58,14 @@ final class RelayLoop implements Runnable {
   private final RoundPlan plan;
   private final Map<Integer, Integer> backoffLevels = new HashMap<>();
   private final ExecutorService publishing;
+  private final LoopGuard guard;
+  /** Exactly-once delivery's part, or null for at-least-once. */
+  private final ExactlyOnce exactlyOnce;
   private InFlight inFlight;
   private boolean lastRoundFoundEvents;
   private Instant lastEventsAt = Instant.MIN;
-  private volatile boolean troubled;
+  private Duration pause = MIN_PAUSE;
+  private Duration errorPause = MIN_PAUSE;
   private volatile boolean running = true;
   private Instant nextRetryWarning = Instant.MIN;
 
@@ -77,6 +85,10 @@ final class RelayLoop implements Runnable {
     this.wakeUp = wakeUp;
     this.clock = clock;
     this.plan = new RoundPlan(settings.batchSize());
+    this.guard = new LoopGuard("txbox relay of subscription " + settings.subscription());
+    this.exactlyOnce = settings.delivery() == Delivery.EXACTLY_ONCE
+        ? new ExactlyOnce(settings, (TransactionalPublisher) publisher, store, buckets, metrics)
+        : null;
     this.publishing = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "txbox-publish-" + settings.subscription());
       t.setDaemon(true);
@@ -99,47 +111,54 @@ final class RelayLoop implements Runnable {
   }
 
   private void work() {
-    Duration pause = MIN_PAUSE;
-    Duration errorPause = MIN_PAUSE;
-    while (running) {
-      try {
-        boolean full = round();
+    while (running && !Thread.currentThread().isInterrupted()) {
+      if (guard.attempt(this::turn)) {
         errorPause = MIN_PAUSE;
-        troubled = false;
-        if (lastRoundFoundEvents) {
-          lastEventsAt = clock.instant();
-        }
-        if (full) {
-          pause = MIN_PAUSE;
-          continue;
-        }
-        boolean woken = wakeUp.await(pause);
-        pause = woken ? MIN_PAUSE : min(pause.multipliedBy(2), longestPause());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      } catch (RuntimeException | Error e) {
+      } else if (!Thread.currentThread().isInterrupted()) {
         // One bad round (database restarting, a bug in a publisher, an OutOfMemoryError that
-        // freed its memory as it unwound) must never end the loop.
-        troubled = true;
-        log.warn("relay round failed for subscription {}, retrying in {} ms: {}",
-            settings.subscription(), errorPause.toMillis(), e.toString(), e);
-        errorPause = min(errorPause.multipliedBy(4), MAX_ERROR_PAUSE);
-        try {
-          abandonInFlight();
-          wakeUp.await(errorPause);
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          return;
-        }
+        // freed its memory as it unwound) never ends the loop: the guard logged it.
+        recover();
       }
     }
     drain();
   }
 
+  /** One round, then the pause its outcome calls for. */
+  private void turn() throws InterruptedException {
+    boolean full = round();
+    if (lastRoundFoundEvents) {
+      lastEventsAt = clock.instant();
+    }
+    if (full) {
+      pause = MIN_PAUSE;
+      return;
+    }
+    boolean woken = wakeUp.await(pause);
+    pause = woken ? MIN_PAUSE : min(pause.multipliedBy(2), longestPause());
+  }
+
+  /** After a failed round: waits out the batch in flight unsaved, then a pause that grows with each failure. */
+  private void recover() {
+    log.info("subscription {}: reading again from the checkpoints in {} ms", settings.subscription(),
+        errorPause.toMillis());
+    try {
+      abandonInFlight();
+      if (exactlyOnce != null) {
+        exactlyOnce.afterFailedRound();
+      }
+      wakeUp.await(errorPause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return;
+    } catch (RuntimeException e) {
+      log.warn("subscription {}: could not wait out the batch in flight: {}", settings.subscription(), e.toString());
+    }
+    errorPause = min(errorPause.multipliedBy(4), MAX_ERROR_PAUSE);
+  }
+
   /** Whether the last round failed. */
   boolean isTroubled() {
-    return troubled;
+    return guard.isTroubled();
   }
 
   /** On stop: the batch in flight is finished and checkpointed, as a graceful stop promises. */
@@ -169,6 +188,9 @@ final class RelayLoop implements Runnable {
     giveBackExcess();
     Instant now = clock.instant();
     List<Lease> due = buckets.due(now);
+    if (exactlyOnce != null) {
+      exactlyOnce.takeOver(due);
+    }
     Map<Lease, List<StoredMessage>> byLease = new LinkedHashMap<>();
     boolean full = false;
     lastRoundFoundEvents = false;
@@ -187,6 +209,12 @@ final class RelayLoop implements Runnable {
           byLease.put(lease, rows);
         }
       });
+    }
+    if (exactlyOnce != null) {
+      // One round, one transaction: settled and committed before the next batch is sent.
+      submit(byLease, now);
+      finishInFlight();
+      return full;
     }
     if (inFlight == null) {
       submit(byLease, now);
@@ -229,6 +257,11 @@ final class RelayLoop implements Runnable {
           leaseSent.add(new RoundOutcome.Sent(row, -1));
           continue;
         }
+        String deadLettered = exactlyOnce == null ? null : exactlyOnce.deadLettered(row);
+        if (deadLettered != null) {
+          leaseSent.add(new RoundOutcome.Sent(row, -1, deadLettered));
+          continue;
+        }
         Instant availableAt = row.message().availableAt();
         if (availableAt != null && availableAt.isAfter(now)) {
           heldUntil.put(lease, availableAt); // order is kept: later events wait for it
@@ -268,6 +301,7 @@ final class RelayLoop implements Runnable {
         // Lost, given back, or past its proven deadline: nothing may be saved for it. If the
         // lease is renewed later, the bucket is read again from its checkpoint.
         lease.rewind();
+        outcome.dropped(lease);
         return;
       }
       outcome.settle(lease, leaseSent, result, batch.heldUntil().get(lease), batch.readAt());
@@ -343,19 +377,36 @@ final class RelayLoop implements Runnable {
    * where this instance's lease is still unexpired in the database too.
    */
   private void save(RoundOutcome outcome) {
+    if (exactlyOnce != null) {
+      boolean committed = exactlyOnce.commitOrAbort(outcome) != null;
+      if (committed) {
+        saveProgress(outcome, List.of()); // the broker committed: the store's checkpoints follow (letters saved before)
+      }
+      report(outcome, committed);
+      return;
+    }
     Set<Integer> expired = outcome.retainHeld(buckets::holds);
     if (!expired.isEmpty()) {
       log.warn("subscription {}: buckets {} passed their lease deadline before their checkpoints were"
           + " saved; they are read again from their checkpoints", settings.subscription(), expired);
     }
+    saveProgress(outcome, outcome.deadLetters);
+    report(outcome, true);
+  }
+
+  private void saveProgress(RoundOutcome outcome, List<DeadLetter> deadLetters) {
     Set<Integer> lost = store.saveProgress(
-        settings.subscription(), settings.member(), outcome.progress, outcome.deadLetters);
+        settings.subscription(), settings.member(), outcome.progress, deadLetters);
     if (!lost.isEmpty()) {
       log.warn("subscription {}: lost the lease on buckets {} during a round; their new owner"
           + " sends their events again", settings.subscription(), lost);
       buckets.remove(lost);
     }
     outcome.saved(lost).forEach(buckets::update);
+  }
+
+  /** Logs and counts what became of the round's events; {@code delivered}: its acknowledgements stand. */
+  private void report(RoundOutcome outcome, boolean delivered) {
     outcome.retries.forEach(r -> metrics.retrying(settings.subscription(), r.message(), r.attempts(), r.error()));
     warnOfRetries(outcome.retries);
     outcome.deadLetters.forEach(d -> {
@@ -369,7 +420,7 @@ final class RelayLoop implements Runnable {
       }
       metrics.deadLettered(d);
     });
-    if (!outcome.acknowledged.isEmpty()) {
+    if (delivered && !outcome.acknowledged.isEmpty()) {
       metrics.published(settings.subscription(), outcome.acknowledged);
     }
   }

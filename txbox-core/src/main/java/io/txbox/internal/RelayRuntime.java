@@ -1,9 +1,11 @@
 package io.txbox.internal;
 
+import io.txbox.Delivery;
 import io.txbox.TxboxException;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.RelayStore;
+import io.txbox.spi.TransactionalPublisher;
 import io.txbox.spi.support.LoopGuard;
 import java.time.Clock;
 import java.time.Duration;
@@ -37,6 +39,10 @@ public final class RelayRuntime {
     this.store = store;
     this.publisher = publisher;
     int bucketCount = store.openSubscription(settings.subscription());
+    if (settings.delivery() == Delivery.EXACTLY_ONCE) {
+      // Before any thread starts: a broker that refuses transactions fails the start, not a round.
+      ((TransactionalPublisher) publisher).start(settings.subscription(), settings.member(), bucketCount);
+    }
     Clock clock = Clock.systemUTC();
     this.buckets = new OwnedBuckets(System::nanoTime, settings.leaseValidity().toNanos());
     this.metrics = metrics;

@@ -1,5 +1,6 @@
 package io.txbox.internal;
 
+import io.txbox.Delivery;
 import io.txbox.RetryPolicy;
 import java.time.Duration;
 
@@ -21,7 +22,16 @@ public record RelaySettings(
     Duration leaseDuration,
     Duration drainTimeout,
     Duration stallWarning,
-    RetryPolicy retryPolicy) {
+    RetryPolicy retryPolicy,
+    Delivery delivery) {
+
+  /** Settings for at-least-once delivery. */
+  public RelaySettings(String subscription, String member, int batchSize, Duration idleInterval,
+      Duration heartbeatInterval, Duration leaseDuration, Duration drainTimeout, Duration stallWarning,
+      RetryPolicy retryPolicy) {
+    this(subscription, member, batchSize, idleInterval, heartbeatInterval, leaseDuration, drainTimeout,
+        stallWarning, retryPolicy, Delivery.AT_LEAST_ONCE);
+  }
 
   /**
    * How long after a lease was claimed or renewed (counted from when the statement was sent) the

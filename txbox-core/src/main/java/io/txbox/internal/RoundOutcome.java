@@ -7,10 +7,11 @@ import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Checkpoint;
 import io.txbox.spi.PublishResult;
-import io.txbox.spi.support.RetryBudget;
 import io.txbox.spi.StoredMessage;
+import io.txbox.spi.support.SettleRule;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,17 +35,16 @@ final class RoundOutcome {
   record Retry(Message message, int attempts, Throwable error) {}
 
   private final String subscription;
-  private final RetryPolicy policy;
-  private final RetryBudget budget;
+  private final SettleRule rule;
   private final RandomGenerator random;
   private final Map<Integer, Integer> backoffLevels;
   private final Map<Integer, OwnedBuckets.Lease> leases = new HashMap<>();
+  private boolean dropped;
 
   RoundOutcome(
       String subscription, RetryPolicy policy, RandomGenerator random, Map<Integer, Integer> backoffLevels) {
     this.subscription = subscription;
-    this.policy = policy;
-    this.budget = new RetryBudget(policy);
+    this.rule = new SettleRule(policy);
     this.random = random;
     this.backoffLevels = backoffLevels;
   }
@@ -92,11 +92,11 @@ final class RoundOutcome {
   }
 
   /**
-   * Settles one bucket.
+   * Settles one bucket by core's {@link SettleRule}, the bucket being the order group: the
+   * checkpoint moves over acknowledged and dead-lettered events and stops at the first retried one.
    *
    * @param sent the bucket's events in log order, each with its index in the published batch
-   * @param result the broker's answer to the whole batch: failures count as attempts by the rule
-   *     of {@link RetryBudget}, which the logical relay follows too
+   * @param result the broker's answer to the whole batch
    * @param heldUntil when the bucket's next event is due, if a delayed event stopped it
    */
   void settle(
@@ -105,39 +105,49 @@ final class RoundOutcome {
       PublishResult result,
       Instant heldUntil,
       Instant now) {
+    int bucket = state.bucket();
+    int level = backoffLevels.getOrDefault(bucket, 0);
+    List<SettleRule.Sent> events = new ArrayList<>(sent.size());
+    for (int i = 0; i < sent.size(); i++) {
+      Sent s = sent.get(i);
+      StoredMessage row = s.row();
+      // Only the bucket's first event carries its counted attempts: each settled one resets them.
+      if (s.deadLettered() != null) {
+        events.add(SettleRule.Sent.unreadable(bucket, s.deadLettered()));
+      } else if (!row.isReadable()) {
+        events.add(SettleRule.Sent.unreadable(bucket, "unreadable row: " + row.unreadable()));
+      } else {
+        events.add(SettleRule.Sent.sent(bucket, s.index(), i == 0 ? state.attempts() : 0, level));
+      }
+    }
+    List<SettleRule.Outcome> outcomes = rule.settle(events, result, random);
     Checkpoint checkpoint = state.checkpoint();
     int attempts = state.attempts();
-    for (Sent s : sent) {
-      if (!s.row().isReadable()) { // never sent: it can only ever fail, so it must not hold the key up
-        deadLetters.add(new DeadLetter(subscription, state.bucket(), s.row().checkpoint(), null,
-            "unreadable row: " + s.row().unreadable(), 1));
-        checkpoint = s.row().checkpoint();
-        attempts = 0;
-        continue;
+    for (int i = 0; i < sent.size(); i++) {
+      Sent s = sent.get(i);
+      StoredMessage row = s.row();
+      SettleRule.Outcome o = outcomes.get(i);
+      switch (o.fate()) {
+        case ACKNOWLEDGED -> acknowledged.add(row.message());
+        case DEAD_LETTERED -> {
+          if (s.deadLettered() == null) { // one dead-lettered in an aborted round is saved already
+            deadLetters.add(new DeadLetter(subscription, bucket, row.checkpoint(),
+                row.isReadable() ? row.message() : null, o.error(), o.attempts()));
+          }
+        }
+        case RETRY -> {
+          backoffLevels.merge(bucket, 1, Integer::sum);
+          retries.add(new Retry(row.message(), o.attempts(), o.cause()));
+          progress.add(new BucketProgress(bucket, checkpoint, o.attempts(), now.plus(o.backoff()), o.error()));
+          return; // the rest of the bucket is held back: read again from this checkpoint
+        }
+        case HELD_BACK -> throw new IllegalStateException("held back before a retry in bucket " + bucket);
       }
-      Exception error = result.failure(s.index());
-      if (error == null) {
-        checkpoint = s.row().checkpoint();
-        attempts = 0;
-        acknowledged.add(s.row().message());
-        continue;
-      }
-      RetryBudget.Verdict verdict = budget.afterFailure(error, attempts, result);
-      if (verdict.deadLetter()) {
-        deadLetters.add(new DeadLetter(subscription, state.bucket(), s.row().checkpoint(), s.row().message(),
-            verdict.error(), verdict.attempts()));
-        checkpoint = s.row().checkpoint();
-        attempts = 0;
-        continue;
-      }
-      int level = backoffLevels.merge(state.bucket(), 1, Integer::sum);
-      retries.add(new Retry(s.row().message(), verdict.attempts(), error));
-      progress.add(new BucketProgress(state.bucket(), checkpoint, verdict.attempts(),
-          now.plus(policy.delayAfter(level, random)), verdict.error()));
-      return;
+      checkpoint = row.checkpoint();
+      attempts = 0;
     }
-    backoffLevels.remove(state.bucket());
-    progress.add(new BucketProgress(state.bucket(), checkpoint, attempts, heldUntil, null));
+    backoffLevels.remove(bucket);
+    progress.add(new BucketProgress(bucket, checkpoint, attempts, heldUntil, null));
   }
 
   /**
@@ -148,6 +158,56 @@ final class RoundOutcome {
     return progress.stream().anyMatch(p -> p.bucket() == bucket && p.nextAttemptAt() != null);
   }
 
-  /** An event sent this round, with its index in the published batch; -1 for an unreadable row, not sent. */
-  record Sent(StoredMessage row, int index) {}
+  /**
+   * An event of this round, with its index in the published batch: -1 for a row not sent, which is
+   * unreadable, or was dead-lettered already ({@code deadLettered} says why) in a round whose
+   * transaction was aborted.
+   */
+  record Sent(StoredMessage row, int index, String deadLettered) {
+    Sent(StoredMessage row, int index) {
+      this(row, index, null);
+    }
+  }
+
+  /** Each settled bucket's new checkpoint, for the broker to keep with the round's records. */
+  Map<Integer, Checkpoint> checkpoints() {
+    Map<Integer, Checkpoint> checkpoints = new LinkedHashMap<>();
+    progress.forEach(p -> checkpoints.put(p.bucket(), p.checkpoint()));
+    return checkpoints;
+  }
+
+  /**
+   * Records that {@code lease}'s bucket, whose events were sent this round, was not settled: its
+   * lease ended first. Exactly-once delivery then aborts the round, since its records are in it.
+   */
+  void dropped(OwnedBuckets.Lease lease) {
+    dropped = true;
+  }
+
+  /** Whether a bucket sent this round was left unsettled, its lease ended. */
+  boolean droppedAny() {
+    return dropped;
+  }
+
+  /** The settled buckets' leases. */
+  Collection<OwnedBuckets.Lease> leases() {
+    return leases.values();
+  }
+
+  /**
+   * What a round whose transaction was aborted keeps: its acknowledgements are void, so no
+   * checkpoint moves; the retried buckets keep their attempts and wait out their backoff from
+   * where they stood. The dead letters stand (they are saved before anything passes them).
+   */
+  List<BucketProgress> retriesFromWhereTheyStood() {
+    List<BucketProgress> kept = new ArrayList<>();
+    for (BucketProgress p : progress) {
+      OwnedBuckets.Lease lease = leases.get(p.bucket());
+      if (p.lastError() != null && lease != null) {
+        kept.add(new BucketProgress(p.bucket(), lease.state().checkpoint(), p.attempts(), p.nextAttemptAt(),
+            p.lastError()));
+      }
+    }
+    return kept;
+  }
 }

@@ -14,5 +14,19 @@ import java.time.Instant;
  * @param checkpoint the last event relayed (or dead-lettered)
  * @param attempts failed attempts at the event after the checkpoint
  * @param nextAttemptAt when the bucket may be read again, or {@code null} for now
+ * @param previousOwner as returned by a claim: the member whose lease on the bucket had run out,
+ *     whom exactly-once delivery fences at the broker; {@code null} when the bucket had no owner
+ *     (released, or never claimed) and everywhere else
  */
-public record BucketState(int bucket, Checkpoint checkpoint, int attempts, Instant nextAttemptAt) {}
+public record BucketState(int bucket, Checkpoint checkpoint, int attempts, Instant nextAttemptAt,
+    String previousOwner) {
+  /** A bucket's state with no previous owner. */
+  public BucketState(int bucket, Checkpoint checkpoint, int attempts, Instant nextAttemptAt) {
+    this(bucket, checkpoint, attempts, nextAttemptAt, null);
+  }
+
+  /** This state with {@code checkpoint} instead, as read back from the broker. */
+  public BucketState withCheckpoint(Checkpoint checkpoint) {
+    return new BucketState(bucket, checkpoint, attempts, nextAttemptAt, previousOwner);
+  }
+}

@@ -34,4 +34,19 @@ public interface Metrics {
 
   /** The relay now owns this many buckets of the subscription. */
   default void bucketsOwned(String subscription, int buckets) {}
+
+  /** What became of one round's broker transaction, under exactly-once delivery. */
+  enum TransactionOutcome {
+    /** Committed: its records and checkpoints are visible. */
+    COMMITTED,
+    /** Aborted by the relay: an event failed, or a lease ran out; its events are sent again. */
+    ABORTED,
+    /** Refused by the broker because another relay took the buckets over; nothing of it is visible. */
+    FENCED,
+    /** The commit failed and may or may not have happened; the checkpoints are read back from the broker. */
+    UNKNOWN
+  }
+
+  /** A round's broker transaction ended so, under exactly-once delivery. */
+  default void transaction(String subscription, TransactionOutcome outcome) {}
 }

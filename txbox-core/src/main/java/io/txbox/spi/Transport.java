@@ -52,6 +52,21 @@ public interface Transport {
   /** A publisher (not connected yet) from {@code settings}, entering {@code sendScope} around each send. */
   Publisher publisher(TransportSettings settings, SendScope sendScope);
 
+  /**
+   * A publisher for {@link io.txbox.Delivery#EXACTLY_ONCE} (not connected yet) from {@code settings}.
+   * A broker without transactions that can hold a relay's progress beside its messages cannot:
+   * by default this refuses, naming the broker; a transport says more where it knows more.
+   *
+   * @throws IllegalArgumentException when the broker cannot publish exactly once, saying why and
+   *     what to use instead
+   */
+  default TransactionalPublisher exactlyOncePublisher(TransportSettings settings, SendScope sendScope) {
+    throw new IllegalArgumentException("delivery exactly-once is not possible with " + name() + ": it has no"
+        + " transaction that can hold a relay's progress beside its messages, so a relay that crashes or loses its"
+        + " buckets sends some events again. Use delivery at-least-once, with a txbox inbox (or the broker's own"
+        + " deduplication) on the consuming side; docs/exactly-once.md says what each broker can do");
+  }
+
   /** A subscriber (not started) from {@code settings}, feeding {@code subscription}'s sources into its intake. */
   Subscriber subscriber(TransportSettings settings, Subscription subscription);
 

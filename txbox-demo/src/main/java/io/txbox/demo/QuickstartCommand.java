@@ -27,9 +27,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code java -jar txbox-demo.jar quickstart}: starts a Kafka broker of its own, writes events through the outbox
@@ -37,12 +46,30 @@ import picocli.CommandLine.Option;
  * are its own (a schema on PostgreSQL, a table prefix on MariaDB), never an application's, and are dropped at
  * the end.
  */
-@Command(name = "quickstart", mixinStandardHelpOptions = true,
-    description = "Starts a Kafka broker, writes events through the outbox into PostgreSQL or MariaDB, relays"
-        + " them and checks that every one arrived once, in order per key. Exits 1 if any was lost or reordered."
-        + " Its tables are its own (schema txbox_quickstart_<run> on PostgreSQL, tables txbox_qs_<run>_* on"
-        + " MariaDB) and are dropped at the end; --schema and --table-prefix are not taken.")
+@Command(name = "quickstart", mixinStandardHelpOptions = true, modelTransformer = QuickstartCommand.OwnTables.class,
+    description = "Starts a Kafka broker (or uses --kafka-bootstrap-servers), writes events through the outbox into"
+        + " PostgreSQL or MariaDB, relays them and checks that every one arrived once, in order per key. Exits 1 if"
+        + " any was lost or reordered. Its tables are its own (schema txbox_quickstart_<run> on PostgreSQL, tables"
+        + " txbox_qs_<run>_* on MariaDB) and are dropped at the end.")
 final class QuickstartCommand implements Callable<Integer> {
+  /** The options that name an application's tables: not shown in quickstart's help, and refused if given. */
+  private static final List<String> NOT_TAKEN = List.of("--schema", "--table-prefix");
+
+  /** Hides {@link #NOT_TAKEN} from the help: the database options are shared with commands that take them. */
+  static final class OwnTables implements CommandLine.IModelTransformer {
+    @Override
+    public CommandSpec transform(CommandSpec spec) {
+      for (String name : NOT_TAKEN) {
+        OptionSpec option = spec.findOption(name);
+        if (option != null) {
+          spec.remove(option);
+          spec.addOption(option.toBuilder().hidden(true).build());
+        }
+      }
+      return spec;
+    }
+  }
+
   /** Where the run writes: its store, and how to take its tables away again. */
   private record Place(OutboxStore store, String outboxTable, Cleanup cleanup) {}
 
@@ -59,16 +86,27 @@ final class QuickstartCommand implements Callable<Integer> {
   @Option(names = "--keys", defaultValue = "100", description = "Distinct keys. Default: ${DEFAULT-VALUE}.")
   int keys;
 
+  @Option(names = "--kafka-bootstrap-servers", description = "A Kafka to use instead of starting one; the run"
+      + " creates its own topic orders-<run> there (8 partitions) and leaves it. Default: start a broker.")
+  String kafkaBootstrapServers;
+
+  @Spec CommandSpec spec;
+
   @Override
   public Integer call() throws Exception {
     if (events < 1 || keys < 1) {
       throw new IllegalArgumentException("events and keys must be >= 1, were " + events + " and " + keys);
     }
+    for (String name : NOT_TAKEN) {
+      if (spec.commandLine().getParseResult().hasMatchedOption(name)) {
+        throw new IllegalArgumentException(name + " is not taken: it names an application's tables, and quickstart"
+            + " makes and drops its own");
+      }
+    }
     String run = UUID.randomUUID().toString().substring(0, 8);
     String topic = "orders-" + run;
-    System.out.println("starting a Kafka broker (KRaft, from the Kafka jars in this jar)...");
-    try (KafkaBroker kafka = KafkaBroker.start("768m"); HikariDataSource ds = database.poolOnAnyDatabase()) {
-      kafka.createTopic(topic, 8);
+    try (Kafka kafka = kafka(); HikariDataSource ds = database.poolOnAnyDatabase()) {
+      kafka.createTopic(topic);
       database.checkConnection(ds);
       Database db = database.database();
       Place place = db.has(Capability.SCHEMAS) ? inOwnSchema(db, ds, run) : withOwnPrefix(db, ds, run);
@@ -93,6 +131,52 @@ final class QuickstartCommand implements Callable<Integer> {
         }
       }
     }
+  }
+
+  /** The broker the run relays to: the one given, or one started for the run and stopped after it. */
+  private interface Kafka extends AutoCloseable {
+    String bootstrapServers();
+
+    void createTopic(String topic) throws Exception;
+
+    @Override
+    void close();
+  }
+
+  private Kafka kafka() {
+    if (kafkaBootstrapServers != null) {
+      String servers = kafkaBootstrapServers;
+      return new Kafka() {
+        public String bootstrapServers() {
+          return servers;
+        }
+
+        public void createTopic(String topic) throws Exception {
+          try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, servers,
+              AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000))) {
+            admin.createTopics(List.of(new NewTopic(topic, Optional.of(8), Optional.empty()))).all()
+                .get(60, TimeUnit.SECONDS);
+          }
+        }
+
+        public void close() {}
+      };
+    }
+    System.out.println("starting a Kafka broker (KRaft, from the Kafka jars in this jar)...");
+    KafkaBroker broker = KafkaBroker.start("768m");
+    return new Kafka() {
+      public String bootstrapServers() {
+        return broker.bootstrapServers();
+      }
+
+      public void createTopic(String topic) {
+        broker.createTopic(topic, 8);
+      }
+
+      public void close() {
+        broker.close();
+      }
+    };
   }
 
   /** A database with schemas: the run's tables in a schema of its own. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.txbox.server.Main;
+import io.txbox.testkit.JdkNeutral;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestMariaDb;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** {@code java -jar txbox-demo.jar} with bad settings: exit 2 and the option named, before anything starts. */
+@JdkNeutral
 class DemoCommandLineTest {
   private final StringWriter err = new StringWriter();
 
@@ -52,16 +54,29 @@ class DemoCommandLineTest {
   }
 
   @Test
-  void quickstartRunsOnMariaDbAndLeavesNoTableBehind() throws Exception {
+  void quickstartRunsOnMariaDbThroughAGivenKafkaAndLeavesNoTableBehind() throws Exception {
     try (TestMariaDb maria = TestMariaDb.create()) {
-      assertThat(run("quickstart", "--events", "300", "--keys", "10", "--jdbc-url", maria.jdbcUrl()))
-          .as("%s", err).isZero();
+      assertThat(run("quickstart", "--events", "300", "--keys", "10", "--jdbc-url", maria.jdbcUrl(),
+          "--kafka-bootstrap-servers", KafkaBroker.shared().bootstrapServers())).as("%s", err).isZero();
       try (Connection c = maria.dataSource().getConnection(); Statement s = c.createStatement();
           ResultSet rs = s.executeQuery("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE()")) {
         rs.next();
         assertThat(rs.getInt(1)).as("tables left in " + maria.database()).isZero();
       }
     }
+  }
+
+  @Test
+  void quickstartNeitherListsNorTakesTheOptionsThatNameAnApplicationsTables() {
+    StringWriter help = new StringWriter();
+    CommandLine cli = Main.commandLine(new DemoCommand(), Map.of(), "quickstart", "--help");
+    cli.setOut(new PrintWriter(help, true));
+    cli.execute("quickstart", "--help");
+    assertThat(help.toString()).contains("--kafka-bootstrap-servers", "--jdbc-url").doesNotContain("--schema",
+        "--table-prefix");
+
+    assertThat(run("quickstart", "--schema", "shop")).isEqualTo(2);
+    assertThat(err.toString()).contains("--schema is not taken: it names an application's tables");
   }
 
   @Test

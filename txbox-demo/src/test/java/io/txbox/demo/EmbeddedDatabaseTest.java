@@ -2,11 +2,13 @@ package io.txbox.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.txbox.testkit.JdkNeutral;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import org.junit.jupiter.api.Test;
 
+@JdkNeutral
 class EmbeddedDatabaseTest {
 
   @Test

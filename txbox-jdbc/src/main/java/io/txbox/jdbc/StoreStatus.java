@@ -23,7 +23,8 @@ import java.util.stream.Collectors;
  *     (attempts stay 0 during an outage, when nothing gets through)
  * @param outboxDeadLetters dead letters per subscription
  * @param inboxDeadLetters dead and parked messages per consumer
- * @param oldestOpenTransaction the oldest write transaction still open, which holds delivery back
+ * @param oldestOpenTransaction the oldest write transaction still open, which holds delivery back,
+ *     once it has been open {@link #OPEN_TRANSACTION_SHOWN_AFTER} (a shorter one is ordinary traffic)
  * @param outboxPartitions the partitions of a partitioned outbox; empty for a plain table
  * @param waitingForFirstRelay while no relay has ever opened a subscription on these tables: the
  *     events that wait in the log for one; empty once any subscription exists
@@ -47,6 +48,9 @@ public record StoreStatus(
    * backoff or lease handover of a working relay, and well before the pending-age limit.
    */
   public static final Duration NOT_MOVING_AFTER = Duration.ofSeconds(60);
+
+  /** How long a transaction must have been open before the status names it. */
+  public static final Duration OPEN_TRANSACTION_SHOWN_AFTER = Duration.ofSeconds(1);
 
   /** Most idle buckets listed. */
   public static final int MAX_IDLE_BUCKETS = 100;

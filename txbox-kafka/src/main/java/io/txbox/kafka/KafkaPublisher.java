@@ -5,12 +5,12 @@ import io.txbox.kafka.internal.ClientProperties;
 import io.txbox.kafka.internal.KafkaClientVersion;
 import io.txbox.kafka.internal.KafkaErrors;
 import io.txbox.kafka.internal.Producers;
+import io.txbox.kafka.internal.RecordMessages;
 import io.txbox.kafka.internal.TopicCheck;
 import io.txbox.spi.PermanentPublishException;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.SendScope;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,9 +35,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.record.DefaultRecord;
-import org.apache.kafka.common.record.DefaultRecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -159,7 +156,7 @@ public final class KafkaPublisher implements Publisher {
         failures.put(i, known); // one failed send per topic and batch, not one wait per record
         continue;
       }
-      ProducerRecord<byte[], byte[]> record = record(topic, m);
+      ProducerRecord<byte[], byte[]> record = RecordMessages.toRecord(topic, m);
       Exception tooLarge = sizeCheck(record, limitOf.get(topic));
       if (tooLarge != null) {
         Exception changed = limitReread.add(topic) ? limitChanged(topic, limitOf.get(topic)) : null;
@@ -246,9 +243,7 @@ public final class KafkaPublisher implements Publisher {
     if (compressed || limit.isEmpty()) {
       return null;
     }
-    int size = DefaultRecordBatch.RECORD_BATCH_OVERHEAD + DefaultRecord.sizeInBytes(0, 0L,
-        record.key() == null ? 0 : record.key().length, record.value() == null ? 0 : record.value().length,
-        record.headers().toArray());
+    int size = RecordMessages.sizeAlone(record);
     if (size <= limit.getAsInt()) {
       return null;
     }
@@ -359,22 +354,26 @@ public final class KafkaPublisher implements Publisher {
     }
   }
 
-  private static ProducerRecord<byte[], byte[]> record(String topic, Message m) {
-    RecordHeaders headers = new RecordHeaders();
-    headers.add(ID_HEADER, utf8(m.id().toString()));
-    headers.add(TYPE_HEADER, utf8(m.type()));
-    headers.add(VERSION_HEADER, utf8(Integer.toString(m.version())));
-    headers.add(CONTENT_TYPE_HEADER, utf8(m.contentType()));
-    m.headers().forEach((name, value) -> headers.add(name, utf8(value)));
-    byte[] key = m.key() == null ? null : utf8(m.key());
-    return new ProducerRecord<>(topic, null, m.createdAt().toEpochMilli(), key, m.payload(), headers);
-  }
-
-  private static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
-
   private Admin newAdmin() {
+    return admin(config);
+  }
+
+  /** The producer settings txbox sets (the table above), for both of its Kafka publishers. */
+  static Map<String, Object> producerDefaults() {
+    Map<String, Object> defaults = new LinkedHashMap<>();
+    defaults.put(ProducerConfig.ACKS_CONFIG, "all");
+    defaults.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+    defaults.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
+    defaults.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+    defaults.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");
+    defaults.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+    defaults.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+    defaults.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
+    return defaults;
+  }
+
+  /** An admin client for the cluster of {@code config}, with its security settings and short timeouts. */
+  static Admin admin(Map<String, Object> config) {
     Map<String, Object> admin = new HashMap<>();
     admin.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG));
     config.forEach((k, v) -> {
@@ -410,14 +409,7 @@ public final class KafkaPublisher implements Publisher {
     private SendScope sendScope = SendScope.NONE;
 
     private Builder() {
-      config.put(ProducerConfig.ACKS_CONFIG, "all");
-      config.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-      config.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
-      config.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-      config.put(ProducerConfig.BATCH_SIZE_CONFIG, "262144");
-      config.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
-      config.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-      config.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "10000");
+      config.putAll(producerDefaults());
     }
 
     /** {@code bootstrap.servers}. Required. */

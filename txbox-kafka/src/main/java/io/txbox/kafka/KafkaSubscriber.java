@@ -52,7 +52,10 @@ import org.slf4j.LoggerFactory;
  * in parallel. In-flight work is bounded by {@code concurrency} times {@code max.poll.records}
  * (defaults {@value #DEFAULT_CONCURRENCY} and {@value #DEFAULT_MAX_POLL_RECORDS}).
  * A record that cannot be read as a message at all (a malformed {@code txbox-id}) is logged with
- * its place and skipped, counted by {@link #rejected()}.
+ * its place and skipped, counted by {@link #rejected()}. It reads with {@code
+ * isolation.level=read_committed} (Kafka's own default is read_uncommitted): records of an aborted
+ * Kafka transaction, such as an exactly-once relay's failed round, are never handed over; give
+ * {@code property("isolation.level", "read_uncommitted")} to read them too.
  */
 public final class KafkaSubscriber implements Subscriber {
   private static final Logger log = LoggerFactory.getLogger(KafkaSubscriber.class);
@@ -216,6 +219,10 @@ public final class KafkaSubscriber implements Subscriber {
       config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
       config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
       config.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(DEFAULT_MAX_POLL_RECORDS));
+      // Kafka's default, read_uncommitted, hands over records of aborted transactions: the ones a
+      // fenced or failed exactly-once round leaves behind. On a topic written without transactions
+      // read_committed changes nothing.
+      config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     }
 
     /** {@code bootstrap.servers}. Required. */

@@ -285,6 +285,31 @@ class KafkaSubscriberTest {
   }
 
   @Test
+  void anEventOfAnAbortedKafkaTransactionIsNeverAppliedUnlessReadUncommittedIsAskedFor() throws Exception {
+    Message aborted = event(topic, "key-a", 99);
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(java.util.Map.of("bootstrap.servers",
+        kafka.bootstrapServers(), "transactional.id", "aborting-" + topic), new ByteArraySerializer(),
+        new ByteArraySerializer())) {
+      producer.initTransactions();
+      producer.beginTransaction();
+      producer.send(io.txbox.kafka.internal.RecordMessages.toRecord(topic, aborted)).get();
+      producer.abortTransaction(); // what a fenced or failed exactly-once round leaves in the log
+    }
+    publish(events(3));
+
+    try (KafkaSubscriber inventory = subscriber("inventory", writeSideEffect("inventory")).start()) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> inventory.processed() == 3);
+      assertThat(sideEffects("message_id = '" + aborted.id() + "'")).as("by default: read_committed").isZero();
+    }
+    try (KafkaSubscriber told = KafkaSubscriber.builder(inbox, "audit", writeSideEffect("audit"))
+        .bootstrapServers(kafka.bootstrapServers()).topics(topic).property("isolation.level", "read_uncommitted")
+        .build().start()) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> told.processed() == 4);
+      assertThat(sideEffects("consumer = 'audit' AND message_id = '" + aborted.id() + "'")).isEqualTo(1);
+    }
+  }
+
+  @Test
   void anUnreadableRecordIsSkippedAndLaterOnesFlow() throws Exception {
     RecordHeaders garbage = new RecordHeaders();
     garbage.add(KafkaPublisher.ID_HEADER, "not-a-uuid".getBytes());

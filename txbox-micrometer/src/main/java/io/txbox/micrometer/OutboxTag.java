@@ -9,7 +9,8 @@ import java.util.function.Supplier;
 
 /**
  * Tags the meters that describe one outbox ({@code txbox.outbox.*}, {@code txbox.relay.*},
- * {@code txbox.slot.*}, {@code txbox.janitor.*}) with {@code outbox}: the database, schema and table the events are in,
+ * {@code txbox.slot.*}, {@code txbox.janitor.*}, and {@code txbox.loops.*}, which tells an alert
+ * which outbox a process that stopped answering served) with {@code outbox}: the database, schema and table the events are in,
  * such as {@code shop.public.txbox_outbox}. Every process that reports on the same outbox (the
  * application that writes it, the relays that read it) gives the same value, so alert rules
  * aggregate by {@code (outbox, subscription)} and two services whose subscriptions are both
@@ -22,7 +23,8 @@ import java.util.function.Supplier;
 public final class OutboxTag {
   /** The tag's name. */
   public static final String NAME = "outbox";
-  private static final List<String> PREFIXES = List.of("txbox.outbox.", "txbox.relay.", "txbox.slot.", "txbox.janitor.");
+  private static final List<String> PREFIXES = List.of("txbox.outbox.", "txbox.relay.", "txbox.slot.", "txbox.janitor.",
+      "txbox.loops.");
 
   private OutboxTag() {}
 

@@ -10,6 +10,7 @@ import io.txbox.spi.Metrics;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,6 +38,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <tr><td>{@code txbox.relay.buckets.owned}</td><td>gauge</td>
  *       <td>buckets this relay instance holds the lease of; each instance reports its own (the
  *           polling relay only: the logical relay holds no buckets)</td></tr>
+ *   <tr><td>{@code txbox.relay.transactions}</td><td>counter</td>
+ *       <td>exactly-once delivery only: rounds' broker transactions by {@code outcome}
+ *           ({@code committed}, {@code aborted}, {@code fenced}: another relay took the buckets
+ *           over, {@code unknown}: a commit that failed and may have happened)</td></tr>
  * </table>
  *
  * <p>The publish rate, failure rate and dead-letter rate are the rates of the three counters
@@ -113,6 +118,15 @@ public final class RelayMeters implements Metrics {
           .description("Buckets this relay instance holds the lease of").register(registry);
       return owned;
     }).set(buckets);
+  }
+
+  @Override
+  public void transaction(String subscription, TransactionOutcome outcome) {
+    Counter.builder("txbox.relay.transactions").tag("subscription", subscription)
+        .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+        .description("Exactly-once delivery: rounds' broker transactions by outcome (committed, aborted, fenced,"
+            + " unknown)")
+        .register(registry).increment();
   }
 
   private static Instant dueAt(Message message) {

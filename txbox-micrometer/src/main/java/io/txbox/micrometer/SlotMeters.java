@@ -9,14 +9,11 @@ import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.SlotStatus;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Gauges of a logical-decoding slot ({@code txbox-postgres-cdc}), tagged with the {@code slot}:
@@ -24,13 +21,14 @@ import org.slf4j.LoggerFactory;
  * <table>
  *   <caption>Meters</caption>
  *   <tr><th>Name</th><th>Type</th><th>What it shows</th></tr>
- *   <tr><td>{@code txbox.slot.lag}</td><td>gauge, bytes</td><td>WAL written since the slot's confirmed position</td></tr>
+ *   <tr><td>{@code txbox.slot.lag}</td><td>gauge, bytes</td><td>WAL written since the slot's confirmed position; NaN while the slot is being created</td></tr>
  *   <tr><td>{@code txbox.slot.retained}</td><td>gauge, bytes</td><td>WAL the server keeps for the slot: the disk it costs</td></tr>
  *   <tr><td>{@code txbox.slot.active}</td><td>gauge</td><td>1 while a relay streams the slot</td></tr>
  *   <tr><td>{@code txbox.slot.invalidated}</td><td>gauge</td><td>1 once the server removed WAL the slot needed: alert at once</td></tr>
  *   <tr><td>{@code txbox.slot.gap}</td><td>gauge</td><td>1 while a failover's range of lost WAL messages is not acknowledged: alert at once</td></tr>
  *   <tr><td>{@code txbox.slot.lag.age}</td><td>time gauge</td><td>with {@link Builder#relay}: how long ago the oldest event this relay read and has not confirmed committed</td></tr>
  *   <tr><td>{@code txbox.outbox.oldest.pending.age}</td><td>time gauge, tag {@code subscription} (the slot)</td><td>with {@link Builder#relay}: the same age under the polling relay's name, so that one alert serves both</td></tr>
+ *   <tr><td>{@code txbox.slot.relay.waiting}</td><td>time gauge</td><td>with {@link Builder#relay}: how long this relay has waited for the call to the server it has waited for longest (creating the slot again, starting the stream, a checkpoint's commit); 0 when none is in progress</td></tr>
  *   <tr><td>{@code txbox.outbox.pending}</td><td>gauge, tag {@code subscription} (the slot)</td><td>with {@link Builder#relay}: events this relay read and has not confirmed; 0 on a standby</td></tr>
  * </table>
  *
@@ -39,32 +37,35 @@ import org.slf4j.LoggerFactory;
  * nobody streams shows as {@code txbox.slot.active} 0.
  *
  * <p>The slot is read from the database at most once per {@code refresh} (default
- * {@value #DEFAULT_REFRESH_SECONDS} s); when it cannot be read, or does not exist, the gauges
- * show NaN.
+ * {@value #DEFAULT_REFRESH_SECONDS} s), on a thread of its own: a scrape waits for a reading at
+ * most {@value BacklogMeters#DEFAULT_READ_WAIT_MILLIS} ms, then answers from the last one. When
+ * it cannot be read, or does not exist, the gauges show NaN.
  *
  * <pre>{@code
  * SlotMeters.builder(replication).relay(relay).build().bindTo(registry);
  * }</pre>
  */
 public final class SlotMeters implements MeterBinder {
-  private static final Logger log = LoggerFactory.getLogger(SlotMeters.class);
 
   /** Default time a reading is kept before the database is asked again. */
   public static final int DEFAULT_REFRESH_SECONDS = 10;
 
   private final LogicalReplication replication;
   private final Supplier<LogicalRelay> relay;
-  private final Duration refresh;
   private final Clock clock;
-  private Instant readAt = Instant.MIN;
-  private Optional<SlotStatus> latest = Optional.empty();
-  private double gap = Double.NaN;
+  /** The slot and whether a gap waits to be acknowledged, read together off the scraping thread. */
+  private final LatestReading<SlotReading> reading;
+
+  private record SlotReading(Optional<SlotStatus> status, boolean gap) {}
 
   private SlotMeters(Builder b) {
     this.replication = b.replication;
     this.relay = b.relay;
-    this.refresh = b.refresh;
     this.clock = b.clock;
+    this.reading = new LatestReading<>("the state of slot " + b.replication.slot(),
+        () -> Optional.of(new SlotReading(b.replication.status(), b.replication.gap().isPresent())), b.refresh,
+        Duration.ofMillis(BacklogMeters.DEFAULT_READ_WAIT_MILLIS), b.clock,
+        LatestReading.readerThread("txbox-slot-reader"));
   }
 
   /** A builder for the gauges of {@code replication}'s slot. */
@@ -75,7 +76,8 @@ public final class SlotMeters implements MeterBinder {
   @Override
   public void bindTo(MeterRegistry registry) {
     String slot = replication.slot();
-    gauge(registry, "txbox.slot.lag", "bytes", "WAL written since the slot's confirmed position", SlotStatus::lagBytes);
+    gauge(registry, "txbox.slot.lag", "bytes", "WAL written since the slot's confirmed position",
+        s -> s.beingCreated() ? Double.NaN : s.lagBytes());
     gauge(registry, "txbox.slot.retained", "bytes", "WAL the server keeps for the slot", SlotStatus::retainedBytes);
     gauge(registry, "txbox.slot.active", null, "1 while a relay streams the slot", s -> s.active() ? 1 : 0);
     gauge(registry, "txbox.slot.invalidated", null, "1 once the server removed WAL the slot still needed",
@@ -97,6 +99,12 @@ public final class SlotMeters implements MeterBinder {
           .description("How long the oldest event this relay read and has not confirmed has waited since its commit")
           .strongReference(true)
           .register(registry);
+      TimeGauge.builder("txbox.slot.relay.waiting", relay, TimeUnit.MILLISECONDS, m -> waitingMillis(m, clock))
+          .tag("slot", slot)
+          .description("How long this relay has waited for the call to the server it has waited for longest; 0 when"
+              + " none is in progress")
+          .strongReference(true)
+          .register(registry);
       Gauge.builder("txbox.outbox.pending", relay, SlotMeters::pending)
           .tag("subscription", slot)
           .description("Events this relay read from the slot and has not confirmed")
@@ -108,6 +116,12 @@ public final class SlotMeters implements MeterBinder {
   private static double pending(Supplier<LogicalRelay> relay) {
     LogicalRelay current = relay.get();
     return current == null ? Double.NaN : current.pending();
+  }
+
+  private static double waitingMillis(Supplier<LogicalRelay> relay, Clock clock) {
+    LogicalRelay current = relay.get();
+    return current == null ? Double.NaN
+        : current.waitingFor().map(w -> (double) w.age(clock.instant()).toMillis()).orElse(0.0);
   }
 
   private static double lagMillis(Supplier<LogicalRelay> relay) {
@@ -125,26 +139,12 @@ public final class SlotMeters implements MeterBinder {
         .register(registry);
   }
 
-  private synchronized Optional<SlotStatus> status() {
-    Instant now = clock.instant();
-    if (readAt.plus(refresh).isAfter(now)) {
-      return latest;
-    }
-    readAt = now;
-    try {
-      latest = replication.status();
-      gap = replication.gap().isPresent() ? 1 : 0;
-    } catch (RuntimeException e) {
-      log.warn("Could not read the state of slot {}: {}", replication.slot(), e.getMessage());
-      latest = Optional.empty();
-      gap = Double.NaN;
-    }
-    return latest;
+  private Optional<SlotStatus> status() {
+    return reading.get().flatMap(SlotReading::status);
   }
 
-  private synchronized double gap() {
-    status();
-    return gap;
+  private double gap() {
+    return reading.get().map(r -> r.gap() ? 1.0 : 0.0).orElse(Double.NaN);
   }
 
   /** Builds {@link SlotMeters}; {@link #build()} checks every setting. */

@@ -70,6 +70,55 @@ class BacklogMetersTest {
   }
 
   @Test
+  void aScrapeWhileTheDatabaseHangsAnswersAtOnceFromTheLastFiguresAndSaysHowOldTheyAre() throws Exception {
+    BacklogMeters.builder(store).refresh(Duration.ZERO).readWait(Duration.ofMillis(200)).build().bindTo(registry);
+    write(2);
+    assertThat(pending()).isEqualTo(2);
+    assertThat(registry.get("txbox.outbox.database.unreachable").gauge().value()).isZero();
+
+    try (Connection locker = db.dataSource().getConnection()) {
+      locker.setAutoCommit(false);
+      try (var s = locker.createStatement()) {
+        s.execute("LOCK TABLE " + store.outboxTable() + " IN ACCESS EXCLUSIVE MODE"); // every read of it waits
+      }
+      long start = System.nanoTime();
+      double shown = pending();
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      assertThat(shown).as("the last figure read").isEqualTo(2);
+      assertThat(took).as("a scrape waits at most readWait, not for the database").isLessThan(Duration.ofSeconds(5));
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+        assertThat(registry.get("txbox.outbox.reading.age").timeGauge().value(TimeUnit.MILLISECONDS))
+            .isGreaterThan(300);
+        assertThat(registry.get("txbox.outbox.database.unreachable").gauge().value()).isEqualTo(1);
+      });
+      locker.rollback();
+    }
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      pending();
+      assertThat(registry.get("txbox.outbox.database.unreachable").gauge().value()).isZero();
+    });
+  }
+
+  @Test
+  void theGaugesOfManySubscriptionsWaitForAHangingDatabaseOnceInAllNotOnceEach() throws Exception {
+    BacklogMeters.builder(store).subscriptions("a", "b", "c", "d").refresh(Duration.ZERO)
+        .readWait(Duration.ofMillis(500)).build().bindTo(registry);
+    registry.getMeters().forEach(m -> m.measure().forEach(x -> { })); // a first scrape, the database answering
+    try (Connection locker = db.dataSource().getConnection()) {
+      locker.setAutoCommit(false);
+      try (var s = locker.createStatement()) {
+        s.execute("LOCK TABLE " + store.outboxTable() + " IN ACCESS EXCLUSIVE MODE");
+      }
+      long start = System.nanoTime();
+      registry.getMeters().forEach(m -> m.measure().forEach(x -> { })); // a scrape of all nine gauges
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      assertThat(took).as("nine gauges, one reading: one wait of 500 ms in all, not one a gauge")
+          .isLessThan(Duration.ofMillis(1_500));
+      locker.rollback();
+    }
+  }
+
+  @Test
   void aTransactionLeftOpenShowsAsTheAgeThatHoldsDeliveryBack() throws Exception {
     BacklogMeters.builder(store).refresh(Duration.ZERO).build().bindTo(registry);
     try (Connection open = db.dataSource().getConnection()) {

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.txbox.DeadLetter;
 import io.txbox.Message;
 import io.txbox.spi.Checkpoint;
+import io.txbox.spi.Metrics;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,6 +46,20 @@ class RelayMetersTest {
     assertThat(registry.get("txbox.relay.failures").tag("subscription", "orders").counter().count()).isEqualTo(2);
     assertThat(registry.get("txbox.relay.failures.by.error").tag("error", "IOException").counter().count()).isEqualTo(2);
     assertThat(registry.get("txbox.relay.dead.letters").tag("subscription", "orders").counter().count()).isEqualTo(1);
+  }
+
+  @Test
+  void exactlyOnceTransactionsAreCountedByOutcome() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RelayMeters meters = RelayMeters.create(registry);
+    meters.transaction("orders", Metrics.TransactionOutcome.COMMITTED);
+    meters.transaction("orders", Metrics.TransactionOutcome.COMMITTED);
+    meters.transaction("orders", Metrics.TransactionOutcome.FENCED);
+
+    assertThat(registry.get("txbox.relay.transactions").tags("subscription", "orders", "outcome", "committed")
+        .counter().count()).isEqualTo(2);
+    assertThat(registry.get("txbox.relay.transactions").tags("subscription", "orders", "outcome", "fenced")
+        .counter().count()).isEqualTo(1);
   }
 
   @Test

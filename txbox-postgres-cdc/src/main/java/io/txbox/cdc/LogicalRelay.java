@@ -9,6 +9,7 @@ import io.txbox.spi.support.LoopGuard;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -57,6 +58,7 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>standbyInterval</td><td>1 s</td><td>10 ms to 1 min: how often a standby tries the slot</td></tr>
  *   <tr><td>drainTimeout</td><td>30 s</td><td>0 to 1 h</td></tr>
  *   <tr><td>checkpointInterval</td><td>1 s</td><td>100 ms to 1 min: how often the relay's progress is also written to the outbox's schema, which a failover keeps</td></tr>
+ *   <tr><td>waitWarning</td><td>{@value #DEFAULT_WAIT_WARNING_SECONDS} s</td><td>1 s to 1 h: how long a call to the server may wait before the relay warns of it, and again each time as long after</td></tr>
  *   <tr><td>retryPolicy</td><td>{@link RetryPolicy#defaults()}</td><td></td></tr>
  * </table>
  */
@@ -71,6 +73,10 @@ public final class LogicalRelay implements AutoCloseable {
   public static final int DEFAULT_MAX_PENDING = 20_000;
   /** Highest accepted maxPending. */
   public static final int MAX_PENDING_LIMIT = 1_000_000;
+  /** Default time a call to the server waits before the relay warns of it. */
+  public static final int DEFAULT_WAIT_WARNING_SECONDS = 30;
+  /** How often the calls in progress are looked at, for their warnings. */
+  private static final long WAIT_CHECK_MILLIS = 1000;
 
   private final StreamSettings settings;
   private final LogicalReplication replication;
@@ -87,7 +93,7 @@ public final class LogicalRelay implements AutoCloseable {
     this.settings = new StreamSettings(b.jdbcUrl, b.properties, replication.slot(), replication.publication(),
         replication.messagePrefix(), replication.store().schema(), replication.store().tablePrefix(),
         replication.store().tablePrefix() + "outbox", b.batchSize, b.maxPending, b.idleInterval, b.statusInterval,
-        b.standbyInterval, b.drainTimeout, b.checkpointInterval, b.retryPolicy);
+        b.standbyInterval, b.drainTimeout, b.checkpointInterval, b.waitWarning, b.retryPolicy);
   }
 
   /** A builder for a relay of {@code replication}'s slot to {@code publisher}. */
@@ -106,13 +112,16 @@ public final class LogicalRelay implements AutoCloseable {
     thread.start();
     StreamLoop started = loop;
     LoopGuard guard = new LoopGuard("checkpoints of slot " + settings.slot());
-    checkpointing = Executors.newSingleThreadScheduledExecutor(r -> {
+    // Two threads: the warnings of calls that wait go on while a checkpoint's commit hangs.
+    checkpointing = Executors.newScheduledThreadPool(2, r -> {
       Thread t = new Thread(r, "txbox-logical-checkpoint-" + settings.slot());
       t.setDaemon(true);
       return t;
     });
     long every = settings.checkpointInterval().toMillis();
     checkpointing.scheduleWithFixedDelay(() -> guard.attempt(started::checkpoint), every, every, TimeUnit.MILLISECONDS);
+    checkpointing.scheduleWithFixedDelay(() -> started.calls().report(), WAIT_CHECK_MILLIS, WAIT_CHECK_MILLIS,
+        TimeUnit.MILLISECONDS);
     return this;
   }
 
@@ -174,6 +183,25 @@ public final class LogicalRelay implements AutoCloseable {
     return l == null ? 0 : l.pending();
   }
 
+  /**
+   * The call to the server this relay has waited for longest, if one is in progress: creating
+   * the slot again, starting the stream, reading or committing a checkpoint. Most last
+   * milliseconds; see {@link #stalled()}.
+   */
+  public Optional<ServerWait> waitingFor() {
+    StreamLoop l = loop;
+    return l == null ? Optional.empty() : l.calls().longest();
+  }
+
+  /**
+   * The call to the server this relay has waited for longest, if it has waited {@code
+   * waitWarning} or longer: the relay is not ready, and its log says so every {@code waitWarning}.
+   */
+  public Optional<ServerWait> stalled() {
+    StreamLoop l = loop;
+    return l == null ? Optional.empty() : l.calls().stalled();
+  }
+
   /** The slot this relay streams. */
   public String slot() {
     return settings.slot();
@@ -212,6 +240,7 @@ public final class LogicalRelay implements AutoCloseable {
     private Duration standbyInterval = Duration.ofSeconds(1);
     private Duration drainTimeout = Duration.ofSeconds(30);
     private Duration checkpointInterval = Duration.ofSeconds(1);
+    private Duration waitWarning = Duration.ofSeconds(DEFAULT_WAIT_WARNING_SECONDS);
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Metrics metrics = Metrics.NONE;
 
@@ -285,6 +314,17 @@ public final class LogicalRelay implements AutoCloseable {
       return this;
     }
 
+    /**
+     * How long a call to the server (creating the slot again, starting the stream, a checkpoint's
+     * commit) may wait before the relay logs a warning naming what it waits for and since when,
+     * again every as long after, and {@link LogicalRelay#stalled()} reports it. Default {@value
+     * #DEFAULT_WAIT_WARNING_SECONDS} s.
+     */
+    public Builder waitWarning(Duration waitWarning) {
+      this.waitWarning = waitWarning;
+      return this;
+    }
+
     /** How failed events are retried and when they are dead-lettered. */
     public Builder retryPolicy(RetryPolicy retryPolicy) {
       this.retryPolicy = Objects.requireNonNull(retryPolicy, "retryPolicy must not be null");
@@ -315,6 +355,7 @@ public final class LogicalRelay implements AutoCloseable {
       requireBetween("standbyInterval", standbyInterval, Duration.ofMillis(10), Duration.ofMinutes(1));
       requireBetween("drainTimeout", drainTimeout, Duration.ZERO, Duration.ofHours(1));
       requireBetween("checkpointInterval", checkpointInterval, Duration.ofMillis(100), Duration.ofMinutes(1));
+      requireBetween("waitWarning", waitWarning, Duration.ofSeconds(1), Duration.ofHours(1));
       return new LogicalRelay(this);
     }
 

@@ -49,6 +49,11 @@ public final class LogicalReplication {
   public static final String DEFAULT_PUBLICATION = "txbox";
   /** Default prefix of the events' WAL messages. */
   public static final String DEFAULT_MESSAGE_PREFIX = "txbox";
+  /**
+   * The {@code application_name} of a relay's replication connection, as {@code
+   * pg_stat_replication} shows it; {@code synchronous_standby_names} must not match it.
+   */
+  public static final String RELAY_APPLICATION_NAME = "txbox-logical-relay";
 
   private static final Pattern SQL_NAME = Pattern.compile("[a-z0-9_]{1,63}");
   private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9._-]{1,64}");
@@ -83,8 +88,9 @@ public final class LogicalReplication {
   }
 
   /**
-   * Creates or upgrades the outbox tables, the function {@code <schema>.<prefix>emit}, the
-   * publication, the table of the relay's checkpoints and the slot; safe to repeat. Creating the
+   * Creates or upgrades the outbox tables (the table of the relay's checkpoints among them, a
+   * versioned script of the store's since schema version 9), the function {@code
+   * <schema>.<prefix>emit}, the publication and the slot; safe to repeat. Creating the
    * slot waits for the write transactions open at that moment to end. From PostgreSQL 17 on the
    * slot is a failover slot, which standbys with {@code sync_replication_slots} keep in step.
    *
@@ -110,7 +116,6 @@ public final class LogicalReplication {
               // A partitioned outbox's inserts are published under its own name, not its partitions'.
               + " WITH (publish = 'insert', publish_via_partition_root = true)");
         }
-        s.execute(SlotCheckpoints.createTable(store.schema(), store.tablePrefix()));
       }
       markRowsNotNeeded(c);
       c.commit();

@@ -15,7 +15,8 @@ import java.time.Instant;
  *
  * @param slot the slot
  * @param fromLsn the WAL position of the relays' last checkpoint before the loss
- * @param from when that checkpoint was written
+ * @param from when that checkpoint's snapshot was taken: every event committed before it was
+ *     delivered, and one committed after it may not have been
  * @param toLsn where the new slot's stream began
  * @param to when the relay made the slot again
  */

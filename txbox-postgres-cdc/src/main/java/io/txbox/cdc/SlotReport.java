@@ -33,7 +33,12 @@ import javax.sql.DataSource;
  *     failover slot, or no standby named in {@code synchronized_standby_slots} (a standby promoted
  *     behind the slot's position would lose what the relay confirmed); and from 17 on, standbys or
  *     not, a standby's slot named there that nobody streams (logical decoding waits for it:
- *     delivery stalls). Empty when nothing is wrong or nothing can be seen from here.
+ *     delivery stalls); and commits that have waited {@value #SYNCHRONOUS_COMMIT_PATIENCE_SECONDS} s
+ *     or longer for a synchronous standby (a standby named in {@code synchronous_standby_names}
+ *     that is gone hangs every commit, and a slot being created waits behind them; sessions of
+ *     other users are seen with {@code pg_read_all_stats}); and logical relays that {@code
+ *     synchronous_standby_names} makes synchronous standbys. The last two hold for the table relay
+ *     as well. Empty when nothing is wrong or nothing can be seen from here.
  */
 public record SlotReport(List<SlotStatus> slots, List<String> problems) {
   /** A slot's state; its lag and retained WAL measured from where writes go now. */
@@ -41,6 +46,9 @@ public record SlotReport(List<SlotStatus> slots, List<String> problems) {
       + " confirmed_flush_lsn::text, pg_wal_lsn_diff(pg_current_wal_insert_lsn(), confirmed_flush_lsn)::bigint,"
       + " pg_wal_lsn_diff(pg_current_wal_insert_lsn(), restart_lsn)::bigint"
       + " FROM pg_replication_slots";
+
+  /** How long a commit may wait for a synchronous standby before the report names it. */
+  public static final int SYNCHRONOUS_COMMIT_PATIENCE_SECONDS = 5;
 
   public SlotReport {
     slots = List.copyOf(slots);
@@ -56,6 +64,7 @@ public record SlotReport(List<SlotStatus> slots, List<String> problems) {
     List<String> problems = new ArrayList<>();
     gaps(dataSource, postgres).forEach(g -> problems.add(g.describe()));
     problems.addAll(retrying(dataSource, postgres));
+    problems.addAll(synchronousStandbyProblems(dataSource));
     if (!slots.isEmpty()) {
       problems.addAll(failoverProblems(dataSource, slots));
     }
@@ -142,6 +151,63 @@ public record SlotReport(List<SlotStatus> slots, List<String> problems) {
       return problems;
     } catch (SQLException e) {
       throw new TxboxException("cannot read the slots' checkpoints: " + e.getMessage(), e);
+    }
+  }
+
+  /** What {@code synchronous_standby_names} holds back now, read on one connection. */
+  private static List<String> synchronousStandbyProblems(DataSource dataSource) {
+    try (Connection c = dataSource.getConnection()) {
+      List<String> problems = new ArrayList<>(commitsWaitingForAStandby(c));
+      problems.addAll(relaysKeepingCommits(c));
+      return problems;
+    } catch (SQLException e) {
+      throw new TxboxException("cannot read the sessions' waits and the standbys: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Commits of this server that have waited for a synchronous standby longer than {@value
+   * #SYNCHRONOUS_COMMIT_PATIENCE_SECONDS} s: none where {@code synchronous_standby_names} is
+   * empty, and a few milliseconds each where the standby is there.
+   */
+  private static List<String> commitsWaitingForAStandby(Connection c) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement("SELECT count(*), coalesce(extract(epoch FROM clock_timestamp()"
+            + " - min(query_start))::bigint, 0), current_setting('synchronous_standby_names') FROM pg_stat_activity"
+            + " WHERE wait_event = 'SyncRep' AND query_start < clock_timestamp() - make_interval(secs => ?)")) {
+      p.setInt(1, SYNCHRONOUS_COMMIT_PATIENCE_SECONDS);
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        if (rs.getLong(1) == 0) {
+          return List.of();
+        }
+        return List.of(rs.getLong(1) + " commit(s) wait for a synchronous standby, the oldest for " + rs.getLong(2)
+            + " s: synchronous_standby_names = '" + rs.getString(3) + "' names a standby that does not confirm."
+            + " Every commit hangs, and a slot being created waits behind them; start that standby, or take it out"
+            + " of synchronous_standby_names and reload (see docs/failover.md)");
+      }
+    }
+  }
+
+  /**
+   * Logical relays that the server counts as synchronous standbys: {@code synchronous_standby_names
+   * = '*'} matches their replication connections too, so commits wait for a relay to deliver, and
+   * a physical standby listed only as {@code potential} no longer keeps them safe.
+   */
+  private static List<String> relaysKeepingCommits(Connection c) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement("SELECT count(*), current_setting('synchronous_standby_names')"
+            + " FROM pg_stat_replication WHERE application_name = ? AND sync_state IN ('sync', 'quorum')")) {
+      p.setString(1, LogicalReplication.RELAY_APPLICATION_NAME);
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        if (rs.getLong(1) == 0) {
+          return List.of();
+        }
+        return List.of(rs.getLong(1) + " logical relay(s) are synchronous standbys of this server"
+            + " (synchronous_standby_names = '" + rs.getString(2) + "' matches their replication connection"
+            + " " + LogicalReplication.RELAY_APPLICATION_NAME + "): commits wait for the relay to deliver, and a"
+            + " physical standby shown as potential keeps nothing safe. Name the physical standbys there instead of"
+            + " '*' (see docs/failover.md)");
+      }
     }
   }
 

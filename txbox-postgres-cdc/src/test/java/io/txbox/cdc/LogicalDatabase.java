@@ -115,7 +115,12 @@ final class LogicalDatabase implements AutoCloseable {
 
   /** Sends the messages in one committed transaction. */
   void commit(Outbox outbox, Message... messages) throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
+    commit(outbox, dataSource, messages);
+  }
+
+  /** Sends the messages in one committed transaction on a connection of {@code pool}. */
+  void commit(Outbox outbox, javax.sql.DataSource pool, Message... messages) throws SQLException {
+    try (Connection c = pool.getConnection()) {
       c.setAutoCommit(false);
       for (Message m : messages) {
         outbox.send(c, m);

@@ -1,5 +1,6 @@
 package io.txbox.postgres;
 
+import io.txbox.testkit.JdkNeutral;
 import io.txbox.testkit.PgBouncer;
 import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * transaction), with the URL pgjdbc advises there ({@code prepareThreshold=0}) and the setting
  * {@code txbox relay} uses (a {@code SET LOCAL} in each transaction that locks rows).
  */
+@JdkNeutral
 class PgBouncerOutboxStoreContractTest extends PostgresOutboxStoreContractTest {
   @RegisterExtension static final PoolerExtension POOLER = new PoolerExtension(PgBouncer.Mode.TRANSACTION, 8);
 

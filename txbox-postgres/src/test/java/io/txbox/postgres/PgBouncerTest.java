@@ -9,6 +9,7 @@ import io.txbox.Relay;
 import io.txbox.jdbc.ServerConnections;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
+import io.txbox.testkit.JdkNeutral;
 import io.txbox.testkit.PgBouncer;
 import io.txbox.testkit.TestDatabase;
 import java.sql.Connection;
@@ -29,6 +30,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  * session, and how a relay behind the first is still woken at each commit. The stores' contracts
  * run through both: {@link PgBouncerOutboxStoreContractTest}, {@link PgBouncerInboxTest}.
  */
+@JdkNeutral
 class PgBouncerTest {
   private static PgBouncer transactionPooler;
   private static PgBouncer sessionPooler;
@@ -90,6 +92,28 @@ class PgBouncerTest {
     try (PgBouncer single = TestDatabase.pooler(PgBouncer.Mode.TRANSACTION, 1);
         TestDatabase db = TestDatabase.create(TestDatabase.throughPooler(single))) {
       assertThat(ServerConnections.of(db.dataSource())).isEqualTo(ServerConnections.PER_TRANSACTION);
+    }
+  }
+
+  @Test
+  void aListenThroughTransactionPoolingIsFoundToHearNothingAndTheLogSaysWhatToDo() throws Exception {
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream original = System.err;
+    System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+    java.util.concurrent.atomic.AtomicInteger heard = new java.util.concurrent.atomic.AtomicInteger();
+    try (TestDatabase pooled = TestDatabase.create(TestDatabase.throughPooler(transactionPooler));
+        TestDatabase direct = TestDatabase.create();
+        io.txbox.postgres.internal.PostgresListener deaf =
+            new io.txbox.postgres.internal.PostgresListener(pooled.dataSource(), "txbox_check_" + pooled.schema(), () -> {});
+        io.txbox.postgres.internal.PostgresListener hearing =
+            new io.txbox.postgres.internal.PostgresListener(direct.dataSource(), "txbox_check_" + direct.schema(),
+                heard::incrementAndGet)) {
+      await().atMost(Duration.ofSeconds(20)).until(deaf::hearsNothing);
+      assertThat(err.toString()).contains("hears nothing, not even its own NOTIFY", "--listen-jdbc-url");
+      await().atMost(Duration.ofSeconds(20)).until(() -> heard.get() > 0); // the check, sent from another connection
+      assertThat(hearing.hearsNothing()).as("a direct connection hears the check").isFalse();
+    } finally {
+      System.setErr(original);
     }
   }
 

@@ -41,9 +41,10 @@ final class LogicalCommand {
           return 1;
         }
         SlotStatus s = status.get();
-        out.printf("slot %s: %s, wal_status %s, confirmed %s, %,d bytes behind, %,d bytes of WAL kept%n",
-            s.slot(), s.active() ? "streamed by server process " + s.activePid() : "not streamed (no relay)",
-            s.walStatus(), s.confirmedLsn(), s.lagBytes(), s.retainedBytes());
+        String position = s.beingCreated() ? ""
+            : String.format(", confirmed %s, %,d bytes behind", s.confirmedLsn(), s.lagBytes());
+        out.printf("slot %s: %s, wal_status %s%s, %,d bytes of WAL kept%n", s.slot(), s.state(), s.walStatus(),
+            position, s.retainedBytes());
         if (s.invalidated()) {
           out.println("the server invalidated this slot: see the runbook, \"A lost replication slot\"");
         }

@@ -3,6 +3,8 @@ package io.txbox.server;
 import io.txbox.spi.support.Secrets;
 import java.io.PrintWriter;
 import java.util.Map;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 
 /**
@@ -14,6 +16,17 @@ import picocli.CommandLine;
  * </pre>
  */
 public final class Main {
+  /**
+   * pgjdbc's own warning about a URL it cannot parse quotes the URL whole, password and all
+   * ({@code JDBC URL contains too many / characters: jdbc:postgresql://app:ab/cd@db}); txbox names
+   * what is wrong itself, masked. Held here: java.util.logging keeps its loggers weakly.
+   */
+  private static final Logger PGJDBC_DRIVER_LOG = Logger.getLogger("org.postgresql.Driver");
+
+  static {
+    PGJDBC_DRIVER_LOG.setLevel(Level.OFF);
+  }
+
   private Main() {}
 
   public static void main(String[] args) {

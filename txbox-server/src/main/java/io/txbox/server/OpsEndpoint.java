@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.txbox.server.http.HttpRequest;
 import io.txbox.server.http.HttpResponse;
-import io.txbox.server.http.NonBlockingHttpServer;
+import io.txbox.server.http.HttpServer;
 import io.txbox.spi.support.Secrets;
 import java.io.IOException;
 import java.net.BindException;
@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>{@code GET /metrics}: every meter in the Prometheus text format, under the names the
- *       Spring Boot starter exports;
+ *       Spring Boot starter exports, built at most every 250 ms however many clients ask;
  *   <li>{@code GET /health/live}: 200 while the process's work loop runs, else 503 (restart it);
  *   <li>{@code GET /health/ready}: 200 when it does its work correctly, else 503 with the reasons
  *       (the verdict of {@code txbox status}).
@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Health answers are JSON: {@code {"status":"UP", ...details}}, with no database error text,
  * host name or process id: anyone who reaches the port reads them, and the log has the rest.
- * Only {@code GET} and {@code HEAD} are served. Requests are read by a {@link
- * NonBlockingHttpServer}, so clients that send slowly, stay idle or send too much hold no thread:
+ * Only {@code GET} and {@code HEAD} are served. Requests are read by {@link
+ * HttpServer} (Jetty), so clients that send slowly, stay idle or send too much hold no thread:
  * the probes run on a thread of their own and answer from what is known now, the readiness
  * verdict being refreshed in the background ({@link #refreshed}), so that a kubelet's probe is
  * answered within milliseconds while the database is slow or clients misbehave.
@@ -52,7 +52,10 @@ final class OpsEndpoint implements AutoCloseable {
   static final int READ_TIMEOUT_SECONDS = 10;
   /** Scrapes served at once; more wait, up to {@link #QUEUED_SCRAPES}, then get 503. */
   private static final int SCRAPE_THREADS = 2;
-  private static final int QUEUED_SCRAPES = 32;
+  /** Ample: a queued scrape costs a few bytes, and answers from the text {@link Scrapes} keeps. */
+  private static final int QUEUED_SCRAPES = 256;
+  /** How long the metrics' text is answered again before the registry is asked anew. */
+  private static final long SCRAPE_REUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A health verdict and what it rests on, shown in the answer. */
@@ -64,11 +67,11 @@ final class OpsEndpoint implements AutoCloseable {
     }
   }
 
-  private final NonBlockingHttpServer server;
+  private final HttpServer server;
   private final ExecutorService probes;
   private final ExecutorService scrapes;
 
-  private OpsEndpoint(NonBlockingHttpServer server, ExecutorService probes, ExecutorService scrapes) {
+  private OpsEndpoint(HttpServer server, ExecutorService probes, ExecutorService scrapes) {
     this.server = server;
     this.probes = probes;
     this.scrapes = scrapes;
@@ -85,12 +88,13 @@ final class OpsEndpoint implements AutoCloseable {
     ExecutorService probes = Executors.newSingleThreadExecutor(r -> daemon(r, "txbox-http-probes"));
     ExecutorService scrapes = new ThreadPoolExecutor(SCRAPE_THREADS, SCRAPE_THREADS, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(QUEUED_SCRAPES), r -> daemon(r, "txbox-http"));
-    NonBlockingHttpServer server;
+    Scrapes scrapeText = new Scrapes(registry);
+    HttpServer server;
     try {
-      server = NonBlockingHttpServer.start(address,
-          NonBlockingHttpServer.Limits.DEFAULTS.withRequestTimeout(Duration.ofSeconds(READ_TIMEOUT_SECONDS)),
+      server = HttpServer.start(address,
+          HttpServer.Limits.DEFAULTS.withRequestTimeout(Duration.ofSeconds(READ_TIMEOUT_SECONDS)),
           request -> request.path().startsWith("/health/") ? probes : scrapes,
-          request -> answer(request, registry, live, ready));
+          request -> answer(request, scrapeText, live, ready));
     } catch (BindException e) {
       probes.shutdownNow();
       scrapes.shutdownNow();
@@ -99,8 +103,8 @@ final class OpsEndpoint implements AutoCloseable {
             + address.getAddress().getHostAddress() + " is no address of this host (" + e.getMessage()
             + "): give one of its addresses, 0.0.0.0 for all of them", e);
       }
-      throw new IllegalArgumentException("invalid --http-port (TXBOX_HTTP_PORT): " + address
-          + " is in use (another relay on this host?): give each process its own port, 0 for any free"
+      throw new IllegalArgumentException("invalid --http-port (TXBOX_HTTP_PORT): " + address.getHostString() + ":"
+          + address.getPort() + " is in use (another relay on this host?): give each process its own port, 0 for any free"
           + " one, or turn the endpoint off with --no-http", e);
     } catch (IOException e) {
       probes.shutdownNow();
@@ -118,13 +122,37 @@ final class OpsEndpoint implements AutoCloseable {
     return server.address().getPort();
   }
 
-  private static HttpResponse answer(HttpRequest request, PrometheusMeterRegistry registry, Supplier<Verdict> live,
+  /**
+   * The registry's text, built at most once per {@link #SCRAPE_REUSE_NANOS} however many ask, and
+   * once for all who ask while it is being built: fifty clients asking in a loop cost a few scrapes
+   * a second, and Prometheus's own is answered among them.
+   */
+  private static final class Scrapes {
+    private final PrometheusMeterRegistry registry;
+    private String text;
+    private long builtAt;
+
+    Scrapes(PrometheusMeterRegistry registry) {
+      this.registry = registry;
+    }
+
+    synchronized String text() {
+      long now = System.nanoTime();
+      if (text == null || now - builtAt >= SCRAPE_REUSE_NANOS) {
+        text = registry.scrape();
+        builtAt = now;
+      }
+      return text;
+    }
+  }
+
+  private static HttpResponse answer(HttpRequest request, Scrapes metrics, Supplier<Verdict> live,
       Supplier<Verdict> ready) {
     if (!request.method().equals("GET") && !request.method().equals("HEAD")) {
       return plain(405, "text/plain", "only GET and HEAD\n");
     }
     return switch (request.path()) {
-      case "/metrics" -> plain(200, "text/plain; version=0.0.4; charset=utf-8", registry.scrape());
+      case "/metrics" -> plain(200, "text/plain; version=0.0.4; charset=utf-8", metrics.text());
       case "/health/live" -> health(live);
       case "/health/ready" -> health(ready);
       default -> plain(404, "text/plain", "not found: /metrics, /health/live, /health/ready\n");

@@ -7,11 +7,18 @@ import java.net.URISyntaxException;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Broker modules of other authors, for the {@code txbox} command: the jars of a plugins
@@ -19,6 +26,10 @@ import java.util.stream.Stream;
  * container image runs {@code java -jar}, so the command finds its plugins itself: in the
  * directory {@code TXBOX_PLUGINS} names, else in {@code plugins} beside {@code txbox.jar}
  * ({@code /opt/txbox/plugins} in the image), when it exists.
+ *
+ * <p>A plugin runs as txbox, with its database and broker credentials, for every command. So the
+ * directory and each jar must be owned by the user txbox runs as (or root) and writable by their
+ * owner only; anything else is refused, naming the file and the fix. Each jar loaded is logged.
  *
  * <pre>
  * mkdir plugins &amp;&amp; cp txbox-file-broker.jar plugins/
@@ -30,6 +41,8 @@ final class Plugins {
   static final String VARIABLE = "TXBOX_PLUGINS";
   /** The directory beside {@code txbox.jar} looked in when the variable is not set. */
   static final String DEFAULT_DIRECTORY = "plugins";
+
+  private static final Logger log = LoggerFactory.getLogger(Plugins.class);
 
   private Plugins() {}
 
@@ -50,8 +63,38 @@ final class Plugins {
       throw new IllegalArgumentException("invalid " + VARIABLE + ": " + TerminalText.of(named, 200)
           + " is no directory: give the directory that holds the broker modules' jars");
     }
+    refuseIfOthersCanWrite(directory);
     List<URL> jars = jars(directory);
     return jars.isEmpty() ? txbox : new URLClassLoader("txbox-plugins", jars.toArray(URL[]::new), txbox);
+  }
+
+  /**
+   * Refuses {@code file} when another user could have written it: owned by neither the user txbox
+   * runs as nor root, or writable by its group or by others. Not checked where the file system
+   * keeps no POSIX owner and permissions.
+   */
+  static void refuseIfOthersCanWrite(Path file) {
+    PosixFileAttributes attributes;
+    try {
+      attributes = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    } catch (UnsupportedOperationException e) {
+      return;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read the owner and permissions of plugin " + file, e);
+    }
+    String owner = attributes.owner().getName();
+    String self = System.getProperty("user.name");
+    if (!owner.equals(self) && !owner.equals("root")) {
+      throw new IllegalArgumentException("plugin " + TerminalText.of(file.toString(), 200) + " is owned by " + owner
+          + ", not by " + self + " (who runs txbox) or root: a plugin runs as txbox, with its credentials. Give it to"
+          + " " + self + " or root (chown), or take it out of the plugins directory");
+    }
+    Set<PosixFilePermission> permissions = attributes.permissions();
+    if (permissions.contains(PosixFilePermission.GROUP_WRITE) || permissions.contains(PosixFilePermission.OTHERS_WRITE)) {
+      throw new IllegalArgumentException("plugin " + TerminalText.of(file.toString(), 200) + " is writable by others ("
+          + PosixFilePermissions.toString(permissions) + "): whoever can write it runs code as txbox. Make it"
+          + " writable by its owner only: chmod go-w " + TerminalText.of(file.toString(), 200));
+    }
   }
 
   /** The jars of {@code directory}, by name, so that the order is the same on every start. */
@@ -59,6 +102,8 @@ final class Plugins {
     try (Stream<Path> files = Files.list(directory)) {
       List<URL> jars = new ArrayList<>();
       for (Path jar : files.filter(f -> f.getFileName().toString().endsWith(".jar")).sorted().toList()) {
+        refuseIfOthersCanWrite(jar);
+        log.info("plugin: loading {}", jar);
         jars.add(jar.toUri().toURL());
       }
       return jars;

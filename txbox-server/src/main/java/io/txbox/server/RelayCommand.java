@@ -3,11 +3,13 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.txbox.Delivery;
 import io.txbox.Janitor;
 import io.txbox.Relay;
 import io.txbox.RetryPolicy;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.ServerWait;
 import io.txbox.jdbc.Database;
 import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.JdbcOutboxStore;
@@ -20,6 +22,7 @@ import io.txbox.spi.OutboxStore;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.Secrets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,6 +76,19 @@ final class RelayCommand implements Callable<Integer> {
   @Option(names = "--standby-interval", converter = DurationConverter.class,
       description = "--source logical: how often a standby tries to take the slot. Default: 1s.")
   Duration standbyInterval;
+
+  @Option(names = "--wait-warning", converter = DurationConverter.class,
+      description = "--source logical: how long a call to the server (creating the slot again, starting the stream, a"
+          + " checkpoint's commit) may wait before the relay logs what it waits for, again as often after, and"
+          + " /health/ready answers 503. Default: " + LogicalRelay.DEFAULT_WAIT_WARNING_SECONDS + "s.")
+  Duration waitWarning;
+
+  @Option(names = "--delivery", defaultValue = "at-least-once", converter = DeliveryConverter.class,
+      description = "at-least-once (default): every event reaches the broker at least once, and a txbox inbox drops"
+          + " what arrives twice; exactly-once (Kafka, --source table): each round's records and the relay's progress"
+          + " are one Kafka transaction, so a read_committed consumer sees each event once through crashes and"
+          + " frozen relays. See docs/exactly-once.md.")
+  Delivery delivery;
 
   @Option(names = "--subscription", defaultValue = Relay.DEFAULT_SUBSCRIPTION,
       description = "Subscription: its own checkpoints over the log. Default: ${DEFAULT-VALUE}.")
@@ -139,17 +155,22 @@ final class RelayCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     if (source != Source.logical) {
       TxboxCommand.refuseGiven(spec, "apply to --source logical only: drop them, or add --source logical",
-          "--max-pending", "--status-interval", "--standby-interval", "--slot", "--publication", "--message-prefix");
+          "--max-pending", "--status-interval", "--standby-interval", "--wait-warning", "--slot", "--publication",
+          "--message-prefix");
     } else {
       TxboxCommand.refuseGiven(spec, "applies to --source table only: the logical relay is woken by the slot's"
           + " stream, which needs a connection that reaches PostgreSQL directly anyway", "--listen-jdbc-url");
+      if (delivery == Delivery.EXACTLY_ONCE) {
+        throw new IllegalArgumentException("--delivery exactly-once is not built for --source logical yet: the"
+            + " logical relay publishes at least once. Use --source table for exactly-once delivery");
+      }
     }
     return source == Source.logical ? streamSlot() : pollTable();
   }
 
   private Integer pollTable() throws InterruptedException {
     // Every setting is checked before anything connects.
-    Publisher publisher = brokers.publisher();
+    Publisher publisher = brokers.publisher(delivery);
     http.check();
     refuseWhatTheDatabaseLacks();
     HikariDataSource ds = database.poolOnAnyDatabase();
@@ -255,7 +276,10 @@ final class RelayCommand implements Callable<Integer> {
     return details;
   }
 
-  /** Ready: the logical relay streams the slot or stands by for it, and {@code txbox status} finds nothing wrong. */
+  /**
+   * Ready: the logical relay streams the slot or stands by for it, no call of it to the server has
+   * waited past its wait warning, and {@code txbox status} finds nothing wrong.
+   */
   private OpsEndpoint.Verdict ready(HikariDataSource ds, OperatorStore store, LogicalRelay relay) {
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("relay", !relay.isRunning() ? "stopped" : relay.isStreaming() ? "streaming" : "standby");
@@ -264,7 +288,10 @@ final class RelayCommand implements Callable<Integer> {
       // The server's own words may name hosts and users: they are in the log, not in the answer.
       details.put("relayProblem", "the last attempt to stream the slot failed (the relay's log says why)");
     }
-    return verdict(relay.isRunning(), details, ds, store);
+    Optional<ServerWait> stalled = relay.stalled();
+    stalled.ifPresent(w -> details.put("relayWaits", "for " + w.age(Instant.now()).toSeconds() + " s, since "
+        + w.since() + ", for " + w.what()));
+    return verdict(relay.isRunning() && stalled.isEmpty(), details, ds, store);
   }
 
   private OpsEndpoint.Verdict verdict(boolean running, Map<String, Object> details, HikariDataSource ds,
@@ -323,6 +350,7 @@ final class RelayCommand implements Callable<Integer> {
       set(idleInterval, b::idleInterval);
       set(statusInterval, b::statusInterval);
       set(standbyInterval, b::standbyInterval);
+      set(waitWarning, b::waitWarning);
       set(drainTimeout, b::drainTimeout);
       LogicalRelay r = b.build();
       Optional<Janitor> janitor = janitorOptions.janitor(store);
@@ -407,6 +435,7 @@ final class RelayCommand implements Callable<Integer> {
     Relay.Builder b = Relay.builder(store, publisher)
         .metrics(meters)
         .subscription(subscription)
+        .delivery(delivery)
         .batchSize(batchSize)
         .retryPolicy(retryPolicy());
     set(instanceId, b::instanceId);

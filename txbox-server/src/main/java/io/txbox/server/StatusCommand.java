@@ -1,7 +1,9 @@
 package io.txbox.server;
 
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
 import io.txbox.cdc.SlotStatus;
@@ -39,6 +41,12 @@ import picocli.CommandLine.Spec;
         + " holding delivery back. Exit 0 when healthy, 1 when degraded, 2 when a setting is wrong, 3 when the"
         + " database cannot be read.")
 final class StatusCommand implements Callable<Integer> {
+  /**
+   * Every character outside ASCII as {@code \\uXXXX}: an error or a query text may hold a bidi
+   * override or a terminal escape, and the JSON is read in terminals as often as by programs.
+   */
+  private static final ObjectMapper JSON = JsonMapper.builder().enable(SerializationFeature.INDENT_OUTPUT)
+      .enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
   @Mixin DatabaseOptions database;
 
   @Option(names = "--json", description = "Prints the status as JSON.")
@@ -83,7 +91,7 @@ final class StatusCommand implements Callable<Integer> {
       Map<String, Object> document = asJson(report.status(), report.problems());
       document.put("slots", report.slots().stream().map(StatusCommand::asJson).toList());
       connections.ifPresent(c -> document.put("databaseConnections", c.name()));
-      out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document));
+      out.println(JSON.writeValueAsString(document));
     } else {
       connections.filter(c -> c == ServerConnections.PER_TRANSACTION).ifPresent(c -> out.println(
           "database connections: lent per transaction by a pooler (PgBouncer in transaction mode, RDS Proxy):"
@@ -103,8 +111,9 @@ final class StatusCommand implements Callable<Integer> {
     }
     Set<String> slotNames = slots.stream().map(SlotStatus::slot).collect(Collectors.toSet());
     for (SlotStatus s : slots) {
-      out.printf("slot %s: %s, wal_status %s, %,d bytes behind, %,d bytes of WAL kept%n", TerminalText.of(s.slot()),
-          s.active() ? "streamed" : "not streamed", s.walStatus(), s.lagBytes(), s.retainedBytes());
+      String behind = s.beingCreated() ? "" : String.format(", %,d bytes behind", s.lagBytes());
+      out.printf("slot %s: %s, wal_status %s%s, %,d bytes of WAL kept%n", TerminalText.of(s.slot()), s.state(),
+          s.walStatus(), behind, s.retainedBytes());
     }
     for (StoreStatus.Subscription s : status.subscriptions()) {
       if (slotNames.contains(s.name())) {
@@ -142,7 +151,8 @@ final class StatusCommand implements Callable<Integer> {
     out.println(status.oldestOpenTransaction()
         .map(t -> "oldest open transaction: pid " + t.pid() + ", open " + t.age() + ", " + TerminalText.of(t.description())
             + "\n  its query: " + TerminalText.of(Secrets.maskSql(t.query())))
-        .orElse("oldest open transaction: none"));
+        .orElse("oldest open transaction: none open " + StoreStatus.OPEN_TRANSACTION_SHOWN_AFTER.toSeconds()
+            + " s or longer"));
     status.outboxPartitions().ifPresent(p -> out.printf(
         "outbox partitions: %d (%d ahead of the writers), %d row(s) in the default partition%n",
         p.partitions(), p.ahead(), p.rowsInDefault()));
@@ -201,9 +211,10 @@ final class StatusCommand implements Callable<Integer> {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("slot", s.slot());
     m.put("active", s.active());
+    m.put("beingCreated", s.beingCreated());
     m.put("walStatus", s.walStatus());
     m.put("confirmedLsn", s.confirmedLsn());
-    m.put("lagBytes", s.lagBytes());
+    m.put("lagBytes", s.beingCreated() ? null : s.lagBytes());
     m.put("retainedBytes", s.retainedBytes());
     return m;
   }

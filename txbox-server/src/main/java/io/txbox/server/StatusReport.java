@@ -37,12 +37,19 @@ record StatusReport(StoreStatus status, List<SlotStatus> slots, List<String> pro
     return problems.isEmpty();
   }
 
-  /** A slot no relay streams keeps WAL for nothing; an invalidated one can never be streamed again. */
+  /**
+   * A slot no relay streams keeps WAL for nothing; an invalidated one can never be streamed again;
+   * one being created streams nothing until the transactions open when its creation began end.
+   */
   private static List<String> slotProblems(List<SlotStatus> slots) {
     List<String> problems = new ArrayList<>();
     for (SlotStatus s : slots) {
       if (s.invalidated()) {
         problems.add("slot " + s.slot() + " was invalidated by the server: see the runbook, \"A lost replication slot\"");
+      } else if (s.beingCreated()) {
+        problems.add("slot " + s.slot() + " is being created and streams nothing yet: the server waits for every"
+            + " transaction open when the creation began to end (see the oldest open transaction; a commit waiting"
+            + " for a synchronous standby stays open too)");
       } else if (!s.active()) {
         problems.add("slot " + s.slot() + ": no relay streams it, and the server keeps " + s.retainedBytes()
             + " bytes of WAL for it");

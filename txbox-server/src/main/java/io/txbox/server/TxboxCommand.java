@@ -115,7 +115,7 @@ final class TxboxCommand {
   private static int refuse(CommandLine.ParameterException e, String[] args) {
     CommandLine line = e.getCommandLine();
     String problem = e instanceof CommandLine.UnmatchedArgumentException unmatched
-        ? unknownOptions(unmatched) : JAVA_CAUSE.matcher(String.valueOf(e.getMessage())).replaceAll("");
+        ? unknownOptions(unmatched, args) : JAVA_CAUSE.matcher(String.valueOf(e.getMessage())).replaceAll("");
     line.getErr().println(line.getCommandSpec().qualifiedName() + ": "
         + TerminalText.line(Secrets.mask(problem), TerminalText.ERROR_LIMIT)
         + " (" + line.getCommandSpec().qualifiedName() + " --help lists the options)");
@@ -126,7 +126,7 @@ final class TxboxCommand {
    * The unknown options by name alone: what follows a mistyped option is its value, and a value
    * may be a password ({@code --db-pasword s3cr3t}), so no value is repeated, not even masked.
    */
-  private static String unknownOptions(CommandLine.UnmatchedArgumentException e) {
+  private static String unknownOptions(CommandLine.UnmatchedArgumentException e, String[] args) {
     List<String> names = e.getUnmatched().stream().filter(a -> a.startsWith("-"))
         .map(a -> a.contains("=") ? a.substring(0, a.indexOf('=')) : a)
         .map(a -> "'" + TerminalText.of(a, 80) + "'").toList();
@@ -136,7 +136,8 @@ final class TxboxCommand {
     List<String> suggestions = e.getSuggestions();
     return "unknown option(s) " + String.join(", ", names)
         + (suggestions.isEmpty() ? "" : "; did you mean " + String.join(" or ", suggestions.subList(0,
-            Math.min(3, suggestions.size()))) + "?");
+            Math.min(3, suggestions.size()))) + "?")
+        + BrokerOptions.missingBroker(e.getCommandLine(), List.of(args), e.getUnmatched()).orElse("");
   }
 
   private static String describe(Exception e) {

@@ -2,6 +2,7 @@ package io.txbox.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.txbox.Message;
 import io.txbox.testkit.TestDatabase;
@@ -11,6 +12,8 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,6 +52,9 @@ class BrokerPluginTest {
   void aBrokerModuleInThePluginsDirectoryIsABrokerOfTheCommand() throws Exception {
     Path plugins = Files.createDirectories(dir.resolve("plugins"));
     buildThePluginOfTheGuide(plugins.resolve("txbox-file.jar"));
+    // Writable by their owner only, whatever this machine's umask: others' are refused.
+    Files.setPosixFilePermissions(plugins, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Files.setPosixFilePermissions(plugins.resolve("txbox-file.jar"), PosixFilePermissions.fromString("rw-r--r--"));
     Path events = dir.resolve("events.jsonl");
     processes.start(dir, List.of(), Map.of(Plugins.VARIABLE, plugins.toString()), List.of(
         "--jdbc-url", TestDatabase.jdbcUrl(), "--schema", schema.name(), "--broker", "file",
@@ -72,12 +78,66 @@ class BrokerPluginTest {
   }
 
   @Test
+  void theOptionsOfABrokerWhosePluginIsMissingAreToldAsAMissingBrokerNotJustUnknown() {
+    StringWriter err = new StringWriter();
+    int code = Main.run(new TxboxCommand(), Map.of(), new PrintWriter(new StringWriter()), new PrintWriter(err, true),
+        "relay", "--jdbc-url", TestDatabase.jdbcUrl(), "--broker", "filelog", "--filelog-dir", "/tmp/events");
+
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString()).contains("unknown option(s) '--filelog-dir'", "no broker named 'filelog' is installed",
+        "installed: ", "kafka", "TXBOX_PLUGINS", "plugins beside txbox.jar");
+    StringWriter typo = new StringWriter();
+    Main.run(new TxboxCommand(), Map.of(), new PrintWriter(new StringWriter()), new PrintWriter(typo, true),
+        "relay", "--jdbc-url", TestDatabase.jdbcUrl(), "--broker", "nats", "--nats-severs", "nats://x");
+    assertThat(typo.toString()).as("an installed broker's mistyped option").contains("unknown option(s) '--nats-severs'")
+        .doesNotContain("is installed");
+  }
+
+  @Test
   void aPluginsDirectoryThatDoesNotExistIsABadSetting() {
     StringWriter err = new StringWriter();
     int code = Main.run(new TxboxCommand(), Map.of(Plugins.VARIABLE, dir.resolve("nowhere").toString()),
         new PrintWriter(new StringWriter()), new PrintWriter(err, true), "relay", "--help");
     assertThat(code).isEqualTo(2);
     assertThat(err.toString()).contains("invalid TXBOX_PLUGINS: " + dir.resolve("nowhere") + " is no directory");
+  }
+
+  @Test
+  void eachCommandLineKnowsTheBrokersOfItsOwnPluginsDirectory() throws Exception {
+    Path plugins = Files.createDirectories(dir.resolve("plugins"));
+    Files.setPosixFilePermissions(plugins, PosixFilePermissions.fromString("rwxr-xr-x"));
+    buildThePluginOfTheGuide(plugins.resolve("txbox-file.jar"));
+    Files.setPosixFilePermissions(plugins.resolve("txbox-file.jar"), PosixFilePermissions.fromString("rw-r--r--"));
+    picocli.CommandLine withPlugin = Main.commandLine(new TxboxCommand(), Map.of(Plugins.VARIABLE, plugins.toString()));
+    picocli.CommandLine without = Main.commandLine(new TxboxCommand(), Map.of()); // built after: it changes nothing above
+    assertThat(withPlugin.getSubcommands().get("relay").getUsageMessage()).contains("Where events go: file, kafka");
+    assertThat(without.getSubcommands().get("relay").getUsageMessage()).contains("Where events go: kafka")
+        .doesNotContain("--file-path");
+  }
+
+  @Test
+  void aPluginOthersCanWriteOrAnotherUserOwnsIsRefusedNamingTheFileAndTheFix() throws Exception {
+    Path plugins = Files.createDirectories(dir.resolve("plugins"));
+    Files.setPosixFilePermissions(plugins, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Path jar = plugins.resolve("txbox-file.jar");
+    buildThePluginOfTheGuide(jar);
+    Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-rw-r--"));
+    StringWriter err = new StringWriter();
+    assertThat(Main.run(new TxboxCommand(), Map.of(Plugins.VARIABLE, plugins.toString()),
+        new PrintWriter(new StringWriter()), new PrintWriter(err, true), "--version")).isEqualTo(2);
+    assertThat(err.toString()).contains("plugin " + jar + " is writable by others (rw-rw-r--)", "chmod go-w " + jar);
+
+    Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
+    assertThat(Main.run(new TxboxCommand(), Map.of(Plugins.VARIABLE, plugins.toString()),
+        new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter(), true), "--version")).isZero();
+
+    UserPrincipal nobody = jar.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+    assumeTrue("root".equals(System.getProperty("user.name")), "giving a file away needs root");
+    Files.setOwner(jar, nobody);
+    StringWriter owned = new StringWriter();
+    assertThat(Main.run(new TxboxCommand(), Map.of(Plugins.VARIABLE, plugins.toString()),
+        new PrintWriter(new StringWriter()), new PrintWriter(owned, true), "--version")).isEqualTo(2);
+    assertThat(owned.toString()).contains("plugin " + jar + " is owned by nobody, not by root");
   }
 
   /** The guide's example, compiled against txbox's API and packed with its service entry. */

@@ -98,6 +98,22 @@ class CommandLineTest {
   }
 
   @Test
+  void exactlyOnceDeliveryIsRefusedWithExit2ByABrokerThatCannotAndByTheLogicalRelay() {
+    String url = "jdbc:postgresql://127.0.0.1:1/app?user=app&password=s3cret";
+    assertThat(run("relay", "--jdbc-url", url, "--broker", "rabbitmq", "--rabbitmq-uri", "amqp://127.0.0.1:1/",
+        "--delivery", "exactly-once")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", url, "--kafka-bootstrap-servers", "127.0.0.1:1", "--source", "logical",
+        "--delivery", "exactly-once")).isEqualTo(2);
+    assertThat(run("relay", "--jdbc-url", url, "--kafka-bootstrap-servers", "127.0.0.1:1",
+        "--delivery", "twice")).isEqualTo(2);
+    assertThat(err.toString())
+        .contains("delivery exactly-once is not possible with rabbitmq")
+        .contains("--delivery exactly-once is not built for --source logical yet")
+        .contains("delivery must be at-least-once or exactly-once, was 'twice'")
+        .doesNotContain("s3cret");
+  }
+
+  @Test
   void onMariaDbWhatOnlyPostgresHasIsRefusedNamingWhatRuns() {
     String url = "jdbc:mariadb://127.0.0.1:1/app?user=app&password=s3cret";
     assertThat(run("logical", "status", "--jdbc-url", url)).isEqualTo(2);

@@ -9,11 +9,13 @@ import io.txbox.Inbox;
 import io.txbox.Message;
 import io.txbox.Relay;
 import io.txbox.jdbc.Scope;
+import io.txbox.jdbc.StoreStatus;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.postgres.PostgresInboxStore;
 import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.server.console.Console;
 import io.txbox.server.console.ConsoleUsers;
+import io.txbox.testkit.JdkNeutral;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TopicReader;
 import java.io.File;
@@ -52,6 +54,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * PostgreSQL, and the retried event at a real Kafka broker. Skipped where no Chromium exists,
  * except in CI.
  */
+@JdkNeutral
 class ConsoleBrowserTest {
   private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
   private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
@@ -160,6 +163,9 @@ class ConsoleBrowserTest {
         rs.next();
         pid = rs.getInt(1);
       }
+      // Shown once open a second (StoreStatus.OPEN_TRANSACTION_SHOWN_AFTER): shorter is ordinary traffic.
+      await().atMost(Duration.ofSeconds(10)).until(() -> store.oldestOpenTransaction()
+          .filter(t -> t.pid() == pid && t.age().compareTo(StoreStatus.OPEN_TRANSACTION_SHOWN_AFTER) >= 0).isPresent());
       signIn("bob", "bob-password");
       String viewer = browser.getPageSource();
       assertThat(viewer).contains("<td>" + pid + "</td>", "idle in transaction", "shown to operators only")

@@ -44,15 +44,23 @@ class ConsoleHostileClientsTest {
   private Path users;
   private int port;
 
+  private Process console;
+  private int consoles;
+
   @BeforeEach
   void startTheConsole() throws Exception {
     users = dir.resolve("users.properties");
     Files.writeString(users, "bob = viewer " + ConsoleUsers.hash(PASSWORD.toCharArray()) + "\n");
     port = LocalPorts.free();
-    processes.startCommand(dir, "console", List.of(), Map.of(), List.of("--jdbc-url", TestDatabase.jdbcUrl(),
+    startConsole();
+  }
+
+  private void startConsole() throws Exception {
+    int index = consoles++;
+    console = processes.startCommand(dir, "console", List.of(), Map.of(), List.of("--jdbc-url", TestDatabase.jdbcUrl(),
         "--schema", schema.name(), "--listen", "127.0.0.1:" + port, "--users", users.toString(),
         "--request-timeout", "3s", "--trusted-proxy", "127.0.0.1")); // the test's requests play a reverse proxy's
-    await().atMost(Duration.ofSeconds(60)).until(() -> processes.log(0).contains("txbox console on"));
+    await().atMost(Duration.ofSeconds(60)).until(() -> processes.log(index).contains("txbox console on"));
   }
 
   @AfterEach
@@ -166,6 +174,29 @@ class ConsoleHostileClientsTest {
   }
 
   @Test
+  void guessesFromManyAddressesAfterARestartNeverKeepOutABrowserThatSignedInBefore() throws Exception {
+    HttpResponse<String> atDesk = signIn("bob", PASSWORD, "198.51.100.7", null);
+    String device = atDesk.headers().allValues("Set-Cookie").stream().filter(c -> c.startsWith("txbox_device="))
+        .findFirst().orElseThrow().split(";")[0];
+    console.destroy(); // what bob proved must outlive the console's memory
+    console.waitFor(30, TimeUnit.SECONDS);
+    startConsole();
+    for (int address = 1; address <= 5; address++) { // no account needed: wrong passwords for bob from five places
+      for (int i = 0; i < 4; i++) {
+        assertThat(signIn("bob", "guess-" + i, "203.0.113." + address, null).statusCode()).isEqualTo(401);
+      }
+    }
+    assertThat(signIn("bob", PASSWORD, "198.51.100.20", null).statusCode())
+        .as("a new place in a new browser waits: what the threat model says is left").isEqualTo(429);
+    String forged = device.substring(0, device.length() - 2) + (device.endsWith("AA") ? "BB" : "AA");
+    assertThat(signIn("bob", PASSWORD, "198.51.100.22", forged).statusCode())
+        .as("a forged device cookie proves nothing").isEqualTo(429);
+
+    assertThat(signIn("bob", PASSWORD, "198.51.100.21", device).statusCode())
+        .as("bob's browser, from a new place, after a restart").isEqualTo(303);
+  }
+
+  @Test
   void aUserNameCannotForgeALogLine() throws Exception {
     signIn("mallory\nconsole: mallory signed in as OPERATOR", "x");
 
@@ -197,6 +228,31 @@ class ConsoleHostileClientsTest {
 
     assertThat(page.statusCode()).isEqualTo(400);
     assertThat(page.body()).contains("parameter &#39;key&#39; holds a NUL character");
+  }
+
+  @Test
+  void aBurstOfRequestsForAHugeDeadLetterWhoseClientsLeftAtOnceDoesNotTakeTheConsoleDown() throws Exception {
+    byte[] payload = new byte[5 * 1024 * 1024];
+    Arrays.fill(payload, (byte) 'x');
+    UUID id = schema.deadLetter("k", "Huge", "too big", payload);
+    String cookie = cookie(signIn("bob", PASSWORD));
+    byte[] request = ("GET /dead-letters/show?subscription=default&id=" + id + " HTTP/1.1\r\nHost: 127.0.0.1:" + port
+        + "\r\nCookie: " + cookie + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+    for (int i = 0; i < 150; i++) { // sent and gone: before, pages were built for all of them, one after another
+      try (Socket s = new Socket("127.0.0.1", port)) {
+        s.getOutputStream().write(request);
+      }
+    }
+
+    long start = System.nanoTime();
+    HttpResponse<String> login = http.send(HttpRequest.newBuilder(url("/login")).timeout(Duration.ofSeconds(30)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+    assertThat(login.statusCode()).isEqualTo(200);
+    assertThat(took).as("the sign-in page after the burst, within the console's request timeout")
+        .isLessThan(Duration.ofSeconds(3));
+    System.out.printf("GET /login after 150 abandoned requests for a 5 MiB dead letter: %d ms%n", took.toMillis());
   }
 
   @Test
@@ -248,8 +304,18 @@ class ConsoleHostileClientsTest {
 
   /** A sign-in through the reverse proxy, for the client it names. */
   private HttpResponse<String> signIn(String user, String password, String forwardedFor) throws Exception {
-    return http.send(form("/login", "username=" + java.net.URLEncoder.encode(user, StandardCharsets.UTF_8)
-        + "&password=" + password).header("X-Forwarded-For", forwardedFor).build(), HttpResponse.BodyHandlers.ofString());
+    return signIn(user, password, forwardedFor, null);
+  }
+
+  /** A sign-in through the reverse proxy, for the client it names, with its browser's cookie if not null. */
+  private HttpResponse<String> signIn(String user, String password, String forwardedFor, String cookie)
+      throws Exception {
+    HttpRequest.Builder request = form("/login", "username=" + java.net.URLEncoder.encode(user, StandardCharsets.UTF_8)
+        + "&password=" + password).header("X-Forwarded-For", forwardedFor);
+    if (cookie != null) {
+      request.header("Cookie", cookie);
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static String cookie(HttpResponse<String> signedIn) {

@@ -81,7 +81,7 @@ class LogicalRelayCommandTest {
       assertThat(out.toString()).contains("slot txbox: streamed by server process");
       out.getBuffer().setLength(0);
       assertThat(run("status", "--jdbc-url", url)).as("%s", out).isZero();
-      assertThat(out.toString()).contains("slot txbox: streamed, wal_status reserved").contains("HEALTHY")
+      assertThat(out.toString()).contains("slot txbox: streamed by server process").contains("wal_status reserved").contains("HEALTHY")
           .doesNotContain("subscription txbox");
 
       relay.destroy(); // SIGTERM: confirms and lets the slot go
@@ -99,6 +99,63 @@ class LogicalRelayCommandTest {
       assertThat(run("logical", "drop", "--execute", "--jdbc-url", url)).isZero();
       assertThat(run("logical", "status", "--jdbc-url", url)).isEqualTo(1);
       assertThat(out.toString()).contains("does not exist");
+    }
+  }
+
+  @Test
+  void aRelayWaitingForItsSlotToBeMadeAgainIsNotReadyAndStatusShowsTheSlotBeingCreated(@TempDir Path dir)
+      throws Exception {
+    KafkaBroker kafka = KafkaBroker.shared();
+    String topic = "cli-wait-" + UUID.randomUUID();
+    kafka.createTopic(topic, 1);
+    try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setServerConfig("wal_level", "logical").start();
+        RelayProcesses relays = new RelayProcesses();
+        var pool = TestDatabase.pool(postgres.getJdbcUrl("postgres", "postgres"), 2)) {
+      String url = postgres.getJdbcUrl("postgres", "postgres");
+      assertThat(run("migrate", "--logical", "--jdbc-url", url)).as(err.toString()).isZero();
+      List<String> args = List.of("--source", "logical", "--jdbc-url", url, "--kafka-bootstrap-servers",
+          kafka.bootstrapServers(), "--wait-warning", "1s");
+      Process first = relays.start(dir, args);
+      await().atMost(Duration.ofSeconds(60)).until(() -> queryLong(pool,
+          "SELECT count(*) FROM public.txbox_slot_checkpoint WHERE slot = 'txbox'") > 0);
+      first.destroyForcibly();
+      first.waitFor(30, TimeUnit.SECONDS);
+      await().atMost(Duration.ofSeconds(30)).until(() -> queryLong(pool,
+          "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'txbox' AND NOT active") == 1);
+      queryLong(pool, "SELECT count(*) FROM pg_drop_replication_slot('txbox')"); // a standby promoted without it
+
+      try (Connection open = pool.getConnection()) {
+        open.setAutoCommit(false);
+        try (var s = open.createStatement()) {
+          s.execute("SELECT pg_current_xact_id()"); // a new slot waits for this transaction to end
+        }
+        relays.start(dir, args);
+        OpsClient ops = OpsClient.of(relays, 1);
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+          OpsClient.Answer ready = ops.get("/health/ready");
+          assertThat(ready.status()).as(ready.body()).isEqualTo(503);
+          assertThat(ready.body()).contains("relayWaits").contains("create slot txbox again");
+        });
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(ops.get("/metrics").body())
+            .containsPattern("txbox_slot_relay_waiting_seconds\\{[^}]*slot=\"txbox\"} [1-9]"));
+        out.getBuffer().setLength(0);
+        assertThat(run("status", "--jdbc-url", url)).as("%s", out).isEqualTo(1);
+        assertThat(out.toString()).contains("slot txbox: being created by server process").doesNotContain("bytes behind")
+            .contains("DEGRADED: slot txbox is being created and streams nothing yet");
+        out.getBuffer().setLength(0);
+        assertThat(run("status", "--json", "--jdbc-url", url)).isEqualTo(1);
+        assertThat(out.toString()).contains("\"beingCreated\" : true").contains("\"lagBytes\" : null");
+        open.rollback();
+        await().atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(ops.get("/health/ready").status())
+            .isEqualTo(200));
+      }
+    }
+  }
+
+  private static long queryLong(javax.sql.DataSource pool, String sql) throws java.sql.SQLException {
+    try (Connection c = pool.getConnection(); var s = c.createStatement(); var rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 }

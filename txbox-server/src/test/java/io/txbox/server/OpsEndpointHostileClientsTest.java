@@ -67,18 +67,66 @@ class OpsEndpointHostileClientsTest {
       attackers.execute(() -> flood(flooding));
     }
 
+    long first = 0;
     long slowest = 0;
     for (int i = 0; i < 30; i++) {
       String path = i % 2 == 0 ? "/health/live" : "/health/ready";
       long start = System.nanoTime();
       String answer = probe(port, path);
-      slowest = Math.max(slowest, System.nanoTime() - start);
+      if (i == 0) {
+        first = System.nanoTime() - start; // a cold JVM's
+      } else {
+        slowest = Math.max(slowest, System.nanoTime() - start);
+      }
       assertThat(answer).as(path).startsWith(path.endsWith("live") ? "HTTP/1.1 200" : "HTTP/1.1 ");
       Thread.sleep(50);
     }
-    System.out.printf("slowest of 30 probes among 404 hostile sockets: %.1f ms%n", slowest / 1e6);
+    System.out.printf("probes among 404 hostile sockets: the first %.1f ms, the slowest of the 29 others %.1f ms%n",
+        first / 1e6, slowest / 1e6);
     assertThat(probe(port, "/health/ready")).as("the slow check never held a probe; its verdict shows once done")
         .doesNotContain("Exception");
+  }
+
+  @Test
+  void prometheusGetsItsScrapeWhileFiftyClientsAskForMetricsInALoop() throws Exception {
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+    new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(registry);
+    new io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics().bindTo(registry);
+    endpoint = OpsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), registry,
+        () -> OpsEndpoint.Verdict.of(true, "relay", "running"), () -> OpsEndpoint.Verdict.of(true, "relay", "running"));
+    int port = endpoint.port();
+    java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+    for (int i = 0; i < 50; i++) {
+      attackers.execute(() -> {
+        while (attacking.get()) {
+          try {
+            asked.incrementAndGet();
+            send(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+          } catch (IOException | AssertionError e) {
+            // a looping client that misses an answer asks again
+          }
+        }
+      });
+    }
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> asked.get() >= 200); // loops under way
+    List<String> statuses = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      String answer = scrape(port);
+      statuses.add(answer.substring(0, Math.min(12, answer.length())));
+      Thread.sleep(100);
+    }
+    assertThat(statuses).as("Prometheus's scrapes among 50 looping clients").allMatch(s -> s.equals("HTTP/1.1 200"));
+  }
+
+  /** A scrape as Prometheus makes it: its own connection, up to its 10 s scrape timeout. */
+  private static String scrape(int port) throws IOException {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write(("GET /metrics HTTP/1.1\r\nHost: x\r\nUser-Agent: Prometheus/2.45\r\n\r\n")
+          .getBytes(StandardCharsets.ISO_8859_1));
+      return new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+    }
   }
 
   @Test
@@ -90,9 +138,18 @@ class OpsEndpointHostileClientsTest {
     assertThat(send(port, "GET /health/live HTTP/1.1\r\nX-Junk: " + "a".repeat(40_000) + "\r\n\r\n"))
         .startsWith("HTTP/1.1 431");
     assertThat(send(port, "GARBAGE\r\n\r\n")).startsWith("HTTP/1.1 400");
-    assertThat(send(port, "POST /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")).startsWith("HTTP/1.1 411");
-    assertThat(send(port, "POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")).startsWith("HTTP/1.1 413");
-    assertThat(send(port, "DELETE /metrics HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 405");
+    assertThat(send(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"))
+        .startsWith("HTTP/1.1 411");
+    assertThat(send(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"))
+        .startsWith("HTTP/1.1 413");
+    assertThat(send(port, "DELETE /metrics HTTP/1.1\r\nHost: x\r\n\r\n")).startsWith("HTTP/1.1 405");
+    assertThat(send(port, "GET /health/live HTTP/1.1\r\n\r\n")).as("HTTP/1.1 without Host").startsWith("HTTP/1.1 400");
+    assertThat(send(port, "GET /health/live HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n")).as("a NUL in a header")
+        .startsWith("HTTP/1.1 400").doesNotContain("a\0b");
+    assertThat(send(port, "GET /health/live HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n")).as("a bare CR in a header")
+        .startsWith("HTTP/1.1 400");
+    assertThat(send(port, "GET //evil.example/metrics HTTP/1.1\r\nHost: x\r\n\r\n")).as("an empty path segment")
+        .startsWith("HTTP/1.1 400");
     assertThat(send(port, "GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")).startsWith("HTTP/1.1 200")
         .contains("Connection: close", "\"status\":\"UP\"");
   }
@@ -170,6 +227,17 @@ class OpsEndpointHostileClientsTest {
       TimeUnit.MILLISECONDS.sleep(millis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  @Test
+  void aPortInUseIsToldByItsAddressAndPortAndTheOptionThatSetsIt() throws Exception {
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("0.0.0.0"))) {
+      int port = taken.getLocalPort();
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> OpsEndpoint.start(new InetSocketAddress("0.0.0.0", port),
+              new PrometheusMeterRegistry(io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT),
+              () -> OpsEndpoint.Verdict.of(true, "relay", "running"), () -> OpsEndpoint.Verdict.of(true, "relay", "running")))
+          .hasMessageStartingWith("invalid --http-port (TXBOX_HTTP_PORT): 0.0.0.0:" + port + " is in use");
     }
   }
 

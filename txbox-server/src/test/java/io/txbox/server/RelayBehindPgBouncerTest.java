@@ -7,6 +7,7 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.FaultDrill;
+import io.txbox.testkit.JdkNeutral;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.PgBouncer;
 import io.txbox.testkit.TestDatabase;
@@ -35,6 +36,7 @@ import picocli.CommandLine;
  * pooler, with the URL an operator would write (no {@code prepareThreshold}: txbox sees the
  * pooler and uses no named statements), and the relays listen on a direct connection of their own.
  */
+@JdkNeutral
 class RelayBehindPgBouncerTest {
   private static final int EVENTS = 4000;
   private static final int KEYS = 50;

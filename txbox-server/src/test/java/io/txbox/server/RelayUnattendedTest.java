@@ -100,7 +100,7 @@ class RelayUnattendedTest {
           .contains("txbox_outbox_oldest_pending_age_seconds" + labels + "}")
           .contains("txbox_relay_buckets_owned" + labels + "} 64.0")
           .contains("txbox_relay_lag_seconds" + labels + ",quantile=\"0.99\"}")
-          .contains("txbox_loops_troubled 0.0")
+          .contains("txbox_loops_troubled{outbox=\"" + store.outboxName() + "\"} 0.0")
           .contains("txbox_janitor_failures_total{outbox=\"" + store.outboxName() + "\"} 0.0")
           .contains("jvm_memory_used_bytes").contains("process_uptime_seconds").contains("process_cpu_usage");
       assertThat(ops.get("/health/live").status()).isEqualTo(200);

@@ -89,6 +89,17 @@ class StatusCommandTest {
   }
 
   @Test
+  void theJsonStatusEscapesBidiOverridesAndControlCharactersAWriterPutInAnError() throws Exception {
+    schema.deadLetter("k", "T", "gnp.\u202Eexe\u0007\u001b[31m", new byte[] {1});
+
+    status("--json");
+
+    assertThat(out.toString()).doesNotContain("\u202E", "\u0007", "\u001b").contains("\\u202E", "\\u001B");
+    assertThat(new ObjectMapper().readTree(out.toString()).path("outboxDeadLetters").get(0).path("newestError").asText())
+        .as("the same text, once decoded").isEqualTo("gnp.\u202Eexe\u0007\u001b[31m");
+  }
+
+  @Test
   void eventsWaitingWhileNoRelayHasEverStartedAreDegraded() throws Exception {
     schema.send(List.of(event("orders"), event("orders")));
     assertThat(status()).isEqualTo(1);
@@ -118,7 +129,11 @@ class StatusCommandTest {
         rs.next();
         pid = rs.getInt(1);
       }
-      status();
+      // Shown once open a second: a shorter one is the database's ordinary traffic.
+      await().atMost(Duration.ofSeconds(10)).until(() -> {
+        status();
+        return out.toString().contains("oldest open transaction: pid " + pid);
+      });
       assertThat(out.toString()).contains("oldest open transaction: pid " + pid + ", open PT")
           .contains("postgres@").contains("idle in transaction").contains("its query: SELECT pg_backend_pid()");
       JsonNode tx = json().path("oldestOpenTransaction");

@@ -1,11 +1,11 @@
 package io.txbox.spring;
 
+import io.txbox.Inbox;
 import io.txbox.InboxHandler;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import java.util.List;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * A consumer the starter feeds from the broker through the inbox: declare one as a bean, and each
@@ -54,16 +54,15 @@ import java.util.regex.Pattern;
  */
 public record InboxListener(String consumer, List<String> sources, int concurrency, RetryPolicy retryPolicy,
     WhenExhausted whenExhausted, InboxHandler handler) {
-  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
-
   /** Most messages handled at once per listener. */
   public static final int MAX_CONCURRENCY = 64;
 
   /** Checks every field. */
   public InboxListener {
-    if (consumer == null || !CONSUMER.matcher(consumer).matches()) {
-      throw new IllegalArgumentException(
-          "InboxListener consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumer + "'");
+    try {
+      Inbox.requireConsumerName(consumer);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("InboxListener " + e.getMessage(), e);
     }
     sources = List.copyOf(Objects.requireNonNull(sources, "sources must not be null"));
     if (sources.isEmpty()) {

@@ -3,6 +3,7 @@ package io.txbox.spring;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.txbox.InboxHandler;
+import io.txbox.Delivery;
 import io.txbox.Janitor;
 import io.txbox.Outbox;
 import io.txbox.Relay;
@@ -257,6 +258,7 @@ public class TxboxAutoConfiguration {
     ContextBound<LogicalRelay> txboxLogicalRelay(LogicalReplication replication, TxboxProperties properties,
         Environment environment, ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
       TxboxProperties.Logical l = properties.logical();
+      refuseExactlyOnce(properties);
       String jdbcUrl = l.jdbcUrl() != null ? l.jdbcUrl() : environment.getProperty("spring.datasource.url");
       if (jdbcUrl == null) {
         throw new IllegalArgumentException("txbox setting refused, set txbox.logical.jdbc-url: the logical relay"
@@ -276,6 +278,7 @@ public class TxboxAutoConfiguration {
               .statusInterval(l.statusInterval())
               .standbyInterval(l.standbyInterval())
               .checkpointInterval(l.checkpointInterval())
+              .waitWarning(l.waitWarning())
               .drainTimeout(properties.relay().drainTimeout())
               .metrics(metrics.getIfAvailable(() -> Metrics.NONE))
               .build()).start();
@@ -309,6 +312,24 @@ public class TxboxAutoConfiguration {
     BrokerClients broker = broker(properties, environment);
     Tracing traces = tracing.getIfAvailable(() -> Tracing.NONE);
     return traces.publisher(broker.publisher(traces.sendScope()), broker.system());
+  }
+
+  /**
+   * The broker's publisher for exactly-once delivery, or the broker's refusal (it fails the start).
+   * Its sends enter the messages' trace context; no publish span wraps the transaction.
+   */
+  private static Publisher exactlyOncePublisher(TxboxProperties properties, Environment environment,
+      ObjectProvider<Tracing> tracing) {
+    Tracing traces = tracing.getIfAvailable(() -> Tracing.NONE);
+    return broker(properties, environment).exactlyOncePublisher(traces.sendScope());
+  }
+
+  /** The logical relay publishes at least once: asked for more, the start fails rather than promise it. */
+  private static void refuseExactlyOnce(TxboxProperties properties) {
+    if (properties.relay().delivery() == Delivery.EXACTLY_ONCE) {
+      throw new IllegalArgumentException("txbox setting refused, txbox.relay.delivery=exactly-once is built for"
+          + " txbox.relay.source=table only: the logical relay publishes at least once");
+    }
   }
 
   /** The broker's clients; Kafka's servers default to Spring's own Kafka setting. */
@@ -357,8 +378,11 @@ public class TxboxAutoConfiguration {
       ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     TxboxProperties.Relay r = properties.relay();
     return new ContextBound<>("txbox relay", () -> {
-      Publisher publisher = publisher(properties, environment, tracing);
+      Publisher publisher = r.delivery() == Delivery.EXACTLY_ONCE
+          ? exactlyOncePublisher(properties, environment, tracing)
+          : publisher(properties, environment, tracing);
       Relay.Builder b = Relay.builder(store, publisher)
+          .delivery(r.delivery())
           .subscription(r.subscription())
           .batchSize(r.batchSize())
           .idleInterval(r.idleInterval())

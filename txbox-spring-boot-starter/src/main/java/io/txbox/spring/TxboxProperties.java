@@ -1,5 +1,6 @@
 package io.txbox.spring;
 
+import io.txbox.Delivery;
 import io.txbox.jdbc.Database;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -101,6 +102,10 @@ public record TxboxProperties(
    *     transaction (PgBouncer in transaction mode, RDS Proxy): PostgreSQL directly, or through
    *     session pooling; user and password as {@code spring.datasource}'s unless in the URL.
    *     Default: the application's DataSource (docs/poolers.md)
+   * @param delivery {@code at-least-once} (default), or {@code exactly-once} with Kafka and
+   *     {@code source=table}: each round's records and the relay's progress are one Kafka
+   *     transaction, so a {@code read_committed} consumer sees each event once (docs/exactly-once.md);
+   *     another broker refuses it at start-up
    */
   public record Relay(
       @DefaultValue("true") boolean enabled,
@@ -113,7 +118,8 @@ public record TxboxProperties(
       @DefaultValue("10s") Duration leaseDuration,
       @DefaultValue("30s") Duration drainTimeout,
       @DefaultValue("30s") Duration stallWarning,
-      String listenJdbcUrl) {}
+      String listenJdbcUrl,
+      @DefaultValue("at-least-once") Delivery delivery) {}
 
   /**
    * Logical decoding, with txbox-postgres-cdc on the class path: used when
@@ -133,6 +139,9 @@ public record TxboxProperties(
    * @param standbyInterval how often a standby tries to take the slot over
    * @param checkpointInterval how often the relay's progress is written where a failover keeps it
    *     (docs/failover.md), bounding the duplicates a failover that loses the slot causes
+   * @param waitWarning how long a call of the relay to the server (creating the slot again, starting
+   *     the stream, a checkpoint's commit) may wait before it logs what it waits for, again as often
+   *     after, and health shows the relay down
    */
   public record Logical(
       @DefaultValue("txbox") String slot,
@@ -146,7 +155,8 @@ public record TxboxProperties(
       @DefaultValue("5ms") Duration idleInterval,
       @DefaultValue("1s") Duration statusInterval,
       @DefaultValue("1s") Duration standbyInterval,
-      @DefaultValue("1s") Duration checkpointInterval) {}
+      @DefaultValue("1s") Duration checkpointInterval,
+      @DefaultValue("30s") Duration waitWarning) {}
 
   /** Whether an event is written or relayed through logical decoding, which needs txbox-postgres-cdc. */
   public boolean usesLogicalDecoding() {

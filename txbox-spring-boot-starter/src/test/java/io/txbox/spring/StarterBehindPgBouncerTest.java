@@ -3,6 +3,7 @@ package io.txbox.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.txbox.testkit.JdkNeutral;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.PgBouncer;
 import io.txbox.testkit.TestDatabase;
@@ -27,6 +28,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * janitor all pooled per transaction. The idle interval is long, so an order arrives quickly only
  * when its commit wakes the relay.
  */
+@JdkNeutral
 @SpringBootTest(classes = ShopApplication.class, properties = {
     "txbox.broker=kafka",
     "txbox.relay.idle-interval=1m"})

@@ -14,6 +14,7 @@ import io.txbox.spi.support.SubscriberBuilder;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
+import java.util.List;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -21,9 +22,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.support.SpringFactoriesLoader;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 
@@ -104,6 +108,15 @@ class StarterConfigurationTest {
         assertThat(context).getFailure()
             .hasStackTraceContaining("txbox setting refused, change txbox.relay.batch-size: batchSize must be")
             .hasStackTraceContaining("was 0"));
+  }
+
+  @Test
+  void exactlyOnceDeliveryWithABrokerThatCannotStopsStartUpSayingWhatToUseInstead() {
+    runner.withPropertyValues("txbox.broker=rabbitmq", "txbox.rabbitmq.uri=amqp://localhost:5672",
+        "txbox.relay.delivery=exactly-once").run(context ->
+        assertThat(context).getFailure()
+            .hasStackTraceContaining("delivery exactly-once is not possible with rabbitmq")
+            .hasStackTraceContaining("Use delivery at-least-once"));
   }
 
   @Test
@@ -235,5 +248,52 @@ class StarterConfigurationTest {
     InboxListener second() {
       return InboxListener.consumer("inventory").from("returns").handler((m, k) -> {});
     }
+  }
+
+  /** The analyzers Spring Boot asks when a start fails, by name, as it finds them in {@code META-INF/spring.factories}. */
+  private static List<String> registered() throws Exception {
+    List<String> names = new java.util.ArrayList<>();
+    var resources = StarterConfigurationTest.class.getClassLoader().getResources(SpringFactoriesLoader.FACTORIES_RESOURCE_LOCATION);
+    while (resources.hasMoreElements()) {
+      java.util.Properties factories = new java.util.Properties();
+      try (var in = resources.nextElement().openStream()) {
+        factories.load(in);
+      }
+      String analyzers = factories.getProperty(FailureAnalyzer.class.getName(), "");
+      for (String name : analyzers.split(",")) {
+        names.add(name.strip());
+      }
+    }
+    return names;
+  }
+
+  private static FailureAnalysis analysis(Throwable failure) {
+    return new TxboxFailureAnalyzer().analyze(failure);
+  }
+
+  @Test
+  void springBootFindsTheAnalyzer() throws Exception {
+    assertThat(registered()).contains(TxboxFailureAnalyzer.class.getName());
+  }
+
+  @Test
+  void aRefusedSettingIsTheFirstScreenWithItsFixNotTheLastCausedByOfFive() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.kafka.producer.lnger.ms=5").run(context -> {
+      Throwable failure = context.getStartupFailure();
+      assertThat(failure).isNotNull();
+      FailureAnalysis analysis = analysis(failure);
+      assertThat(analysis.getDescription()).startsWith("txbox refused to start: ")
+          .contains("txbox.kafka.producer: unknown producer property 'lnger.ms': did you mean 'linger.ms'?");
+      assertThat(analysis.getAction()).contains("docs/spring.md lists every txbox property");
+    });
+    runner.withPropertyValues("txbox.broker=nast").run(context -> assertThat(analysis(context.getStartupFailure())
+        .getDescription()).contains("change txbox.broker: no broker named 'nast' is installed"));
+  }
+
+  @Test
+  void aFailureTxboxDidNotThrowIsLeftToSpringBoot() {
+    NumberFormatException notOurs = new NumberFormatException("For input string: \"many\"");
+    notOurs.setStackTrace(new StackTraceElement[] {new StackTraceElement("java.lang.Integer", "parseInt", null, 1)});
+    assertThat(analysis(new RuntimeException("bean creation failed", notOurs))).isNull();
   }
 }

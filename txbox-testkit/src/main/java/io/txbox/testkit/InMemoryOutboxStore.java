@@ -161,9 +161,10 @@ public final class InMemoryOutboxStore implements OutboxStore {
     for (var e : subscription(subscription).rows.entrySet()) {
       Row row = e.getValue();
       if (claimed.size() < max && (row.owner == null || !row.leaseUntil.isAfter(now))) {
+        String previous = row.owner;
         row.owner = instance;
         row.leaseUntil = now.plus(lease);
-        claimed.add(new BucketState(e.getKey(), row.checkpoint, row.attempts, row.nextAttemptAt));
+        claimed.add(new BucketState(e.getKey(), row.checkpoint, row.attempts, row.nextAttemptAt, previous));
       }
     }
     return claimed;

@@ -169,6 +169,28 @@ public abstract class OutboxStoreContract {
         List.of(new DeadLetter(SUBSCRIPTION, m0.bucket(), m0.checkpoint(), m0.message(), "e", 1)));
 
     assertThat(lost).containsExactly(m0.bucket());
+    // Read back by the next owner: the checkpoint did not move, so m0 is sent again.
+    List<BucketState> next = new ArrayList<>();
+    await().atMost(WAIT).until(() -> {
+      next.addAll(store.claimBuckets(SUBSCRIPTION, "c", buckets, LEASE));
+      return next.stream().anyMatch(s -> s.bucket() == m0.bucket());
+    });
+    BucketState state = next.stream().filter(s -> s.bucket() == m0.bucket()).findFirst().orElseThrow();
+    assertThat(state.checkpoint()).isEqualTo(Checkpoint.START);
+  }
+
+  @Test
+  void aClaimNamesTheOwnerWhoseLeaseRanOut() throws Exception {
+    List<BucketState> first = store.claimBuckets(SUBSCRIPTION, "a", buckets, LEASE);
+    assertThat(first).isNotEmpty().allSatisfy(s -> assertThat(s.previousOwner()).isNull());
+    List<BucketState> taken = new ArrayList<>();
+    await().atMost(WAIT).until(() -> taken.addAll(store.claimBuckets(SUBSCRIPTION, "b", buckets, LEASE)));
+    assertThat(taken).allSatisfy(s -> assertThat(s.previousOwner()).isEqualTo("a"));
+
+    store.releaseBuckets(SUBSCRIPTION, "b", taken.stream().map(BucketState::bucket).toList());
+    assertThat(store.claimBuckets(SUBSCRIPTION, "c", buckets, LEASE))
+        .as("a bucket given back has no previous owner to fence")
+        .isNotEmpty().allSatisfy(s -> assertThat(s.previousOwner()).isNull());
   }
 
   @Test

@@ -31,6 +31,7 @@ public final class LoopGuard {
   private final String name;
   private final AtomicLong failures = new AtomicLong();
   private volatile boolean troubled;
+  private volatile Throwable lastFailure;
 
   /** A guard for the loop called {@code name} in the log. */
   public LoopGuard(String name) {
@@ -48,6 +49,7 @@ public final class LoopGuard {
       step.run();
       if (troubled) {
         troubled = false;
+        lastFailure = null;
         log.info("{}: working again after {} failure(s) in all", name, failures.get());
       }
       return true;
@@ -59,6 +61,7 @@ public final class LoopGuard {
       // and a loop that ends silently stops delivery for good.
       boolean first = !troubled;
       troubled = true;
+      lastFailure = e;
       failures.incrementAndGet();
       if (first) {
         log.warn("{}: step failed, the loop goes on: {}", name, e.toString(), e);
@@ -77,6 +80,11 @@ public final class LoopGuard {
   /** Whether the last step failed. */
   public boolean isTroubled() {
     return troubled;
+  }
+
+  /** What the last step threw, while {@linkplain #isTroubled() troubled}; {@code null} otherwise. */
+  public Throwable lastFailure() {
+    return lastFailure;
   }
 
   /** How many steps failed since the guard was made. */

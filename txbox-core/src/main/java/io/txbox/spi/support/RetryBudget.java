@@ -61,14 +61,23 @@ public final class RetryBudget {
   }
 
   /**
-   * An error as kept with a dead letter or a retrying bucket: its type, its message and its
-   * cause's, at most {@value #MAX_ERROR_LENGTH} characters.
+   * An error as kept with a dead letter or a retrying bucket: its type, its message, its cause's
+   * and, when deeper, its root cause's, at most {@value #MAX_ERROR_LENGTH} characters. The root
+   * often says what is wrong where the wrappers do not: Kafka's {@code Failed to construct kafka
+   * producer} is a keystore that cannot be read.
    */
   public static String describe(Throwable error) {
     String text = error.getClass().getName() + ": " + error.getMessage();
     Throwable cause = error.getCause();
     if (cause != null && cause != error) {
       text += " (caused by " + cause.getClass().getName() + ": " + cause.getMessage() + ")";
+      Throwable root = cause;
+      for (int depth = 0; depth < 20 && root.getCause() != null && root.getCause() != root; depth++) {
+        root = root.getCause();
+      }
+      if (root != cause) {
+        text += " (root cause " + root.getClass().getName() + ": " + root.getMessage() + ")";
+      }
     }
     return text.length() > MAX_ERROR_LENGTH ? text.substring(0, MAX_ERROR_LENGTH) : text;
   }

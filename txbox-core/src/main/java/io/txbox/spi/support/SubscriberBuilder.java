@@ -1,12 +1,12 @@
 package io.txbox.spi.support;
 
+import io.txbox.Inbox;
 import io.txbox.RetryPolicy;
 import io.txbox.WhenExhausted;
 import io.txbox.spi.Intake;
 import io.txbox.spi.Transport;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * The settings every subscriber shares, written once for every broker: the retry policy and what
@@ -32,8 +32,6 @@ public abstract class SubscriberBuilder<B extends SubscriberBuilder<B>> {
   public static final int MAX_CONCURRENCY = 64;
   /** Default time {@code close()} waits for the messages in hand. */
   public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
-  private static final Pattern CONSUMER = Pattern.compile("[A-Za-z0-9._-]{1,100}");
-
   private final Intake intake;
   private RetryPolicy retryPolicy = RetryPolicy.defaults();
   private WhenExhausted whenExhausted = WhenExhausted.DEAD_LETTER;
@@ -126,10 +124,7 @@ public abstract class SubscriberBuilder<B extends SubscriberBuilder<B>> {
    * logs under {@code subscriber}'s name; for the broker builder's {@code build()}.
    */
   protected Shared checkShared(Class<?> subscriber) {
-    if (!CONSUMER.matcher(consumerName()).matches()) {
-      throw new IllegalArgumentException(
-          "consumer must be 1 to 100 characters of A-Z a-z 0-9 . _ -, was '" + consumerName() + "'");
-    }
+    Inbox.requireConsumerName(consumerName());
     if (batchSize < 1 || batchSize > IntakeBatches.MAX_BATCH_SIZE) {
       throw new IllegalArgumentException(
           "batchSize must be >= 1 and <= " + IntakeBatches.MAX_BATCH_SIZE + ", was " + batchSize);

@@ -24,16 +24,54 @@ class SecretsTest {
     }
     assertThat(Secrets.maskUrl("jdbc:mariadb://db:3306/shop?user=app&password=a,b c&useSsl=true"))
         .isEqualTo("jdbc:mariadb://db:3306/shop?user=app&password=***&useSsl=true");
-    assertThat(Secrets.maskUrl("jdbc:postgresql://app:s3cr3t@db/app")).isEqualTo("jdbc:postgresql://app:***@db/app");
+    assertThat(Secrets.maskUrl("jdbc:postgresql://app:s3cr3t@db/app")).isEqualTo("jdbc:postgresql://***@db/app");
     assertThat(Secrets.maskUrl("jdbc:postgresql://db/app")).isEqualTo("jdbc:postgresql://db/app");
   }
 
   @Test
   void userInfoPasswordsAndTokensInBrokerUrisAreMasked() {
-    assertThat(Secrets.mask("amqp://app:s3cr3t@rabbit:5672/vhost")).isEqualTo("amqp://app:***@rabbit:5672/vhost");
+    assertThat(Secrets.mask("amqp://app:s3cr3t@rabbit:5672/vhost")).isEqualTo("amqp://***@rabbit:5672/vhost");
     assertThat(Secrets.mask("nats://app:s3cr3t@n1:4222,nats://t0k3n@n2:4222"))
-        .isEqualTo("nats://app:***@n1:4222,nats://***@n2:4222");
+        .isEqualTo("nats://***@n1:4222,nats://***@n2:4222");
     assertThat(Secrets.mask("nats://n1:4222")).isEqualTo("nats://n1:4222");
+  }
+
+  @Test
+  void aUrlsUserInfoIsMaskedWholeWhateverThePasswordHolds() {
+    for (String password : new String[] {"ab'cdSecret9", "ab\"cdSecret9", "ab cdSecret9", "ab/cdSecret9",
+        "ab+cdSecret9", "ab@cdSecret9", "Nats,Secret9", "ab?cdSecret9", "ab:cd;Secret9"}) {
+      for (String url : new String[] {"amqp://u:" + password + "@127.0.0.1:5672/",
+          "jdbc:postgresql://app:" + password + "@db.invalid:5432/test",
+          "jdbc:mariadb://app:" + password + "@db.invalid:3306/test", "nats://u:" + password + "@127.0.0.1:4222"}) {
+        String line = "invalid --rabbitmq-uri: '" + url + "' names no host";
+        assertThat(Secrets.mask(line)).as(line).doesNotContain("Secret9").contains("***@");
+        assertThat(Secrets.maskUrl(url)).as(url).doesNotContain("Secret9").contains("***@");
+        assertThat(Secrets.address(url)).as(url).doesNotContain("Secret9", "@");
+      }
+    }
+  }
+
+  @Test
+  void anAtInAQueryPasswordIsNotTakenForTheUserInfo() {
+    for (String url : new String[] {"jdbc:postgresql://db:5432/app?user=a&password=p@ssWord9",
+        "jdbc:mariadb://db:3306/shop?password=p@ssWord9&user=a"}) {
+      assertThat(Secrets.maskUrl(url)).as(url).doesNotContain("ssWord9").contains("//db:", "password=***");
+      assertThat(Secrets.mask("invalid --jdbc-url: '" + url + "'")).as(url).doesNotContain("ssWord9");
+    }
+    assertThat(Secrets.maskUrl("jdbc:postgresql://app:s3cr3t@db/app?password=p@ssWord9"))
+        .isEqualTo("jdbc:postgresql://***@db/app?password=***");
+    assertThat(Secrets.address("amqp://u:p@rabbit:5672/?token=a@b")).isEqualTo("amqp://rabbit:5672");
+  }
+
+  @Test
+  void anAddressIsShownAsSchemeHostAndPortAlone() {
+    assertThat(Secrets.address("amqp://u:ab'cdSecret9@127.0.0.1:5672/vhost?heartbeat=5"))
+        .isEqualTo("amqp://127.0.0.1:5672");
+    assertThat(Secrets.address("nats://u:Nats,Secret9@n1:4222,nats://t0k3n@n2:4222,nats://n3"))
+        .isEqualTo("nats://n1:4222,nats://n2:4222,nats://n3");
+    assertThat(Secrets.address("https://sqs.eu-west-1.amazonaws.com")).isEqualTo("https://sqs.eu-west-1.amazonaws.com");
+    assertThat(Secrets.address("kafka-1:9092,kafka-2:9092")).isEqualTo("kafka-1:9092,kafka-2:9092");
+    assertThat(Secrets.address(null)).isNull();
   }
 
   @Test
@@ -42,7 +80,7 @@ class SecretsTest {
         .isEqualTo("java.net.UnknownHostException: app:***@db.invalid");
     assertThat(Secrets.mask("host 'app:S3cretPw4@db.invalid' is unknown")).isEqualTo("host 'app:***@db.invalid' is unknown");
     assertThat(Secrets.mask("jdbc:postgresql://app:S3cretPw4@db.invalid:5432/test"))
-        .isEqualTo("jdbc:postgresql://app:***@db.invalid:5432/test");
+        .isEqualTo("jdbc:postgresql://***@db.invalid:5432/test");
     assertThat(Secrets.mask("mail ops@example.com at 10:15")).isEqualTo("mail ops@example.com at 10:15");
   }
 

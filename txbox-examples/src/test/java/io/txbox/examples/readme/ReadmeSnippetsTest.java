@@ -139,7 +139,9 @@ class ReadmeSnippetsTest {
 
   @Test
   void theXmlIsWellFormed() throws Exception {
-    for (String block : blocks("xml")) {
+    List<String> blocks = blocks("xml");
+    assertThat(blocks).as("the README's dependency blocks").isNotEmpty();
+    for (String block : blocks) {
       DocumentBuilderFactory.newInstance().newDocumentBuilder()
           .parse(new org.xml.sax.InputSource(new StringReader(block)));
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.txbox.testkit.JdkNeutral;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.LocalPorts;
 import io.txbox.testkit.TestDatabase;
@@ -51,6 +52,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * The rules' {@code for} durations are cut to a second, so that a test need not wait minutes;
  * their expressions are the file's. Skipped where no {@code prometheus} binary exists, except in CI.
  */
+@JdkNeutral
 @SpringBootTest(classes = SpringOrderService.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = {"txbox.relay.idle-interval=50ms", "txbox.metrics.backlog-refresh=1s"})
 @AutoConfigureObservability(tracing = false) // tests turn metrics export off unless asked

@@ -191,7 +191,9 @@ public abstract class JdbcRelayStore implements OutboxStore {
         p.setInt(2, max);
         try (ResultSet rs = p.executeQuery()) {
           while (rs.next()) {
-            claimed.add(bucketState(rs));
+            BucketState s = bucketState(rs);
+            claimed.add(new BucketState(s.bucket(), s.checkpoint(), s.attempts(), s.nextAttemptAt(),
+                rs.getString("owner")));
           }
         }
       }

@@ -120,7 +120,11 @@ public final class JdbcStatus {
     // No subscription at all: a subscription's backlog then counts the whole log, as its relay will read it.
     Optional<Backlog> waitingForFirstRelay = s.buckets().isEmpty()
         ? backlog.apply(Relay.DEFAULT_SUBSCRIPTION) : Optional.empty();
-    return new StoreStatus(subscriptions, s.stalled(), s.idle(), s.outbox(), s.inbox(), oldestOpenTransaction.get(),
+    // A transaction open for less than a second is the database's ordinary traffic: it holds
+    // nothing back that anyone could see, and its query text would only be shown for nothing.
+    Optional<OpenTransaction> holding = oldestOpenTransaction.get()
+        .filter(t -> t.age().compareTo(StoreStatus.OPEN_TRANSACTION_SHOWN_AFTER) >= 0);
+    return new StoreStatus(subscriptions, s.stalled(), s.idle(), s.outbox(), s.inbox(), holding,
         s.partitions(), waitingForFirstRelay);
   }
 

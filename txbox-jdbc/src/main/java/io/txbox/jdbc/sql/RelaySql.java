@@ -28,7 +28,8 @@ import java.util.stream.Collectors;
  * @param ownedBuckets the buckets an instance holds: subscription, instance
  * @param claimableBuckets locks, skipping any that are locked, at most {@code max} buckets that no
  *     live lease holds, in bucket order, with columns {@code bucket}, {@code position},
- *     {@code attempts}, {@code next_attempt_at}: subscription, max
+ *     {@code attempts}, {@code next_attempt_at} and {@code owner} (whose lease ran out, or null):
+ *     subscription, max
  * @param takeBuckets leases the buckets named in place of its {@code %s}: instance, lease,
  *     subscription
  * @param releaseBuckets gives one bucket back: subscription, instance, bucket

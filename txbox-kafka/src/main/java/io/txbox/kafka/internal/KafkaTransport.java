@@ -1,10 +1,12 @@
 package io.txbox.kafka.internal;
 
+import io.txbox.kafka.KafkaExactlyOncePublisher;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.kafka.KafkaSubscriber;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.SendScope;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.TransactionalPublisher;
 import io.txbox.spi.Transport;
 import io.txbox.spi.TransportSetting;
 import io.txbox.spi.TransportSetting.Kind;
@@ -25,6 +27,10 @@ public final class KafkaTransport implements Transport {
       new TransportSetting("producer", Kind.PROPERTIES, Role.PUBLISHER, null,
           "Extra producer properties, name=value, several separated by commas (linger.ms, security settings);"
               + " checked against the Kafka client's own; those that guard delivery are refused."),
+      new TransportSetting("transactional-id-prefix", Kind.TEXT, Role.PUBLISHER,
+          KafkaExactlyOncePublisher.DEFAULT_TRANSACTIONAL_ID_PREFIX,
+          "Exactly-once delivery only: the start of each relay's transactional id and of the progress topic's name"
+              + " (<prefix>progress.<subscription>). Give each outbox that shares a Kafka cluster its own."),
       new TransportSetting("consumer", Kind.PROPERTIES, Role.SUBSCRIBER, null,
           "Extra consumer properties, name=value (group.instance.id, security settings, fetch sizes);"
               + " checked against the Kafka client's own; those that guard delivery are refused."));
@@ -46,6 +52,19 @@ public final class KafkaTransport implements Transport {
   public Publisher publisher(TransportSettings settings, SendScope sendScope) {
     KafkaPublisher.Builder b = KafkaPublisher.builder().sendScope(sendScope);
     settings.text("bootstrap-servers").ifPresent(b::bootstrapServers);
+    properties(settings, "producer", b::property);
+    try {
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw refused(settings, "producer", ProducerConfig.configNames(), e);
+    }
+  }
+
+  @Override
+  public TransactionalPublisher exactlyOncePublisher(TransportSettings settings, SendScope sendScope) {
+    KafkaExactlyOncePublisher.Builder b = KafkaExactlyOncePublisher.builder().sendScope(sendScope);
+    settings.text("bootstrap-servers").ifPresent(b::bootstrapServers);
+    settings.text("transactional-id-prefix").ifPresent(b::transactionalIdPrefix);
     properties(settings, "producer", b::property);
     try {
       return b.build();

@@ -63,7 +63,7 @@ public record MariaDbSql(
             + " WHERE subscription = ? AND alive_until > " + NOW + " ORDER BY instance"),
         t.render("UPDATE {subscription} SET lease_until = " + LEASE + " WHERE subscription = ? AND owner = ?"),
         t.render("SELECT bucket FROM {subscription} WHERE subscription = ? AND owner = ?"),
-        t.render("SELECT bucket, position, attempts, next_attempt_at FROM {subscription}"
+        t.render("SELECT bucket, position, attempts, next_attempt_at, owner FROM {subscription}"
             + " WHERE subscription = ? AND (owner IS NULL OR lease_until < " + NOW + ")"
             + " ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED"),
         t.render("UPDATE {subscription} SET owner = ?, lease_until = " + LEASE

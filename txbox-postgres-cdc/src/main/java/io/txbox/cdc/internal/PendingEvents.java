@@ -40,6 +40,11 @@ public final class PendingEvents {
       return event;
     }
 
+    /** What its order is kept within: its key, or, without one, the event alone. */
+    public String orderKey() {
+      return orderKey;
+    }
+
     /** The failed attempts that count toward the retry policy (see {@code RetryBudget}). */
     public int attempts() {
       return attempts;

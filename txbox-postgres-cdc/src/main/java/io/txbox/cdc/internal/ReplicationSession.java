@@ -1,9 +1,12 @@
 package io.txbox.cdc.internal;
 
+import io.txbox.cdc.LogicalReplication;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.postgresql.PGConnection;
@@ -28,11 +31,13 @@ public final class ReplicationSession implements AutoCloseable {
 
   private final Connection connection;
   private final PGReplicationStream stream;
+  private final int timeline;
   private long confirmed;
 
-  private ReplicationSession(Connection connection, PGReplicationStream stream) {
+  private ReplicationSession(Connection connection, PGReplicationStream stream, int timeline) {
     this.connection = connection;
     this.stream = stream;
+    this.timeline = timeline;
   }
 
   /** The first version whose {@code pgoutput} takes the {@code binary} option. */
@@ -48,9 +53,10 @@ public final class ReplicationSession implements AutoCloseable {
     PGProperty.ASSUME_MIN_SERVER_VERSION.set(p, "10");
     PGProperty.PREFER_QUERY_MODE.set(p, "simple");
     PGProperty.OPTIONS.set(p, "-c TimeZone=UTC -c DateStyle=ISO -c bytea_output=hex");
-    PGProperty.APPLICATION_NAME.set(p, "txbox-logical-relay");
+    PGProperty.APPLICATION_NAME.set(p, LogicalReplication.RELAY_APPLICATION_NAME);
     Connection c = DriverManager.getConnection(jdbcUrl, p);
     try {
+      int timeline = timeline(c);
       ChainedLogicalStreamBuilder builder = c.unwrap(PGConnection.class).getReplicationAPI()
           .replicationStream()
           .logical()
@@ -63,11 +69,24 @@ public final class ReplicationSession implements AutoCloseable {
         builder.withSlotOption("binary", "true");
       }
       PGReplicationStream stream = builder.start();
-      return new ReplicationSession(c, stream);
+      return new ReplicationSession(c, stream, timeline);
     } catch (SQLException | RuntimeException e) {
       c.close();
       throw e;
     }
+  }
+
+  /** The timeline of the server this connection streams from, as the walsender names it. */
+  private static int timeline(Connection c) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("IDENTIFY_SYSTEM")) {
+      rs.next();
+      return rs.getInt("timeline");
+    }
+  }
+
+  /** The timeline of the server streamed: a checkpoint read on another one does not describe this stream. */
+  public int timeline() {
+    return timeline;
   }
 
   /** The next message if one has arrived, else {@code null}; sends a status update when due. */

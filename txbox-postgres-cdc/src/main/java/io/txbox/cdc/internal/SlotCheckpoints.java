@@ -45,17 +45,20 @@ public final class SlotCheckpoints {
    * @param stillOpen ids below {@code deliveredBelow} of this database still open then
    * @param lsn the WAL insert position read after the snapshot
    * @param timeline the server's timeline then
+   * @param takenAt the start of the transaction that took the snapshot: never after it, so every
+   *     transaction the snapshot does not see as ended committed after this time
    */
-  public record Candidate(long deliveredBelow, long[] stillOpen, long lsn, int timeline) {}
+  public record Candidate(long deliveredBelow, long[] stillOpen, long lsn, int timeline, Instant takenAt) {}
 
   /**
    * The checkpoint as stored.
    *
    * @param walMessages whether the slot has carried WAL messages (events no table holds)
-   * @param markedAt when it was written
+   * @param takenAt when its snapshot was taken ({@link Candidate#takenAt()}): an event committed
+   *     after it may not be delivered, one committed before it was (column {@code marked_at})
    */
   public record Mark(long deliveredBelow, long[] stillOpen, long lsn, int timeline, boolean walMessages,
-      Instant markedAt) {}
+      Instant takenAt) {}
 
   /**
    * The slot as the server shows it, where it exists.
@@ -77,24 +80,9 @@ public final class SlotCheckpoints {
     this.tx = new Transactions(dataSource);
   }
 
-  /** Creates the table where it is missing; part of {@code LogicalReplication.migrate()}. */
-  public static String createTable(String schema, String tablePrefix) {
-    return "CREATE TABLE IF NOT EXISTS " + schema + "." + tablePrefix + "slot_checkpoint ("
-        + " slot text PRIMARY KEY,"
-        + " delivered_below xid8 NOT NULL,"
-        + " still_open xid8[] NOT NULL,"
-        + " confirmed_lsn pg_lsn NOT NULL,"
-        + " timeline integer NOT NULL,"
-        + " wal_messages boolean NOT NULL DEFAULT false,"
-        + " marked_at timestamptz NOT NULL DEFAULT now(),"
-        + " gap_from_lsn pg_lsn, gap_to_lsn pg_lsn, gap_from_time timestamptz, gap_to_time timestamptz,"
-        + " gap_found_at timestamptz,"
-        + " retrying_since timestamptz, retrying_error text)";
-  }
-
   /** The statement that reads a {@link Candidate}: the statement's snapshot (or the transaction's, at REPEATABLE READ). */
   static final String CANDIDATE = "SELECT pg_snapshot_xmax(s)::text, " + OPEN_HERE + ","
-      + " pg_current_wal_insert_lsn()::text, " + TIMELINE + " FROM pg_current_snapshot() AS s";
+      + " pg_current_wal_insert_lsn()::text, " + TIMELINE + ", transaction_timestamp() FROM pg_current_snapshot() AS s";
 
   /** A snapshot and the WAL position after it, on a connection of the pool; see the class comment. */
   public Candidate candidate() {
@@ -108,7 +96,7 @@ public final class SlotCheckpoints {
 
   static Candidate candidate(ResultSet rs) throws SQLException {
     return new Candidate(Long.parseUnsignedLong(rs.getString(1)), ids(rs.getArray(2)), Lsn.parse(rs.getString(3)),
-        rs.getInt(4));
+        rs.getInt(4), rs.getTimestamp(5).toInstant());
   }
 
   /** The checkpoint written last, if any. */
@@ -136,7 +124,9 @@ public final class SlotCheckpoints {
     tx.inTransaction("writing the checkpoint of slot " + slot, conn -> {
       try (PreparedStatement p = conn.prepareStatement("INSERT INTO " + table
           + " (slot, delivered_below, still_open, confirmed_lsn, timeline, wal_messages, marked_at)"
-          + " VALUES (?, ?::xid8, ?::xid8[], ?::pg_lsn, ?, ?, now())"
+          // marked_at: when its snapshot was taken, not when it is written, which is later: a
+          // failover's range of lost WAL messages starts there (see recordGap)
+          + " VALUES (?, ?::xid8, ?::xid8[], ?::pg_lsn, ?, ?, ?)"
           + " ON CONFLICT (slot) DO UPDATE SET delivered_below = excluded.delivered_below,"
           + " still_open = excluded.still_open, confirmed_lsn = excluded.confirmed_lsn,"
           + " timeline = excluded.timeline, wal_messages = " + table + ".wal_messages OR excluded.wal_messages,"
@@ -150,6 +140,7 @@ public final class SlotCheckpoints {
         p.setString(4, Lsn.format(c.lsn()));
         p.setInt(5, c.timeline());
         p.setBoolean(6, walMessages);
+        p.setTimestamp(7, Timestamp.from(c.takenAt()));
         return p.executeUpdate();
       }
     });
@@ -206,7 +197,7 @@ public final class SlotCheckpoints {
           + " gap_from_lsn = coalesce(gap_from_lsn, ?::pg_lsn), gap_from_time = coalesce(gap_from_time, ?),"
           + " gap_to_lsn = ?::pg_lsn, gap_to_time = now(), gap_found_at = now() WHERE slot = ?")) {
         p.setString(1, Lsn.format(from.lsn()));
-        p.setTimestamp(2, Timestamp.from(from.markedAt()));
+        p.setTimestamp(2, Timestamp.from(from.takenAt()));
         p.setString(3, Lsn.format(to));
         p.setString(4, slot);
         return p.executeUpdate();

@@ -21,4 +21,5 @@ public record StreamSettings(
     Duration standbyInterval,
     Duration drainTimeout,
     Duration checkpointInterval,
+    Duration waitWarning,
     RetryPolicy retryPolicy) {}

@@ -14,10 +14,12 @@ import org.slf4j.LoggerFactory;
  * notification. Reconnects after errors; the relay polls meanwhile, so a lost notification only
  * costs latency.
  *
- * <p>Once listening, it notifies itself and waits for that notification: a connection that goes
- * through a pooler lending server connections per transaction (PgBouncer in transaction mode, RDS
- * Proxy) listens on a server connection it then gives back, and never hears anything. Such a
- * listener says so once, with the fix, and stops; the relay goes on polling.
+ * <p>Once listening, it sends a notification from another connection and waits for it: a
+ * connection that goes through a pooler lending server connections per transaction (PgBouncer in
+ * transaction mode, RDS Proxy) listens on a server connection it then gives back, and never hears
+ * anything. Such a listener says so once, with the fix, and stops; the relay goes on polling. The
+ * check must come from another connection: a notification sent on the listening one arrives while
+ * the pooler still links it to the server connection that listens, and would prove nothing.
  */
 public final class PostgresListener implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(PostgresListener.class);
@@ -31,6 +33,7 @@ public final class PostgresListener implements AutoCloseable {
   private final Runnable onNotify;
   private final Thread thread;
   private volatile boolean running = true;
+  private volatile boolean deaf;
 
   public PostgresListener(DataSource dataSource, String channel, Runnable onNotify) {
     this.dataSource = dataSource;
@@ -47,10 +50,11 @@ public final class PostgresListener implements AutoCloseable {
         c.setAutoCommit(true);
         try (Statement s = c.createStatement()) {
           s.execute("LISTEN \"" + channel + "\"");
-          s.execute("SELECT pg_notify('" + channel + "', '" + CHECK + "')");
         }
+        notifyFromAnotherConnection(c);
         PGConnection pg = c.unwrap(PGConnection.class);
         if (!hearsItself(pg)) {
+          deaf = true;
           log.warn("LISTEN on {} hears nothing, not even its own NOTIFY: the connection goes through a pooler"
               + " that lends server connections per transaction (PgBouncer in transaction mode, RDS Proxy)?"
               + " The relay polls instead, its idle interval apart; to be woken at each commit, let it listen"
@@ -72,6 +76,38 @@ public final class PostgresListener implements AutoCloseable {
         }
       }
     }
+  }
+
+  /**
+   * Sends the check from another connection; from {@code listening} itself when the data source
+   * has no other to give (a pool of one), where the check can still find a connection that is
+   * lost, though not a transaction pooler.
+   */
+  private void notifyFromAnotherConnection(Connection listening) throws SQLException {
+    Connection other;
+    try {
+      other = dataSource.getConnection();
+    } catch (SQLException e) {
+      other = null;
+    }
+    try (Statement s = (other == null ? listening : other).createStatement()) {
+      if (other != null) {
+        other.setAutoCommit(true);
+      }
+      s.execute("SELECT pg_notify('" + channel + "', '" + CHECK + "')");
+    } finally {
+      if (other != null) {
+        other.close();
+      }
+    }
+  }
+
+  /**
+   * Whether it found that its {@code LISTEN} hears nothing (a pooler lending server connections per
+   * transaction) and gave up: the relay polls.
+   */
+  public boolean hearsNothing() {
+    return deaf;
   }
 
   /** Whether the check notification arrives within {@link #CHECK_MILLIS}; others met meanwhile still wake the relay. */

@@ -158,12 +158,14 @@ public final class PostgresRelayStore implements OutboxStore {
         p.setString(1, instance);
         p.setLong(2, lease.toMillis());
         p.setString(3, subscription);
-        p.setString(4, subscription);
-        p.setInt(5, max);
+        p.setInt(4, max);
+        p.setString(5, subscription);
         List<BucketState> claimed = new ArrayList<>();
         try (ResultSet rs = p.executeQuery()) {
           while (rs.next()) {
-            claimed.add(PostgresRows.bucketState(rs));
+            BucketState s = PostgresRows.bucketState(rs);
+            claimed.add(new BucketState(s.bucket(), s.checkpoint(), s.attempts(), s.nextAttemptAt(),
+                rs.getString("previous_owner")));
           }
         }
         return claimed;

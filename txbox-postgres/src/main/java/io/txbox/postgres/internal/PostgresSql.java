@@ -59,13 +59,15 @@ public record PostgresSql(
             + " WHERE subscription = ? AND alive_until > now() ORDER BY instance"),
         t.render("UPDATE {subscription} SET lease_until = now() + ? * interval '1 millisecond'"
             + " WHERE subscription = ? AND owner = ? RETURNING bucket"),
+        // The FROM list's row is the one before the update: it names the owner whose lease ran out.
         t.render("UPDATE {subscription} s SET owner = ?,"
             + " lease_until = now() + ? * interval '1 millisecond'"
-            + " WHERE s.subscription = ? AND s.bucket IN ("
-            + "   SELECT bucket FROM {subscription}"
+            + " FROM (SELECT bucket, owner FROM {subscription}"
             + "   WHERE subscription = ? AND (owner IS NULL OR lease_until < now())"
-            + "   ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED)"
-            + " RETURNING s.bucket, s.tx_id::text AS tx_text, s.position, s.attempts, s.next_attempt_at"),
+            + "   ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED) before"
+            + " WHERE s.subscription = ? AND s.bucket = before.bucket"
+            + " RETURNING s.bucket, s.tx_id::text AS tx_text, s.position, s.attempts, s.next_attempt_at,"
+            + " before.owner AS previous_owner"),
         t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL"
             + " WHERE subscription = ? AND owner = ? AND bucket = ANY (?::int[])"),
         t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL"
@@ -113,7 +115,10 @@ public record PostgresSql(
         // clock_timestamp, not now(): a transaction that began after this one's start is not "open -28 ms".
         "SELECT pid, greatest(0, extract(epoch FROM clock_timestamp() - xact_start) * 1000)::bigint,"
             + " coalesce(usename, '?'), coalesce(datname, '?'), coalesce(application_name, ''),"
-            + " coalesce(state, ''), left(coalesce(query, ''), " + OPEN_TRANSACTION_QUERY_LENGTH + ")"
+            // A commit that waits for a synchronous standby is "active" to the server: say what it waits for.
+            + " CASE WHEN wait_event = 'SyncRep' THEN 'committing, waiting for a synchronous standby"
+            + " (synchronous_standby_names)' ELSE coalesce(state, '') END,"
+            + " left(coalesce(query, ''), " + OPEN_TRANSACTION_QUERY_LENGTH + ")"
             + " FROM pg_stat_activity"
             + " WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
             // Only a transaction of this database can write this outbox, so only such a one (or

@@ -2,6 +2,7 @@ package io.txbox.rabbitmq.internal;
 
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import io.txbox.spi.support.Secrets;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -76,9 +77,9 @@ public final class RabbitConnections implements AutoCloseable {
         + " and password percent-encoded");
   }
 
-  /** The URI with everything before the host's {@code @} masked: a password may hold any character. */
+  /** The URI with everything before the host's last {@code @} masked: a password may hold any character. */
   private static String shown(String uri) {
-    return uri.replaceFirst("(?<=://)[^/?#]*@", "***@");
+    return Secrets.maskUrl(uri);
   }
 
   /** The open connection, connecting first if there is none. */

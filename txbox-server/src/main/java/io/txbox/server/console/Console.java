@@ -8,7 +8,7 @@ import io.txbox.server.console.ConsoleUsers.Role;
 import io.txbox.server.console.Sessions.Session;
 import io.txbox.server.http.HttpRequest;
 import io.txbox.server.http.HttpResponse;
-import io.txbox.server.http.NonBlockingHttpServer;
+import io.txbox.server.http.HttpServer;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.support.Secrets;
 import java.io.IOException;
@@ -25,7 +25,9 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -35,9 +37,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The web console ({@code txbox console}): overview, dead letters, replay and the audit log. It
- * runs on {@link NonBlockingHttpServer}, as the relay's endpoint does, so a page's thread is taken
+ * runs on {@link HttpServer} (Jetty), as the relay's endpoint does, so a page's thread is taken
  * only once its request has arrived whole: clients that send slowly or stay idle hold no thread
- * and delay nobody. It listens on 127.0.0.1 unless told otherwise, and refuses any other
+ * and delay nobody; at most {@value #QUEUED_REQUESTS} requests wait for a thread, and one whose
+ * client has left is dropped unbuilt. It listens on 127.0.0.1 unless told otherwise, and refuses any other
  * address without a users file. Signed-in users are viewers or operators; only an operator's
  * form, carrying the session's CSRF token, changes anything. Without a users file everyone on the
  * machine is an anonymous viewer.
@@ -51,6 +54,8 @@ public final class Console implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Console.class);
   /** Default of {@link Settings#threads}. */
   public static final int DEFAULT_THREADS = 32;
+  /** Requests that wait for one of the {@link Settings#threads}; more are answered 503 (busy). */
+  static final int QUEUED_REQUESTS = 64;
   /** Default of {@link Settings#requestTimeout}. */
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(5);
   /** Host names every console answers to; {@link Settings#allowedHosts} adds to them. */
@@ -112,13 +117,16 @@ public final class Console implements AutoCloseable {
     }
   }
 
-  private final NonBlockingHttpServer server;
+  private final HttpServer server;
   private final ExecutorService threads;
   private final Sessions sessions;
   private final ConsoleUsers users;
   private final Pages pages;
   private final Set<String> hosts;
   private final SignInThrottle throttle = new SignInThrottle();
+  private final SignInLog signInLog = new SignInLog();
+  /** Null without a users file: nobody signs in. */
+  private final DeviceCookies devices;
   private final TrustedProxies proxies;
   /** Set once the log said that requests carry X-Forwarded-For from a peer no one said to trust. */
   private final AtomicBoolean untrustedForwardingTold = new AtomicBoolean();
@@ -127,21 +135,25 @@ public final class Console implements AutoCloseable {
     this.proxies = TrustedProxies.parse(settings.trustedProxies());
     this.sessions = new Sessions(settings.sessionTimeout());
     this.users = settings.users();
+    this.devices = users == null ? null : new DeviceCookies(users);
     this.pages = pages;
     this.hosts = new HashSet<>(LOOPBACK_HOSTS);
     hosts.addAll(settings.allowedHosts());
     if (!settings.listen().getAddress().isAnyLocalAddress()) {
       hosts.add(settings.listen().getHostString().toLowerCase(Locale.ROOT));
     }
-    this.threads = Executors.newFixedThreadPool(settings.threads(), r -> {
-      Thread t = new Thread(r, "txbox-console");
-      t.setDaemon(true);
-      return t;
-    });
-    NonBlockingHttpServer.Limits limits = NonBlockingHttpServer.Limits.DEFAULTS
+    // A bounded queue: a burst of requests past it is answered 503 at once, instead of pages being
+    // built long after their clients have gone
+    this.threads = new ThreadPoolExecutor(settings.threads(), settings.threads(), 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(QUEUED_REQUESTS), r -> {
+          Thread t = new Thread(r, "txbox-console");
+          t.setDaemon(true);
+          return t;
+        });
+    HttpServer.Limits limits = HttpServer.Limits.DEFAULTS
         .withMaxBodyBytes(Request.MAX_FORM_BYTES).withRequestTimeout(settings.requestTimeout());
     try {
-      this.server = NonBlockingHttpServer.start(settings.listen(), limits, request -> threads, this::answer);
+      this.server = HttpServer.start(settings.listen(), limits, request -> threads, this::answer);
     } catch (BindException e) {
       threads.shutdownNow();
       if (!String.valueOf(e.getMessage()).contains("in use")) { // "Cannot assign requested address"
@@ -279,9 +291,10 @@ public final class Console implements AutoCloseable {
     String address = clientAddress(r);
     String shownUser = user == null ? "" : TerminalText.of(user, 100); // a name cannot forge a log line
     Instant now = Instant.now();
-    Optional<Duration> wait = throttle.waitFor(address, String.valueOf(user), now);
+    boolean provenDevice = devices != null && devices.proves(r.cookie(DeviceCookies.NAME), user, now);
+    Optional<Duration> wait = throttle.waitFor(address, String.valueOf(user), provenDevice, now);
     if (wait.isPresent()) {
-      log.warn("console: sign-in for user '{}' from {} refused: too many wrong passwords", shownUser, address);
+      signInLog.warn(now, "console: sign-in for user '{}' from {} refused: too many wrong passwords", shownUser, address);
       return Response.page(429, pages.login(r, "too many wrong passwords for this user or from this address:"
           + " try again in " + Math.max(1, wait.get().toSeconds()) + " s"));
     }
@@ -290,15 +303,15 @@ public final class Console implements AutoCloseable {
     if (role.isEmpty()) {
       // The wait counts from now, when the hash check ended, not from the request: the check takes
       // a noticeable part of the first wait (210,000 PBKDF2 rounds) and would otherwise use it up.
-      throttle.failed(address, String.valueOf(user), Instant.now());
-      log.warn("console: failed sign-in for user '{}' from {}", shownUser, address);
+      throttle.failed(address, String.valueOf(user), provenDevice, Instant.now());
+      signInLog.warn(now, "console: failed sign-in for user '{}' from {}", shownUser, address);
       return Response.page(401, pages.login(r, users == null ? "no users file: everyone is a viewer" : "wrong user or password"));
     }
     throttle.succeeded(address, user);
     Session session = sessions.open(user, role.get());
     log.info("console: {} signed in as {} from {}", shownUser, role.get(), address);
     return Response.redirect("/").withCookie(Request.SESSION_COOKIE + "=" + session.id()
-        + "; Path=/; HttpOnly; SameSite=Strict");
+        + "; Path=/; HttpOnly; SameSite=Strict").withCookie(devices.issue(user, Instant.now()));
   }
 
   /**
@@ -326,8 +339,8 @@ public final class Console implements AutoCloseable {
     if (response.location() != null) {
       http = http.with("Location", response.location());
     }
-    if (response.cookie() != null) {
-      http = http.with("Set-Cookie", response.cookie());
+    for (String cookie : response.cookies()) {
+      http = http.withCookie(cookie);
     }
     return http;
   }

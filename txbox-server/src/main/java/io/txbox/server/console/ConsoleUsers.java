@@ -3,18 +3,22 @@ package io.txbox.server.console;
 import io.txbox.server.TerminalText;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import javax.crypto.Mac;
 import javax.crypto.SecretKeyFactory;
 import javax.crypto.spec.PBEKeySpec;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Who may sign in to the console, from a properties file: one line per user, the role and a
@@ -126,6 +130,33 @@ public final class ConsoleUsers {
     }
     byte[] actual = hash(password, user.salt(), user.iterations());
     return MessageDigest.isEqual(user.hash(), actual) ? Optional.of(user.role()) : Optional.empty();
+  }
+
+  /**
+   * HMAC-SHA256 of {@code message} under a key only the users file gives: one derived from the
+   * user's password hash, so that it outlives a restart and a new password changes it. Empty for
+   * an unknown user.
+   */
+  Optional<byte[]> sign(String name, String message) {
+    User user = users.get(name);
+    if (user == null) {
+      return Optional.empty();
+    }
+    try {
+      byte[] key = MessageDigest.getInstance("SHA-256")
+          .digest(concat("txbox console signing key 1\n".getBytes(StandardCharsets.UTF_8), user.hash()));
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(key, "HmacSHA256"));
+      return Optional.of(mac.doFinal(message.getBytes(StandardCharsets.UTF_8)));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("SHA-256 and HmacSHA256 are part of every JDK", e);
+    }
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] both = Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, both, a.length, b.length);
+    return both;
   }
 
   /** A new hash of {@code password} with a random salt, for the users file. */

@@ -100,6 +100,11 @@ final class Request {
     }
   }
 
+  /** The value of the cookie {@code name} the browser sent, or null. */
+  String cookie(String name) {
+    return cookie(request, name);
+  }
+
   private static String cookie(HttpRequest request, String name) {
     for (String header : request.headerValues("Cookie")) {
       for (String part : header.split(";")) {

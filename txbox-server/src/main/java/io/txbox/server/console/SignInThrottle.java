@@ -18,10 +18,11 @@ import java.util.Optional;
  *       user's password;
  *   <li>per user name from the addresses that never signed in as that user
  *       ({@value #FREE_USER_FAILURES} free): many clients guessing one user's password together.
- *       An address the user signed in from before is left out of this count and its wait, so
- *       that guesses from elsewhere can never keep the user out of a place they work from; from
- *       a new place, they wait only once the name drew that many wrong passwords from new places
- *       (a single guesser needs about 40 minutes of its own waits to get there).
+ *       An address the user signed in from before, and a browser that shows a
+ *       {@linkplain DeviceCookies device cookie} of the user (it outlives a restart), are left out
+ *       of this count and its wait, so that guesses from elsewhere can never keep the user out of
+ *       a place or a browser they work from; from a new place in a new browser, they wait only
+ *       once the name drew that many wrong passwords from new places.
  * </ul>
  * A wait never holds back another client's attempts, nor the user's from an address they signed
  * in from. The address is the client's: behind a reverse proxy, one the console is told to trust
@@ -31,9 +32,9 @@ import java.util.Optional;
  * memory.
  *
  * <pre>{@code
- * Optional<Duration> wait = throttle.waitFor(address, user, now);
+ * Optional<Duration> wait = throttle.waitFor(address, user, provenDevice, now);
  * if (wait.isPresent()) return tooMany(wait.get());
- * if (ok) throttle.succeeded(address, user); else throttle.failed(address, user, now);
+ * if (ok) throttle.succeeded(address, user); else throttle.failed(address, user, provenDevice, now);
  * }</pre>
  */
 final class SignInThrottle {
@@ -52,19 +53,22 @@ final class SignInThrottle {
   /** User and address pairs that signed in: the addresses a user works from. */
   private final Map<String, Boolean> known = bounded();
 
-  /** How long the next attempt for this user from this address must still wait, if at all. */
-  synchronized Optional<Duration> waitFor(String address, String user, Instant now) {
+  /**
+   * How long the next attempt for this user from this address must still wait, if at all;
+   * {@code provenDevice}: the browser showed a device cookie of this user.
+   */
+  synchronized Optional<Duration> waitFor(String address, String user, boolean provenDevice, Instant now) {
     Instant until = later(failures.get(addressKey(address)), failures.get(pairKey(address, user)));
-    if (!known.containsKey(pairKey(address, user))) {
+    if (!provenDevice && !known.containsKey(pairKey(address, user))) {
       until = later(until, failures.get(userKey(user)));
     }
     return until != null && until.isAfter(now) ? Optional.of(Duration.between(now, until)) : Optional.empty();
   }
 
-  synchronized void failed(String address, String user, Instant now) {
+  synchronized void failed(String address, String user, boolean provenDevice, Instant now) {
     count(addressKey(address), FREE_FAILURES, now);
     count(pairKey(address, user), FREE_FAILURES, now);
-    if (!known.containsKey(pairKey(address, user))) {
+    if (!provenDevice && !known.containsKey(pairKey(address, user))) {
       count(userKey(user), FREE_USER_FAILURES, now);
     }
   }

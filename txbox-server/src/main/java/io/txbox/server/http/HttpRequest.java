@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One request as {@link NonBlockingHttpServer} read it, whole.
+ * One request as {@link HttpServer} read it, whole.
  *
  * <pre>{@code
  * String cookie = request.header("cookie");

@@ -12,51 +12,63 @@ class SignInThrottleTest {
 
   private void fail(String address, String user, int times) {
     for (int i = 0; i < times; i++) {
-      throttle.failed(address, user, now);
+      throttle.failed(address, user, false, now);
     }
   }
 
   @Test
   void oneClientGuessingOnePasswordWaitsAfterFiveAndEachWaitDoubles() {
     fail("203.0.113.9", "bob", 5);
-    assertThat(throttle.waitFor("203.0.113.9", "bob", now)).hasValue(Duration.ofSeconds(1));
+    assertThat(throttle.waitFor("203.0.113.9", "bob", false, now)).hasValue(Duration.ofSeconds(1));
     fail("203.0.113.9", "bob", 1);
-    assertThat(throttle.waitFor("203.0.113.9", "bob", now)).hasValue(Duration.ofSeconds(2));
-    assertThat(throttle.waitFor("203.0.113.9", "carol", now)).as("the address guesses, whatever the name")
+    assertThat(throttle.waitFor("203.0.113.9", "bob", false, now)).hasValue(Duration.ofSeconds(2));
+    assertThat(throttle.waitFor("203.0.113.9", "carol", false, now)).as("the address guesses, whatever the name")
         .hasValue(Duration.ofSeconds(2));
   }
 
   @Test
   void aGuesserElsewhereNeverHoldsBackTheUserNorAnotherClient() {
     fail("203.0.113.9", "bob", 12);
-    assertThat(throttle.waitFor("198.51.100.7", "bob", now)).as("bob from a new place").isEmpty();
-    assertThat(throttle.waitFor("198.51.100.8", "carol", now)).isEmpty();
+    assertThat(throttle.waitFor("198.51.100.7", "bob", false, now)).as("bob from a new place").isEmpty();
+    assertThat(throttle.waitFor("198.51.100.8", "carol", false, now)).isEmpty();
   }
 
   @Test
   void manyClientsGuessingOneUserSlowNewPlacesButNeverOneTheUserSignedInFrom() {
     throttle.succeeded("198.51.100.7", "bob"); // bob's desk
     for (int i = 0; i < SignInThrottle.FREE_USER_FAILURES; i++) {
-      throttle.failed("203.0.113." + i, "bob", now); // one guess from each of many addresses
+      throttle.failed("203.0.113." + i, "bob", false, now); // one guess from each of many addresses
     }
-    assertThat(throttle.waitFor("203.0.113.200", "bob", now)).as("yet another address").isPresent();
-    assertThat(throttle.waitFor("198.51.100.7", "bob", now)).as("bob's desk").isEmpty();
+    assertThat(throttle.waitFor("203.0.113.200", "bob", false, now)).as("yet another address").isPresent();
+    assertThat(throttle.waitFor("198.51.100.7", "bob", false, now)).as("bob's desk").isEmpty();
     fail("198.51.100.7", "bob", 2); // bob's own typos at his desk do not add to the guessers' count
-    assertThat(throttle.waitFor("198.51.100.7", "bob", now)).isEmpty();
+    assertThat(throttle.waitFor("198.51.100.7", "bob", false, now)).isEmpty();
+  }
+
+  @Test
+  void aBrowserWithTheUsersDeviceCookieIsNotHeldBackByGuessesFromElsewhere() {
+    for (int i = 0; i < SignInThrottle.FREE_USER_FAILURES; i++) {
+      throttle.failed("203.0.113." + i, "bob", false, now);
+    }
+    assertThat(throttle.waitFor("198.51.100.9", "bob", false, now)).as("a new browser somewhere new").isPresent();
+    assertThat(throttle.waitFor("198.51.100.9", "bob", true, now)).as("bob's browser somewhere new").isEmpty();
+    fail("203.0.113.250", "bob", SignInThrottle.FREE_FAILURES);
+    assertThat(throttle.waitFor("203.0.113.250", "bob", true, now)).as("an address that guessed still waits")
+        .isPresent();
   }
 
   @Test
   void aSuccessClearsItsAddressAndItsUser() {
     fail("203.0.113.9", "bob", 7);
     throttle.succeeded("203.0.113.9", "bob");
-    assertThat(throttle.waitFor("203.0.113.9", "bob", now)).isEmpty();
-    assertThat(throttle.waitFor("203.0.113.9", "carol", now)).isEmpty();
+    assertThat(throttle.waitFor("203.0.113.9", "bob", false, now)).isEmpty();
+    assertThat(throttle.waitFor("203.0.113.9", "carol", false, now)).isEmpty();
   }
 
   @Test
   void theWaitStopsGrowingAtFiveMinutesAndEnds() {
     fail("203.0.113.9", "bob", 40);
-    assertThat(throttle.waitFor("203.0.113.9", "bob", now)).hasValue(SignInThrottle.MAX_WAIT);
-    assertThat(throttle.waitFor("203.0.113.9", "bob", now.plus(SignInThrottle.MAX_WAIT))).isEmpty();
+    assertThat(throttle.waitFor("203.0.113.9", "bob", false, now)).hasValue(SignInThrottle.MAX_WAIT);
+    assertThat(throttle.waitFor("203.0.113.9", "bob", false, now.plus(SignInThrottle.MAX_WAIT))).isEmpty();
   }
 }

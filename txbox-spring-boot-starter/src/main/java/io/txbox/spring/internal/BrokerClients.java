@@ -4,6 +4,7 @@ import io.txbox.spi.Intake;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.SendScope;
 import io.txbox.spi.Subscriber;
+import io.txbox.spi.TransactionalPublisher;
 import io.txbox.spi.Transport;
 import io.txbox.spi.TransportSetting;
 import io.txbox.spi.TransportSettings;
@@ -55,6 +56,11 @@ public final class BrokerClients {
   /** The relay's publisher, entering {@code sendScope} around each message it hands its client. */
   public Publisher publisher(SendScope sendScope) {
     return transport.publisher(settings, sendScope);
+  }
+
+  /** The relay's publisher for exactly-once delivery; the broker refuses when it cannot. */
+  public TransactionalPublisher exactlyOncePublisher(SendScope sendScope) {
+    return transport.exactlyOncePublisher(settings, sendScope);
   }
 
   /** A subscriber (not started) feeding {@code listener}'s sources into {@code intake}. */

@@ -2,6 +2,7 @@ package io.txbox.spring.internal;
 
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
+import io.txbox.cdc.ServerWait;
 import io.txbox.cdc.SlotStatus;
 import java.time.Duration;
 import java.util.Map;
@@ -10,9 +11,10 @@ import java.util.function.Supplier;
 
 /**
  * The logical relay's state, from the slot the server keeps: down when the slot is missing or
- * invalidated (it can never be streamed again), when this application's relay has stopped, or when
- * the oldest event it read and has not confirmed is older than the threshold. A relay that stands
- * by while another instance streams the slot is up.
+ * invalidated (it can never be streamed again) or still being created, when this application's relay
+ * has stopped, when a call of it to the server has waited past its wait warning ({@link
+ * LogicalRelay#stalled()}), or when the oldest event it read and has not confirmed is older than
+ * the threshold. A relay that stands by while another instance streams the slot is up.
  */
 public final class LogicalRelayState implements RelayState {
   private final LogicalReplication replication;
@@ -44,7 +46,9 @@ public final class LogicalRelayState implements RelayState {
       Duration lag = running.map(LogicalRelay::lag).orElse(Duration.ZERO);
       details.put("oldestPendingAge", lag.toString());
       details.put("maxPendingAge", maxPendingAge.toString());
-      up &= running.isPresent() && lag.compareTo(maxPendingAge) <= 0;
+      Optional<ServerWait> stalled = running.flatMap(LogicalRelay::stalled);
+      stalled.ifPresent(w -> details.put("waitingFor", w.what() + " (since " + w.since() + ")"));
+      up &= running.isPresent() && lag.compareTo(maxPendingAge) <= 0 && stalled.isEmpty();
     }
     return up;
   }
@@ -57,11 +61,12 @@ public final class LogicalRelayState implements RelayState {
       return false;
     }
     SlotStatus s = status.get();
-    details.put("slotState", s.invalidated() ? "invalidated: see the runbook, \"A lost replication slot\"" : "ok");
+    details.put("slotState", s.invalidated() ? "invalidated: see the runbook, \"A lost replication slot\""
+        : s.beingCreated() ? s.state() : "ok");
     details.put("slotActive", s.active());
     details.put("lagBytes", s.lagBytes());
     details.put("retainedBytes", s.retainedBytes());
-    return !s.invalidated();
+    return !s.invalidated() && !s.beingCreated();
   }
 
   private Optional<LogicalRelay> running() {
