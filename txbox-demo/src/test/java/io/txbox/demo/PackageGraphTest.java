@@ -7,6 +7,9 @@ import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -17,6 +20,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -93,6 +98,79 @@ class PackageGraphTest {
     assertThat(databasesNamedBy("io.txbox.jdbc")).as("the JDBC core is every database's: name none").isEmpty();
     assertThat(databasesNamedBy("io.txbox.server")).as("find databases through io.txbox.jdbc.Database").isEmpty();
     assertThat(databasesNamedBy("io.txbox.spring")).as("find databases through io.txbox.jdbc.Database").isEmpty();
+  }
+
+  /**
+   * Nor does their option handling or the JDBC core reach a driver: what a driver needs (pgjdbc's
+   * {@code prepareThreshold}, an unpooled data source, the session-id query a pooler check asks)
+   * comes from the URL's {@code Database}.
+   */
+  @Test
+  void theServerTheStarterAndTheJdbcCoreReachNoDriver() {
+    for (String module : List.of("io.txbox.jdbc", "io.txbox.server", "io.txbox.spring")) {
+      assertThat(dependenciesOf(module, target -> DRIVERS.stream().anyMatch(target::startsWith)))
+          .as("%s: ask the URL's io.txbox.jdbc.Database for what a driver does", module).isEmpty();
+    }
+  }
+
+  /**
+   * Logical decoding is one front end's business: outside the classes that run or show the logical
+   * relay, the command and the starter import nothing of {@code io.txbox.cdc}, and the JDBC core
+   * nothing at all.
+   */
+  @Test
+  void onlyTheLogicalFrontEndsReachTheLogicalRelay() {
+    Set<String> logicalFrontEnds = Set.of("io.txbox.server.LogicalCommand", "io.txbox.server.LogicalOptions",
+        "io.txbox.server.MigrateCommand", "io.txbox.server.RelayCommand", "io.txbox.server.StatusCommand", "io.txbox.server.StatusReport",
+        "io.txbox.spring.TxboxAutoConfiguration", "io.txbox.spring.TxboxMetricsAutoConfiguration",
+        "io.txbox.spring.internal.LogicalRelayState");
+    List<String> violations = new ArrayList<>();
+    for (String module : List.of("io.txbox.jdbc", "io.txbox.server", "io.txbox.spring")) {
+      for (JavaClass c : TXBOX) {
+        if (moduleOf(c.getPackageName()).equals(module) && !logicalFrontEnds.contains(topLevel(c))) {
+          c.getDirectDependenciesFromSelf().stream()
+              .filter(d -> moduleOf(d.getTargetClass().getPackageName()).equals("io.txbox.cdc"))
+              .forEach(d -> violations.add(d.getDescription()));
+        }
+      }
+    }
+    assertThat(violations).as("io.txbox.cdc outside the logical front ends").isEmpty();
+  }
+
+  /**
+   * The JDBC core's SQL is every database's: PostgreSQL's functions ({@code pg_...}) live in
+   * txbox-postgres. Comments may name them.
+   */
+  @Test
+  void theJdbcCoreCallsNoPostgresFunction() throws IOException {
+    Pattern postgresFunction = Pattern.compile("\\bpg_[a-z_]+\\s*\\(");
+    List<String> found = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(Path.of("..", "txbox-jdbc", "src", "main", "java"))) {
+      for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+        List<String> lines = Files.readAllLines(f);
+        for (int i = 0; i < lines.size(); i++) {
+          boolean comment = lines.get(i).strip().startsWith("*") || lines.get(i).strip().startsWith("//");
+          if (!comment && postgresFunction.matcher(lines.get(i)).find()) {
+            found.add(f.getFileName() + ":" + (i + 1) + ": " + lines.get(i).strip());
+          }
+        }
+      }
+    }
+    assertThat(found).as("ask the URL's io.txbox.jdbc.Database for the SQL").isEmpty();
+  }
+
+  private static final List<String> DRIVERS = List.of("org.postgresql.", "org.mariadb.", "com.mysql.");
+
+  private static List<String> dependenciesOf(String module, java.util.function.Predicate<String> targetPackage) {
+    List<String> found = new ArrayList<>();
+    for (JavaClass c : TXBOX) {
+      if (moduleOf(c.getPackageName()).equals(module)) {
+        c.getDirectDependenciesFromSelf().stream()
+            .filter(d -> targetPackage.test(d.getTargetClass().getPackageName() + "."))
+            .forEach(d -> found.add(d.getDescription()));
+      }
+    }
+    return found;
   }
 
   private static final List<String> DATABASES = List.of("io.txbox.postgres", "io.txbox.mariadb");

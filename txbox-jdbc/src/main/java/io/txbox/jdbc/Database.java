@@ -39,8 +39,8 @@ public interface Database {
     /** Logical decoding: the logical relay, WAL messages and replication slots. */
     LOGICAL_DECODING,
     /**
-     * txbox can tell when a pooler lends server connections per transaction, and then uses no
-     * server-side prepared statements on them.
+     * txbox can tell when a pooler lends server connections per transaction ({@link #sessionIdQuery}),
+     * and then gives the pool the driver's {@link #perTransactionPoolerProperties}.
      */
     POOLER_DETECTION
   }
@@ -131,6 +131,31 @@ public interface Database {
 
   /** The driver's properties that make a connection attempt give up after {@code timeout}. */
   Map<String, String> connectTimeout(Duration timeout);
+
+  /**
+   * A query whose one row and column is the id of the server session that answers it, such as
+   * PostgreSQL's {@code SELECT pg_backend_pid()}: how {@link ServerConnections} tells whether a
+   * pooler lends server connections per transaction. Asked of a database with
+   * {@link Capability#POOLER_DETECTION}.
+   */
+  String sessionIdQuery();
+
+  /**
+   * The driver's properties for connections that a pooler lends per transaction, so that nothing
+   * the driver keeps on the server outlives a transaction, such as pgjdbc's
+   * {@code prepareThreshold=0} (no named prepared statements); empty where the driver keeps
+   * nothing there. A URL that names one of them has chosen for itself.
+   */
+  Map<String, String> perTransactionPoolerProperties();
+
+  /**
+   * A data source without a pool over {@code jdbcUrl}, which connects within 10 s or fails: for
+   * one connection held apart from a pool (a relay's {@code LISTEN}) or a look before a pool opens.
+   * {@code user} and {@code password}, each null for none, apply where the URL names none.
+   *
+   * @throws IllegalArgumentException when this database does not {@link #accepts accept} the URL
+   */
+  DataSource unpooledDataSource(String jdbcUrl, String user, String password);
 
   /**
    * The SQL each new connection of a table relay's pool runs so that the database ends a session

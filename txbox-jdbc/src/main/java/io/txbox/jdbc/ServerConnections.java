@@ -12,7 +12,7 @@ import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 
 /**
- * How a data source's connections reach PostgreSQL: each holding its own server connection for
+ * How a data source's connections reach the database: each holding its own server connection for
  * as long as it is open (directly, or through a pooler in session mode), or lent one server
  * connection per transaction by a pooler (PgBouncer in transaction mode, RDS Proxy). In the second
  * case nothing outlives a transaction: a server-side prepared statement, a {@code SET}, a
@@ -21,7 +21,7 @@ import javax.sql.DataSource;
  * work, and {@code txbox status} can show it.
  *
  * <pre>{@code
- * if (ServerConnections.of(dataSource) == ServerConnections.PER_TRANSACTION) { ... }
+ * if (ServerConnections.of(dataSource, database) == ServerConnections.PER_TRANSACTION) { ... }
  * }</pre>
  */
 public enum ServerConnections {
@@ -38,11 +38,10 @@ public enum ServerConnections {
    * (two relays starting together did), and a miss means named statements and an error loop.
    */
   private static final int LOOKS = 10;
-  private static final String PID = "SELECT pg_backend_pid()";
 
   /**
    * Looks, with two of the data source's connections, up to {@value #LOOKS} times: {@code a} asks
-   * its server process's id, {@code b} opens a transaction and asks its own, and {@code a} asks
+   * its server session's id ({@link Database#sessionIdQuery}), {@code b} opens a transaction and asks its own, and {@code a} asks
    * again. A connection that keeps its server connection answers the same id every time, and
    * {@code b} never has it. Lent per transaction, the server connection {@code a} gave back is
    * usually the one a pooler lends next (the last one given back), so {@code b} holds it and
@@ -51,12 +50,13 @@ public enum ServerConnections {
    *
    * @throws TxboxException when the database cannot be reached
    */
-  public static ServerConnections of(DataSource dataSource) {
+  public static ServerConnections of(DataSource dataSource, Database database) {
+    String sessionId = database.sessionIdQuery();
     try (Connection a = dataSource.getConnection(); Connection b = dataSource.getConnection()) {
       a.setAutoCommit(true);
       b.setAutoCommit(false);
       for (int look = 0; look < LOOKS; look++) {
-        if (lentPerTransaction(a, b)) {
+        if (lentPerTransaction(a, b, sessionId)) {
           return PER_TRANSACTION;
         }
       }
@@ -70,20 +70,20 @@ public enum ServerConnections {
   }
 
   /** One look; see {@link #of}. */
-  private static boolean lentPerTransaction(Connection a, Connection b)
+  private static boolean lentPerTransaction(Connection a, Connection b, String sessionId)
       throws SQLException, ExecutionException, TimeoutException, InterruptedException {
-    int first = pid(a);
+    long first = session(a, sessionId);
     try {
-      int held = pid(b);
-      CompletableFuture<Integer> second = CompletableFuture.supplyAsync(() -> {
+      long held = session(b, sessionId);
+      CompletableFuture<Long> second = CompletableFuture.supplyAsync(() -> {
         try {
-          return pid(a);
+          return session(a, sessionId);
         } catch (SQLException e) {
           throw new IllegalStateException(e);
         }
       });
       try {
-        int again = second.get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        long again = second.get(WAIT_MILLIS, TimeUnit.MILLISECONDS);
         return held == first || again != first;
       } catch (TimeoutException e) {
         b.rollback(); // gives the pooler's one server connection back, and a's look goes through
@@ -95,10 +95,10 @@ public enum ServerConnections {
     }
   }
 
-  private static int pid(Connection c) throws SQLException {
-    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(PID)) {
+  private static long session(Connection c, String sessionId) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sessionId)) {
       rs.next();
-      return rs.getInt(1);
+      return rs.getLong(1);
     }
   }
 }

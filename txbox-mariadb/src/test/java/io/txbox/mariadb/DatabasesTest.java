@@ -1,11 +1,15 @@
 package io.txbox.mariadb;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.jdbc.Database;
 import io.txbox.jdbc.Database.Capability;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestMariaDb;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,6 +52,44 @@ class DatabasesTest {
       postgres.operatorStore(db.dataSource(), tables).migrate();
       assertThat(postgres.hasOutboxTable(db.dataSource(), tables)).isTrue();
       assertThat(postgres.outboxTable(db.dataSource(), tables)).isEqualTo(db.schema() + ".txbox_outbox");
+    }
+  }
+
+  @Test
+  void eachGivesAnUnpooledDataSourceWhoseSessionIdIsAskedWithItsOwnQuery() throws Exception {
+    try (TestMariaDb db = TestMariaDb.create()) {
+      assertThat(sessionIdTwice(Database.forUrl("jdbc:mariadb:").orElseThrow(), db.jdbcUrl())).isTrue();
+    }
+    assertThat(sessionIdTwice(Database.forUrl("jdbc:postgresql:").orElseThrow(), TestDatabase.jdbcUrl())).isTrue();
+  }
+
+  @Test
+  void anUnpooledDataSourceOfAnotherDatabasesUrlIsRefusedNamingTheKindOfUrl() {
+    assertThatThrownBy(() -> Database.forUrl("jdbc:postgresql:").orElseThrow()
+        .unpooledDataSource("jdbc:mariadb://db:3306/shop", null, null))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbc:postgresql://host:5432/database");
+  }
+
+  @Test
+  void onlyPostgresqlsDriverKeepsSomethingOnTheServerThatAPoolerBreaks() {
+    assertThat(Database.forUrl("jdbc:postgresql:").orElseThrow().perTransactionPoolerProperties())
+        .containsEntry("prepareThreshold", "0");
+    assertThat(Database.forUrl("jdbc:mariadb:").orElseThrow().perTransactionPoolerProperties()).isEmpty();
+  }
+
+  /** Whether one connection of the database's unpooled data source answers the same session id twice. */
+  private static boolean sessionIdTwice(Database database, String url) throws Exception {
+    try (Connection c = database.unpooledDataSource(url, null, null).getConnection();
+        Statement s = c.createStatement()) {
+      long first = sessionId(s, database);
+      return first > 0 && sessionId(s, database) == first;
+    }
+  }
+
+  private static long sessionId(Statement s, Database database) throws Exception {
+    try (ResultSet rs = s.executeQuery(database.sessionIdQuery())) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 }

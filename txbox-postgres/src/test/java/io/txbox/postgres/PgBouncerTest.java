@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
+import io.txbox.jdbc.Database;
 import io.txbox.jdbc.ServerConnections;
 import io.txbox.spi.PublishResult;
 import io.txbox.spi.Publisher;
@@ -32,6 +33,7 @@ import org.postgresql.ds.PGSimpleDataSource;
  */
 @JdkNeutral
 class PgBouncerTest {
+  private static final Database POSTGRES = Database.forUrl(TestDatabase.jdbcUrl()).orElseThrow();
   private static PgBouncer transactionPooler;
   private static PgBouncer sessionPooler;
 
@@ -56,9 +58,9 @@ class PgBouncerTest {
     try (TestDatabase direct = TestDatabase.create();
         TestDatabase session = TestDatabase.create(TestDatabase.throughPooler(sessionPooler));
         TestDatabase transaction = TestDatabase.create(TestDatabase.throughPooler(transactionPooler))) {
-      assertThat(ServerConnections.of(direct.dataSource())).isEqualTo(ServerConnections.PER_SESSION);
-      assertThat(ServerConnections.of(session.dataSource())).isEqualTo(ServerConnections.PER_SESSION);
-      assertThat(ServerConnections.of(transaction.dataSource())).isEqualTo(ServerConnections.PER_TRANSACTION);
+      assertThat(ServerConnections.of(direct.dataSource(), POSTGRES)).isEqualTo(ServerConnections.PER_SESSION);
+      assertThat(ServerConnections.of(session.dataSource(), POSTGRES)).isEqualTo(ServerConnections.PER_SESSION);
+      assertThat(ServerConnections.of(transaction.dataSource(), POSTGRES)).isEqualTo(ServerConnections.PER_TRANSACTION);
     }
   }
 
@@ -78,7 +80,7 @@ class PgBouncerTest {
       others.start();
       try {
         for (int i = 0; i < 10; i++) {
-          assertThat(ServerConnections.of(busy.dataSource())).isEqualTo(ServerConnections.PER_TRANSACTION);
+          assertThat(ServerConnections.of(busy.dataSource(), POSTGRES)).isEqualTo(ServerConnections.PER_TRANSACTION);
         }
       } finally {
         running.set(false);
@@ -91,7 +93,7 @@ class PgBouncerTest {
   void withOneServerConnectionTransactionPoolingIsStillTold() {
     try (PgBouncer single = TestDatabase.pooler(PgBouncer.Mode.TRANSACTION, 1);
         TestDatabase db = TestDatabase.create(TestDatabase.throughPooler(single))) {
-      assertThat(ServerConnections.of(db.dataSource())).isEqualTo(ServerConnections.PER_TRANSACTION);
+      assertThat(ServerConnections.of(db.dataSource(), POSTGRES)).isEqualTo(ServerConnections.PER_TRANSACTION);
     }
   }
 

@@ -12,10 +12,11 @@ import io.txbox.spi.support.Secrets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
-import org.postgresql.ds.PGSimpleDataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Model.CommandSpec;
@@ -132,14 +133,17 @@ public final class DatabaseOptions {
 
   /**
    * Connects once, so that an unreachable database fails at start with a message naming --jdbc-url.
-   * First, on PostgreSQL, looks at how connections reach it ({@link ServerConnections}): through a
-   * pooler that lends server connections per transaction, the driver's named prepared statements
-   * would be gone, or another client's, in the next transaction, so the pool is told to use none
-   * (prepareThreshold=0) unless the URL chose.
+   * First, where the database can tell ({@link ServerConnections}), looks at how connections reach
+   * it: through a pooler that lends server connections per transaction, what the driver keeps on
+   * its server connection (pgjdbc's named prepared statements) would be gone, or another client's,
+   * in the next transaction, so the pool gets the database's
+   * {@link Database#perTransactionPoolerProperties} unless the URL chose.
    */
   public void checkConnection(HikariDataSource ds) {
-    if (database().has(Capability.POOLER_DETECTION) && !jdbcUrl.contains("prepareThreshold=")) {
-      preferUnnamedStatementsBehindATransactionPooler(ds);
+    Map<String, String> poolerProperties = database().perTransactionPoolerProperties();
+    boolean urlChose = poolerProperties.keySet().stream().anyMatch(p -> jdbcUrl.contains(p + "="));
+    if (database().has(Capability.POOLER_DETECTION) && !poolerProperties.isEmpty() && !urlChose) {
+      fitThePoolToATransactionPooler(ds, poolerProperties);
     }
     try (Connection c = ds.getConnection()) {
       c.isValid(5);
@@ -169,50 +173,39 @@ public final class DatabaseOptions {
     return false;
   }
 
-  private void preferUnnamedStatementsBehindATransactionPooler(HikariDataSource ds) {
+  private void fitThePoolToATransactionPooler(HikariDataSource ds, Map<String, String> poolerProperties) {
     if (ds.isRunning()) {
       return; // a pool in use keeps its connections' settings: looked at before, or not at all
     }
     ServerConnections lent;
     try {
-      lent = ServerConnections.of(directDataSource(jdbcUrl));
+      lent = ServerConnections.of(database().unpooledDataSource(jdbcUrl, user, password), database());
     } catch (TxboxException e) {
       return; // unreachable: the connection below fails with the message that says so
     }
     if (lent == ServerConnections.PER_TRANSACTION) {
-      ds.addDataSourceProperty("prepareThreshold", "0");
+      poolerProperties.forEach(ds::addDataSourceProperty);
+      String chosen = poolerProperties.entrySet().stream().map(p -> p.getKey() + "=" + p.getValue())
+          .sorted().collect(Collectors.joining(", "));
       log.info("the database connections go through a pooler that lends server connections per transaction"
-          + " (PgBouncer in transaction mode, RDS Proxy): txbox uses no server-side prepared statements on them"
-          + " (prepareThreshold=0; put prepareThreshold in --jdbc-url to choose)");
+          + " (PgBouncer in transaction mode, RDS Proxy): txbox keeps nothing on the server between transactions"
+          + " ({}; put {} in --jdbc-url to choose)", chosen, String.join(", ", new TreeSet<>(poolerProperties.keySet())));
     }
   }
 
   /**
    * A data source without a pool, for one connection held apart from the pool (a relay's
-   * {@code LISTEN}) or a look before the pool opens: the URL's own user and password, else
-   * {@code --db-user} and {@code --db-password}.
+   * {@code LISTEN}): the URL's own user and password, else {@code --db-user} and
+   * {@code --db-password}.
    */
   DataSource listenDataSource(String url) {
-    if (!url.startsWith("jdbc:postgresql:")) {
+    Database db = database();
+    if (!db.accepts(url)) {
       throw new IllegalArgumentException("invalid --listen-jdbc-url (TXBOX_LISTEN_JDBC_URL): '"
-          + TerminalText.of(Secrets.maskUrl(url), 200) + "' is not a PostgreSQL JDBC URL: give one such as"
-          + " jdbc:postgresql://db:5432/app, which reaches PostgreSQL directly or through a pooler in session mode");
+          + TerminalText.of(Secrets.maskUrl(url), 200) + "' is not a " + db.name() + " JDBC URL: give one such as "
+          + db.exampleUrl() + ", which reaches " + db.name() + " directly or through a pooler in session mode");
     }
-    return directDataSource(url);
-  }
-
-  private DataSource directDataSource(String url) {
-    PGSimpleDataSource ds = new PGSimpleDataSource();
-    ds.setURL(url);
-    if (user != null && !url.contains("user=")) {
-      ds.setUser(user);
-    }
-    if (password != null && !url.contains("password=")) {
-      ds.setPassword(password);
-    }
-    ds.setPrepareThreshold(0);
-    ds.setConnectTimeout(10);
-    return ds;
+    return db.unpooledDataSource(url, user, password);
   }
 
   /** {@link #checkConnection} and {@link #checkTables}: what every command that reads the tables does first. */

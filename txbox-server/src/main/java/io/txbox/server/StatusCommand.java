@@ -85,7 +85,7 @@ final class StatusCommand implements Callable<Integer> {
     database.checkDatabase(ds);
     StatusReport report = StatusReport.read(ds, database.operatorStore(ds), limitPerBucket, maxPendingAge);
     Optional<ServerConnections> connections = database.database().has(Capability.POOLER_DETECTION)
-        ? Optional.of(ServerConnections.of(ds)) : Optional.empty();
+        ? Optional.of(ServerConnections.of(ds, database.database())) : Optional.empty();
     PrintWriter out = spec.commandLine().getOut();
     if (json) {
       Map<String, Object> document = asJson(report.status(), report.problems());

@@ -210,6 +210,16 @@ class CommandLineTest {
   }
 
   @Test
+  void aListenUrlOfAnotherDatabaseIsRefusedNamingTheOptionAndTheKindOfUrl() {
+    int code = run("relay", "--jdbc-url", TestDatabase.jdbcUrl(), "--kafka-bootstrap-servers", "127.0.0.1:1",
+        "--listen-jdbc-url", "jdbc:mariadb://db:3306/shop?password=s3cr3t");
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString()).contains("invalid --listen-jdbc-url (TXBOX_LISTEN_JDBC_URL):"
+        + " 'jdbc:mariadb://db:3306/shop?password=***' is not a PostgreSQL JDBC URL: give one such as"
+        + " jdbc:postgresql://host:5432/database").doesNotContain("s3cr3t");
+  }
+
+  @Test
   void aJdbcUrlTheDriverCannotReadIsABadSettingNotADriverStackTrace() {
     int code = run("relay", "--jdbc-url", "jdbc:mariadb://[::1:3306/shop?password=s3cr3t",
         "--kafka-bootstrap-servers", "127.0.0.1:1");

@@ -8,12 +8,15 @@ import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.jdbc.support.NoConnections;
 import io.txbox.spi.InboxStore;
+import io.txbox.spi.support.Secrets;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
+import org.mariadb.jdbc.MariaDbDataSource;
 
 /**
  * MariaDB (and MySQL through MariaDB Connector/J), for the {@code txbox} command: found through
@@ -47,6 +50,46 @@ public final class MariaDbDatabase implements Database {
   @Override
   public Map<String, String> connectTimeout(Duration timeout) {
     return Map.of("connectTimeout", Long.toString(Math.max(1, timeout.toMillis())));
+  }
+
+  /** Asked behind a pooler such as ProxySQL; MariaDB has no {@link Capability#POOLER_DETECTION} in txbox yet. */
+  @Override
+  public String sessionIdQuery() {
+    return "SELECT CONNECTION_ID()";
+  }
+
+  /** None: Connector/J prepares statements on the client unless told {@code useServerPrepStmts}. */
+  @Override
+  public Map<String, String> perTransactionPoolerProperties() {
+    return Map.of();
+  }
+
+  @Override
+  public DataSource unpooledDataSource(String jdbcUrl, String user, String password) {
+    if (!accepts(jdbcUrl)) {
+      throw new IllegalArgumentException("not a MariaDB JDBC URL: give one such as " + exampleUrl());
+    }
+    return ConnectorJ.unpooled(jdbcUrl, user, password);
+  }
+
+  /** Connector/J's own classes, apart so that this class loads without the driver on the class path. */
+  private static final class ConnectorJ {
+    static DataSource unpooled(String url, String user, String password) {
+      try {
+        MariaDbDataSource ds = new MariaDbDataSource(url);
+        if (user != null && !url.contains("user=")) {
+          ds.setUser(user);
+        }
+        if (password != null && !url.contains("password=")) {
+          ds.setPassword(password);
+        }
+        ds.setLoginTimeout(10);
+        return ds;
+      } catch (SQLException e) {
+        throw new IllegalArgumentException("the MariaDB driver refuses the JDBC URL " + Secrets.maskUrl(url)
+            + ": " + Secrets.mask(e.getMessage()), e);
+      }
+    }
   }
 
   /**

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /** PostgreSQL, for the {@code txbox} command: found through {@link java.util.ServiceLoader}. */
 public final class PostgresDatabase implements Database {
@@ -45,6 +46,42 @@ public final class PostgresDatabase implements Database {
   @Override
   public Map<String, String> connectTimeout(Duration timeout) {
     return Map.of("connectTimeout", Long.toString(Math.max(1, timeout.toSeconds())));
+  }
+
+  @Override
+  public String sessionIdQuery() {
+    return "SELECT pg_backend_pid()";
+  }
+
+  /** pgjdbc names its prepared statements after a few uses, and a named one lives on its server connection. */
+  @Override
+  public Map<String, String> perTransactionPoolerProperties() {
+    return Map.of("prepareThreshold", "0");
+  }
+
+  @Override
+  public DataSource unpooledDataSource(String jdbcUrl, String user, String password) {
+    if (!accepts(jdbcUrl)) {
+      throw new IllegalArgumentException("not a PostgreSQL JDBC URL: give one such as " + exampleUrl());
+    }
+    return Pgjdbc.unpooled(jdbcUrl, user, password);
+  }
+
+  /** pgjdbc's own classes, apart so that this class loads without the driver on the class path. */
+  private static final class Pgjdbc {
+    static DataSource unpooled(String url, String user, String password) {
+      PGSimpleDataSource ds = new PGSimpleDataSource();
+      ds.setURL(url);
+      if (user != null && !url.contains("user=")) {
+        ds.setUser(user);
+      }
+      if (password != null && !url.contains("password=")) {
+        ds.setPassword(password);
+      }
+      ds.setPrepareThreshold(0); // one connection, few statements: nothing to gain, and safe behind any pooler
+      ds.setConnectTimeout(10);
+      return ds;
+    }
   }
 
   /** None: the store sets {@code idle_in_transaction_session_timeout} in each transaction, which survives PgBouncer. */
