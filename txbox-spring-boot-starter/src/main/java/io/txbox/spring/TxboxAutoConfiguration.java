@@ -23,13 +23,10 @@ import io.txbox.spi.OutboxWriter;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
 import io.txbox.spring.internal.BrokerClients;
-import io.txbox.spring.internal.ContextBound;
 import io.txbox.spring.internal.DataSourceDatabase;
-import io.txbox.spring.internal.InboxListeners;
 import io.txbox.spring.internal.LogicalRelayState;
 import io.txbox.spring.internal.OpenTelemetryTracing;
 import io.txbox.spring.internal.RelaySource;
-import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.Settings;
 import io.txbox.spring.internal.SpringTransaction;
 import io.txbox.spring.internal.TableRelayState;
@@ -255,7 +252,7 @@ public class TxboxAutoConfiguration {
     @Bean
     @Conditional(RelaySource.Logical.class)
     @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
-    ContextBound<LogicalRelay> txboxLogicalRelay(LogicalReplication replication, TxboxProperties properties,
+    TxboxService<LogicalRelay> txboxLogicalRelay(LogicalReplication replication, TxboxProperties properties,
         Environment environment, ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
       TxboxProperties.Logical l = properties.logical();
       refuseExactlyOnce(properties);
@@ -267,7 +264,7 @@ public class TxboxAutoConfiguration {
       Properties connection = new Properties();
       putIfSet(connection, "user", l.username(), environment.getProperty("spring.datasource.username"));
       putIfSet(connection, "password", l.password(), environment.getProperty("spring.datasource.password"));
-      return new ContextBound<>("txbox logical relay", () -> {
+      return new TxboxService<>("txbox logical relay", () -> {
         Publisher publisher = publisher(properties, environment, tracing);
         try {
           return Settings.build("txbox.logical", () -> LogicalRelay.builder(replication, publisher)
@@ -292,7 +289,8 @@ public class TxboxAutoConfiguration {
     /** The health indicator's and meters' view of the logical relay and its slot. */
     @Bean
     @Conditional(RelaySource.Logical.class)
-    RelayState txboxRelayState(LogicalReplication replication, ObjectProvider<ContextBound<LogicalRelay>> relay,
+    @ConditionalOnMissingBean
+    RelayState txboxRelayState(LogicalReplication replication, ObjectProvider<TxboxService<LogicalRelay>> relay,
         TxboxProperties properties) {
       return new LogicalRelayState(replication, () -> Optional.ofNullable(relay.getIfAvailable()),
           properties.health().maxPendingAge());
@@ -373,11 +371,11 @@ public class TxboxAutoConfiguration {
   @Bean
   @Conditional(RelaySource.Table.class)
   @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
-  public ContextBound<Relay> txboxRelay(
+  public TxboxService<Relay> txboxRelay(
       JdbcOutboxStore store, TxboxProperties properties, Environment environment,
       ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     TxboxProperties.Relay r = properties.relay();
-    return new ContextBound<>("txbox relay", () -> {
+    return new TxboxService<>("txbox relay", () -> {
       Publisher publisher = r.delivery() == Delivery.EXACTLY_ONCE
           ? exactlyOncePublisher(properties, environment, tracing)
           : publisher(properties, environment, tracing);
@@ -406,8 +404,9 @@ public class TxboxAutoConfiguration {
   /** The health indicator's and meters' view of the table relay and its backlog. */
   @Bean
   @Conditional(RelaySource.Table.class)
+  @ConditionalOnMissingBean
   public RelayState txboxRelayState(JdbcOutboxStore store, TxboxProperties properties,
-      ObjectProvider<ContextBound<Relay>> relay) {
+      ObjectProvider<TxboxService<Relay>> relay) {
     return new TableRelayState(store, properties.relay().subscription(),
         () -> Optional.ofNullable(relay.getIfAvailable()), properties.health().maxPendingAge(),
         properties.metrics().backlogLimitPerBucket(), Clock.systemUTC());
@@ -416,7 +415,7 @@ public class TxboxAutoConfiguration {
   /** The janitor, deleting relayed events and old inbox records while the context runs. */
   @Bean
   @ConditionalOnProperty(name = "txbox.janitor.enabled", matchIfMissing = true)
-  public ContextBound<Janitor> txboxJanitor(JanitorStore store, TxboxProperties properties) {
+  public TxboxService<Janitor> txboxJanitor(JanitorStore store, TxboxProperties properties) {
     TxboxProperties.Janitor j = properties.janitor();
     Janitor janitor = Settings.build("txbox.janitor", () -> Janitor.builder(store)
         .outboxRetention(j.outboxRetention())
@@ -425,7 +424,7 @@ public class TxboxAutoConfiguration {
         .maxBatches(j.maxBatches())
         .interval(j.interval())
         .build());
-    return new ContextBound<>("txbox janitor", janitor::start);
+    return new TxboxService<>("txbox janitor", janitor::start);
   }
 
   /** A subscriber for each {@link InboxListener} bean, each message in a Spring transaction. */

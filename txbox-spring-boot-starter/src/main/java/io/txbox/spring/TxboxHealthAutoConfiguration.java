@@ -4,9 +4,6 @@ import io.txbox.Janitor;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.spring.internal.Boot3HealthIndicator;
 import io.txbox.spring.internal.Boot4HealthIndicator;
-import io.txbox.spring.internal.ContextBound;
-import io.txbox.spring.internal.InboxListeners;
-import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.TroubledLoops;
 import io.txbox.spring.internal.TxboxHealthCheck;
 import org.springframework.beans.factory.ObjectProvider;
@@ -42,7 +39,7 @@ public class TxboxHealthAutoConfiguration {
     /** The indicator, named {@code txbox} after its bean. */
     @Bean(name = "txboxHealthIndicator")
     Boot3HealthIndicator txboxHealthIndicator(
-        RelayState relay, ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
+        RelayState relay, ObjectProvider<TxboxService<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
       return new Boot3HealthIndicator(check(relay, janitor, listeners));
     }
   }
@@ -59,13 +56,13 @@ public class TxboxHealthAutoConfiguration {
     /** The indicator, named {@code txbox} after its bean. */
     @Bean(name = "txboxHealthIndicator")
     Boot4HealthIndicator txboxHealthIndicator(
-        RelayState relay, ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
+        RelayState relay, ObjectProvider<TxboxService<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
       return new Boot4HealthIndicator(check(relay, janitor, listeners));
     }
   }
 
   private static TxboxHealthCheck check(
-      RelayState relay, ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
+      RelayState relay, ObjectProvider<TxboxService<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
     return new TxboxHealthCheck(relay,
         () -> TroubledLoops.of(relay, janitor.getIfAvailable(), listeners.getIfAvailable()));
   }

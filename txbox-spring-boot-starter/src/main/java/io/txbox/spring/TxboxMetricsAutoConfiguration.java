@@ -15,10 +15,7 @@ import io.txbox.micrometer.OutboxTag;
 import io.txbox.micrometer.RelayMeters;
 import io.txbox.micrometer.SlotMeters;
 import io.txbox.spi.OutboxStore;
-import io.txbox.spring.internal.ContextBound;
-import io.txbox.spring.internal.InboxListeners;
 import io.txbox.spring.internal.RelaySource;
-import io.txbox.spring.internal.RelayState;
 import io.txbox.spring.internal.TroubledLoops;
 import java.util.Optional;
 import org.slf4j.LoggerFactory;
@@ -101,7 +98,7 @@ public class TxboxMetricsAutoConfiguration {
   /** {@code txbox.loops.troubled}: how many background loops' last step failed (the health detail's count). */
   @Bean
   public MeterBinder txboxLoopMeters(RelayState relay,
-      ObjectProvider<ContextBound<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
+      ObjectProvider<TxboxService<Janitor>> janitor, ObjectProvider<InboxListeners> listeners) {
     return registry -> Gauge.builder("txbox.loops.troubled", () -> TroubledLoops.of(
             relay, janitor.getIfAvailable(), listeners.getIfAvailable()).size())
         .description("Background loops (relay, janitor, listeners) whose last step failed; they go on trying")
@@ -112,8 +109,8 @@ public class TxboxMetricsAutoConfiguration {
   /** The janitor's counters ({@link JanitorMeters}), when the janitor runs in this application. */
   @Bean
   @ConditionalOnBean(name = "txboxJanitor")
-  public JanitorMeters txboxJanitorMeters(ObjectProvider<ContextBound<Janitor>> janitor) {
-    return new JanitorMeters(() -> Optional.ofNullable(janitor.getIfAvailable()).flatMap(ContextBound::current));
+  public JanitorMeters txboxJanitorMeters(ObjectProvider<TxboxService<Janitor>> janitor) {
+    return new JanitorMeters(() -> Optional.ofNullable(janitor.getIfAvailable()).flatMap(TxboxService::current));
   }
 
   /** The slot's gauges ({@link SlotMeters}), when events go through logical decoding. */
@@ -122,11 +119,11 @@ public class TxboxMetricsAutoConfiguration {
   @Conditional(RelaySource.UsesLogicalDecoding.class)
   static class Slot {
     @Bean
-    SlotMeters txboxSlotMeters(LogicalReplication replication, ObjectProvider<ContextBound<LogicalRelay>> relay,
+    SlotMeters txboxSlotMeters(LogicalReplication replication, ObjectProvider<TxboxService<LogicalRelay>> relay,
         TxboxProperties properties) {
       SlotMeters.Builder meters = SlotMeters.builder(replication)
           .relay(() -> {
-            ContextBound<LogicalRelay> bound = relay.getIfAvailable();
+            TxboxService<LogicalRelay> bound = relay.getIfAvailable();
             return bound == null ? null : bound.current().orElse(null);
           })
           .refresh(properties.metrics().slotRefresh());

@@ -15,6 +15,7 @@ import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,6 +28,7 @@ import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.ResolvableType;
 import org.springframework.core.io.support.SpringFactoriesLoader;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -295,5 +297,34 @@ class StarterConfigurationTest {
     NumberFormatException notOurs = new NumberFormatException("For input string: \"many\"");
     notOurs.setStackTrace(new StackTraceElement[] {new StackTraceElement("java.lang.Integer", "parseInt", null, 1)});
     assertThat(analysis(new RuntimeException("bean creation failed", notOurs))).isNull();
+  }
+
+  @Test
+  void theRelayAndItsStateArePublicBeansAndTheStateCanBeReplaced() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.janitor.enabled=false",
+        "txbox.kafka.bootstrap-servers=" + KafkaBroker.shared().bootstrapServers(), "txbox.migrate=true").run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBeanNamesForType(ResolvableType.forClassWithGenerics(TxboxService.class, Relay.class)))
+              .containsExactly("txboxRelay");
+          assertThat(context.getBean(RelayState.class).getClass().getName()).contains(".internal.");
+        });
+    RelayState mine = new RelayState() {
+      @Override
+      public boolean isTroubled() {
+        return false;
+      }
+
+      @Override
+      public boolean report(Map<String, Object> details) {
+        details.put("judged by", "the application");
+        return true;
+      }
+    };
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.janitor.enabled=false",
+            "txbox.kafka.bootstrap-servers=" + KafkaBroker.shared().bootstrapServers(), "txbox.migrate=true")
+        .withBean(RelayState.class, () -> mine).run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(RelayState.class)).isSameAs(mine);
+        });
   }
 }

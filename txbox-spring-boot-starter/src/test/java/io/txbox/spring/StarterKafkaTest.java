@@ -24,7 +24,7 @@ import io.txbox.Outbox;
 import io.txbox.ParkedMessage;
 import io.txbox.Relay;
 import io.txbox.postgres.PostgresInboxStore;
-import io.txbox.spring.internal.ContextBound;
+import io.txbox.spring.TxboxService;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.nio.charset.StandardCharsets;
@@ -65,7 +65,7 @@ class StarterKafkaTest {
   @Autowired Outbox outbox;
   @Autowired MeterRegistry registry;
   @Autowired ApplicationContext context;
-  @Autowired ContextBound<Relay> relay;
+  @Autowired TxboxService<Relay> relay;
   @Autowired OpenTelemetry openTelemetry;
   @Autowired InMemorySpanExporter spans;
 

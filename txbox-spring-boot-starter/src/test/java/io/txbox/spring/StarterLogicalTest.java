@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.txbox.Message;
 import io.txbox.cdc.LogicalRelay;
-import io.txbox.spring.internal.ContextBound;
+import io.txbox.spring.TxboxService;
 import io.txbox.testkit.KafkaBroker;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -52,7 +52,7 @@ class StarterLogicalTest {
   @Autowired JdbcTemplate jdbc;
   @Autowired MeterRegistry registry;
   @Autowired ApplicationContext context;
-  @Autowired ContextBound<LogicalRelay> relay;
+  @Autowired TxboxService<LogicalRelay> relay;
 
   @BeforeAll
   static void startServerAndCreateTables() throws IOException {

@@ -4,6 +4,8 @@ import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.ServerWait;
 import io.txbox.cdc.SlotStatus;
+import io.txbox.spring.RelayState;
+import io.txbox.spring.TxboxService;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -18,13 +20,13 @@ import java.util.function.Supplier;
  */
 public final class LogicalRelayState implements RelayState {
   private final LogicalReplication replication;
-  private final Supplier<Optional<ContextBound<LogicalRelay>>> relay;
+  private final Supplier<Optional<TxboxService<LogicalRelay>>> relay;
   private final Duration maxPendingAge;
 
   /**
    * @param relay this application's relay bean, absent when it runs none
    */
-  public LogicalRelayState(LogicalReplication replication, Supplier<Optional<ContextBound<LogicalRelay>>> relay,
+  public LogicalRelayState(LogicalReplication replication, Supplier<Optional<TxboxService<LogicalRelay>>> relay,
       Duration maxPendingAge) {
     this.replication = replication;
     this.relay = relay;
@@ -70,6 +72,6 @@ public final class LogicalRelayState implements RelayState {
   }
 
   private Optional<LogicalRelay> running() {
-    return relay.get().flatMap(ContextBound::current).filter(LogicalRelay::isRunning);
+    return relay.get().flatMap(TxboxService::current).filter(LogicalRelay::isRunning);
   }
 }

@@ -3,6 +3,8 @@ package io.txbox.spring.internal;
 import io.txbox.Relay;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.OutboxStore;
+import io.txbox.spring.RelayState;
+import io.txbox.spring.TxboxService;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -17,7 +19,7 @@ import java.util.function.Supplier;
 public final class TableRelayState implements RelayState {
   private final OutboxStore store;
   private final String subscription;
-  private final Supplier<Optional<ContextBound<Relay>>> relay;
+  private final Supplier<Optional<TxboxService<Relay>>> relay;
   private final Duration maxPendingAge;
   private final int limitPerBucket;
   private final Clock clock;
@@ -25,7 +27,7 @@ public final class TableRelayState implements RelayState {
   /**
    * @param relay this application's relay bean, absent when it runs none
    */
-  public TableRelayState(OutboxStore store, String subscription, Supplier<Optional<ContextBound<Relay>>> relay,
+  public TableRelayState(OutboxStore store, String subscription, Supplier<Optional<TxboxService<Relay>>> relay,
       Duration maxPendingAge, int limitPerBucket, Clock clock) {
     this.store = store;
     this.subscription = subscription;
@@ -66,6 +68,6 @@ public final class TableRelayState implements RelayState {
   }
 
   private Optional<Relay> running() {
-    return relay.get().flatMap(ContextBound::current).filter(Relay::isRunning);
+    return relay.get().flatMap(TxboxService::current).filter(Relay::isRunning);
   }
 }

@@ -2,6 +2,9 @@ package io.txbox.spring.internal;
 
 import io.txbox.Janitor;
 import io.txbox.spi.Subscriber;
+import io.txbox.spring.InboxListeners;
+import io.txbox.spring.RelayState;
+import io.txbox.spring.TxboxService;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -10,7 +13,7 @@ public final class TroubledLoops {
   private TroubledLoops() {}
 
   /** Their names ({@code relay}, {@code janitor}, {@code listener <consumer>}); any argument may be null. */
-  public static List<String> of(RelayState relay, ContextBound<Janitor> janitor, InboxListeners listeners) {
+  public static List<String> of(RelayState relay, TxboxService<Janitor> janitor, InboxListeners listeners) {
     List<String> troubled = new ArrayList<>();
     if (relay != null && relay.isTroubled()) {
       troubled.add("relay");

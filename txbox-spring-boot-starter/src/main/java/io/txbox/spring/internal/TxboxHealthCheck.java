@@ -1,5 +1,6 @@
 package io.txbox.spring.internal;
 
+import io.txbox.spring.RelayState;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

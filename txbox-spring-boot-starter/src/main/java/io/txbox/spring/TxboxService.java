@@ -1,17 +1,26 @@
-package io.txbox.spring.internal;
+package io.txbox.spring;
 
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * A txbox service (relay, janitor, subscriber) that starts when the application context has
- * started and is closed, draining its work in hand, when the context stops: before the DataSource
- * and the broker clients go away. Each start builds a new service, since a closed one stays closed.
+ * A txbox service (the relay, the logical relay, the janitor, a subscriber) that starts when the
+ * application context has started and is closed, draining its work in hand, when the context
+ * stops: before the DataSource and the broker clients go away. Each start builds a new service,
+ * since a closed one stays closed, so an application reaches the running one through
+ * {@link #current()}. The starter's beans are {@code TxboxService<Relay>} (table relay),
+ * {@code TxboxService<LogicalRelay>} and {@code TxboxService<Janitor>}.
+ *
+ * <pre>{@code
+ * @Autowired TxboxService<Relay> relay;
+ *
+ * Set<Integer> mine = relay.current().map(Relay::ownedBuckets).orElse(Set.of());
+ * }</pre>
  *
  * @param <T> the service
  */
-public final class ContextBound<T extends AutoCloseable> implements SmartLifecycle {
+public final class TxboxService<T extends AutoCloseable> implements SmartLifecycle {
   private final String name;
   private final Supplier<T> start;
   private volatile T running;
@@ -20,7 +29,7 @@ public final class ContextBound<T extends AutoCloseable> implements SmartLifecyc
    * @param name what the service is, for errors
    * @param start builds and starts the service
    */
-  public ContextBound(String name, Supplier<T> start) {
+  public TxboxService(String name, Supplier<T> start) {
     this.name = name;
     this.start = start;
   }
