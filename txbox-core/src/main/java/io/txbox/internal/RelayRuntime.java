@@ -41,7 +41,8 @@ public final class RelayRuntime {
     int bucketCount = store.openSubscription(settings.subscription());
     if (settings.delivery() == Delivery.EXACTLY_ONCE) {
       // Before any thread starts: a broker that refuses transactions fails the start, not a round.
-      ((TransactionalPublisher) publisher).start(settings.subscription(), settings.member(), bucketCount);
+      ((TransactionalPublisher) publisher).start(settings.subscription(), settings.member(), bucketCount,
+          store.outboxId().orElse(null));
     }
     Clock clock = Clock.systemUTC();
     this.buckets = new OwnedBuckets(System::nanoTime, settings.leaseValidity().toNanos());

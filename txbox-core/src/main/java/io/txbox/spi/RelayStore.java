@@ -77,4 +77,13 @@ public interface RelayStore {
   default Optional<OpenTransaction> oldestOpenTransaction() {
     return Optional.empty();
   }
+
+  /**
+   * This outbox's own id, made once when its tables were made (a random UUID): what tells its
+   * progress kept at a broker from another outbox's, for {@link io.txbox.Delivery#EXACTLY_ONCE}.
+   * Empty when the store keeps none.
+   */
+  default Optional<String> outboxId() {
+    return Optional.empty();
+  }
 }

@@ -20,7 +20,7 @@ import java.util.Map;
  *
  * <pre>{@code
  * TransactionalPublisher kafka = KafkaExactlyOncePublisher.builder().bootstrapServers("kafka:9092").build();
- * kafka.start("orders", member, 64);
+ * kafka.start("orders", member, 64, store.outboxId().orElse(null));
  * Map<Integer, Checkpoint> held = kafka.takeOver(Map.of(3, "relay-a/1f0e"), List.of(member));
  * PublishResult sent = kafka.publish(batch);
  * if (sent.failures().isEmpty()) kafka.commit(Map.of(3, last)); else kafka.abort();
@@ -32,8 +32,11 @@ public interface TransactionalPublisher extends Publisher {
    * Prepares the publisher for relay {@code member} of {@code subscription}, whose log has
    * {@code buckets} buckets: its transactional producer and where progress is kept. Called once,
    * before anything else; may throw {@link io.txbox.TxboxException} when the broker refuses.
+   *
+   * @param outboxId the outbox's own id ({@link RelayStore#outboxId}), kept with each checkpoint so
+   *     that {@link #takeOver} refuses another outbox's progress; null when the store keeps none
    */
-  void start(String subscription, String member, int buckets);
+  void start(String subscription, String member, int buckets, String outboxId);
 
   /**
    * Makes this relay the only one that can publish the given buckets: fences at the broker each
@@ -47,6 +50,8 @@ public interface TransactionalPublisher extends Publisher {
    * @param liveMembers the subscription's members the store last saw alive, this relay included:
    *     never fenced unless named as a previous owner
    * @return the broker's checkpoint of each bucket that has one
+   * @throws io.txbox.TxboxException when a bucket's checkpoint was kept by another outbox than the
+   *     one {@link #start} named: going on from it would skip or resend events
    */
   Map<Integer, Checkpoint> takeOver(Map<Integer, String> previousOwners, Collection<String> liveMembers);
 

@@ -121,11 +121,11 @@ public final class KafkaExactlyOncePublisher implements TransactionalPublisher {
   }
 
   @Override
-  public synchronized void start(String subscription, String member, int buckets) {
+  public synchronized void start(String subscription, String member, int buckets, String outboxId) {
     this.subscription = subscription;
     this.transactionalId = transactionalIdOf(member);
     String name = progressTopicName != null ? progressTopicName : transactionalIdPrefix + "progress." + subscription;
-    this.progress = ProgressTopic.open(name, buckets, this::newAdmin, config, ADMIN_TIMEOUT);
+    this.progress = ProgressTopic.open(name, buckets, this::newAdmin, config, ADMIN_TIMEOUT, outboxId);
     producer();
     log.info("subscription {}: exactly-once delivery with transactional id {} and progress topic {} ({} partitions)",
         subscription, transactionalId, name, buckets);

@@ -26,6 +26,7 @@ import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TopicReader;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -151,9 +152,74 @@ class ExactlyOnceTest {
     }
   }
 
+  /**
+   * Two outboxes (two schemas, each with its own id) on one cluster with one transactional-id
+   * prefix and one subscription name, so one progress topic: the second one's relay must not go
+   * on from the first one's checkpoints, which would skip its events. It sends nothing from those
+   * buckets and says why; given a prefix of its own, it delivers every event of its outbox.
+   */
+  @Test
+  void anotherOutboxsProgressIsRefusedAndNoEventOfThisOneIsSkipped() throws Exception {
+    String bootstrap = KafkaBroker.shared().bootstrapServers();
+    String subscription = "eos-" + UUID.randomUUID().toString().substring(0, 8);
+    String shared = "txbox-shared-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+    String firstTopic = TOPIC_PREFIX + UUID.randomUUID();
+    String secondTopic = TOPIC_PREFIX + UUID.randomUUID();
+    KafkaBroker.shared().createTopic(firstTopic, 4);
+    KafkaBroker.shared().createTopic(secondTopic, 4);
+    try (OutboxFixture first = new OutboxFixture(8); OutboxFixture second = new OutboxFixture(8)) {
+      assertThat(first.store.outboxId()).isPresent().isNotEqualTo(second.store.outboxId());
+      first.commitMany(firstTopic, 400, 50);
+      try (Relay a = relay(first.store, bootstrap, subscription, shared).build().start()) {
+        assertDeliveredOnceInOrder(first, firstTopic, readAll(bootstrap, firstTopic, 400), 400);
+      }
+      second.commitMany(secondTopic, 100, 50); // fewer than the first: its checkpoints lie beyond them
+      try (Relay b = relay(second.store, bootstrap, subscription, shared).build().start();
+          TopicReader reader = TopicReader.open(bootstrap, secondTopic)) {
+        await().atMost(Duration.ofSeconds(30)).until(b::isTroubled);
+        assertThat(reader.readUntil(r -> false, Duration.ofSeconds(2))).as("sent from another outbox's checkpoints")
+            .isEmpty();
+      }
+      try (Relay b = relay(second.store, bootstrap, subscription, shared + "second-").build().start()) {
+        assertDeliveredOnceInOrder(second, secondTopic, readAll(bootstrap, secondTopic, 100), 100);
+      }
+    }
+  }
+
+  @Test
+  void aCheckpointOfAnotherOutboxIsRefusedNamingTheSettingToChange() {
+    String bootstrap = KafkaBroker.shared().bootstrapServers();
+    String subscription = "eos-" + UUID.randomUUID().toString().substring(0, 8);
+    String prefix = "txbox-ids-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+    try (KafkaExactlyOncePublisher mine = publisher(bootstrap, prefix);
+        KafkaExactlyOncePublisher theirs = publisher(bootstrap, prefix);
+        KafkaExactlyOncePublisher older = publisher(bootstrap, prefix)) {
+      theirs.start(subscription, "theirs", 4, "5d3c1f0e-0000-4000-8000-000000000001");
+      theirs.takeOver(Collections.singletonMap(0, null), List.of("theirs"));
+      theirs.commit(Map.of(0, new Checkpoint(7, 1000)));
+
+      mine.start(subscription, "mine", 4, "5d3c1f0e-0000-4000-8000-000000000002");
+      assertThatThrownBy(() -> mine.takeOver(Map.of(0, "theirs"), List.of("mine")))
+          .hasMessageContaining("a checkpoint of another outbox (5d3c1f0e-0000-4000-8000-000000000001;"
+              + " this outbox is 5d3c1f0e-0000-4000-8000-000000000002)")
+          .hasMessageContaining("--kafka-transactional-id-prefix");
+      older.start(subscription, "older", 4, null); // a store without an id takes any checkpoint, as before
+      assertThat(older.takeOver(Map.of(0, "theirs"), List.of("older"))).containsEntry(0, new Checkpoint(7, 1000));
+    }
+  }
+
+  private static KafkaExactlyOncePublisher publisher(String bootstrap, String prefix) {
+    return KafkaExactlyOncePublisher.builder().bootstrapServers(bootstrap).transactionalIdPrefix(prefix)
+        .property("max.block.ms", "5000").build();
+  }
+
   private static Relay.Builder relay(OutboxFixture fixture, RelayStore store, String bootstrap, String subscription) {
+    return relay(store, bootstrap, subscription, "txbox-test-" + fixture.db.schema() + "-");
+  }
+
+  private static Relay.Builder relay(RelayStore store, String bootstrap, String subscription, String prefix) {
     TransactionalPublisher kafka = KafkaExactlyOncePublisher.builder().bootstrapServers(bootstrap)
-        .transactionalIdPrefix("txbox-test-" + fixture.db.schema() + "-")
+        .transactionalIdPrefix(prefix)
         .property("delivery.timeout.ms", "6000")
         .property("request.timeout.ms", "2000")
         .property("max.block.ms", "5000")
@@ -227,8 +293,8 @@ class ExactlyOnceTest {
     }
 
     @Override
-    public void start(String subscription, String member, int buckets) {
-      kafka.start(subscription, member, buckets);
+    public void start(String subscription, String member, int buckets, String outboxId) {
+      kafka.start(subscription, member, buckets, outboxId);
     }
 
     @Override
@@ -343,6 +409,11 @@ class ExactlyOnceTest {
     @Override
     public Optional<OpenTransaction> oldestOpenTransaction() {
       return store.oldestOpenTransaction();
+    }
+
+    @Override
+    public Optional<String> outboxId() {
+      return store.outboxId();
     }
   }
 }

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -218,6 +219,24 @@ class MariaDbOutboxStoreTest {
     MariaDbOutboxStore other = MariaDbOutboxStore.builder(db.dataSource()).buckets(BUCKETS + 1).build();
 
     assertThatThrownBy(other::migrate).hasMessageContaining("buckets is 5").hasMessageContaining("buckets(4)");
+  }
+
+  @Test
+  void theOutboxIdIsMadeByTheUpgradeToVersion4AndKeptByEveryLaterMigration() throws Exception {
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute("DELETE FROM txbox_setting WHERE name = 'outbox_id'"); // as at version 3
+      s.execute("UPDATE txbox_setting SET value = '3' WHERE name = 'schema_version'");
+    }
+    assertThat(store.outboxId()).isEmpty();
+
+    store.migrate();
+    String id = store.outboxId().orElseThrow();
+    assertThat(UUID.fromString(id)).as("a UUID").isNotNull();
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute("UPDATE txbox_setting SET value = '3' WHERE name = 'schema_version'");
+    }
+    store.migrate();
+    assertThat(store.outboxId()).as("made once").contains(id);
   }
 
   @Test

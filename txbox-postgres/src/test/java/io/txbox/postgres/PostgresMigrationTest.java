@@ -2,7 +2,9 @@ package io.txbox.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.txbox.postgres.internal.PostgresMigration;
 import io.txbox.testkit.TestDatabase;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,7 +37,7 @@ class PostgresMigrationTest {
         + " wal_messages boolean NOT NULL DEFAULT false, marked_at timestamptz NOT NULL DEFAULT now())");
     db.execute("INSERT INTO " + table + " (slot, delivered_below, still_open, confirmed_lsn, timeline)"
         + " VALUES ('txbox', '100', '{}', '0/16B3748', 1)");
-    db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version = 9");
+    db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version >= 9"); // as at version 8
 
     store.migrate();
 
@@ -50,8 +52,25 @@ class PostgresMigrationTest {
   @Test
   void aNewSchemaHasTheSlotCheckpointTableAtVersion9() throws Exception {
     store.migrate();
-    assertThat(db.queryLong("SELECT max(version) FROM " + db.schema() + ".txbox_schema_version")).isEqualTo(9);
+    assertThat(db.queryLong("SELECT max(version) FROM " + db.schema() + ".txbox_schema_version"))
+        .isEqualTo(PostgresMigration.latestVersion());
     assertThat(db.queryLong("SELECT count(*) FROM information_schema.columns WHERE table_schema = '" + db.schema()
         + "' AND table_name = 'txbox_slot_checkpoint'")).isEqualTo(14);
+  }
+
+  @Test
+  void theOutboxIdIsMadeByTheUpgradeToVersion10AndKeptByEveryLaterMigration() throws Exception {
+    store.migrate();
+    String setting = db.schema() + ".txbox_setting";
+    db.execute("DELETE FROM " + setting + " WHERE name = 'outbox_id'"); // as at version 9
+    db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version >= 10");
+    assertThat(store.outboxId()).isEmpty();
+
+    store.migrate();
+    String id = store.outboxId().orElseThrow();
+    assertThat(UUID.fromString(id)).as("a UUID").isNotNull();
+    db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version >= 10");
+    store.migrate();
+    assertThat(store.outboxId()).as("made once").contains(id);
   }
 }

@@ -54,7 +54,7 @@ class ExactlyOnceLoopTest {
     Runnable duringPublish = () -> {};
 
     @Override
-    public void start(String subscription, String member, int bucketCount) {}
+    public void start(String subscription, String member, int bucketCount, String outboxId) {}
 
     @Override
     public synchronized Map<Integer, Checkpoint> takeOver(Map<Integer, String> previousOwners,

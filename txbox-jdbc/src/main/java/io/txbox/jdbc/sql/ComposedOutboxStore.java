@@ -109,6 +109,11 @@ public abstract class ComposedOutboxStore implements JdbcOutboxStore {
     return relay.oldestOpenTransaction();
   }
 
+  @Override
+  public Optional<String> outboxId() {
+    return relay.outboxId();
+  }
+
   // The janitor's part.
 
   @Override

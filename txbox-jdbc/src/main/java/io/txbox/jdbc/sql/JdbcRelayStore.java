@@ -21,6 +21,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
 
@@ -117,14 +118,26 @@ public abstract class JdbcRelayStore implements OutboxStore {
   }
 
   private int bucketCount(Connection c) throws SQLException {
-    try (PreparedStatement p = c.prepareStatement(sql.bucketCount()); ResultSet rs = p.executeQuery()) {
-      if (!rs.next()) {
-        throw new SQLException("txbox's setting table holds no bucket_count: run the store's migrate()"
-            + " or txbox migrate");
-      }
-      return Integer.parseInt(rs.getString(1));
+    try {
+      return Integer.parseInt(setting(c, "bucket_count").orElseThrow(() -> new SQLException(
+          "txbox's setting table holds no bucket_count: run the store's migrate() or txbox migrate")));
     } catch (SQLException e) {
       throw tables.explainMissing(e);
+    }
+  }
+
+  /** {@inheritDoc} Empty on tables migrated before the id was made: {@code txbox migrate} makes it. */
+  @Override
+  public Optional<String> outboxId() {
+    return tx.inTransaction("reading the outbox id", c -> setting(c, "outbox_id"));
+  }
+
+  private Optional<String> setting(Connection c, String name) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(sql.setting())) {
+      p.setString(1, name);
+      try (ResultSet rs = p.executeQuery()) {
+        return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+      }
     }
   }
 

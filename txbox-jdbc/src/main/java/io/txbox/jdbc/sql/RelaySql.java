@@ -16,7 +16,8 @@ import java.util.stream.Collectors;
  *
  * @param append inserts one event: id, key, type, version, destination, payload, content type,
  *     headers as JSON text, created at, available at (null for now)
- * @param bucketCount one row whose one column is the outbox's bucket count, as text or a number
+ * @param setting one row whose one column is the value of one of txbox's settings, as text, or
+ *     none: the setting's name ({@code bucket_count}, {@code outbox_id})
  * @param createBucket adds the row of (subscription, bucket), leaving one that is there
  * @param touchInstance renews an instance's row: lease, subscription, instance; changes no row
  *     when there is none
@@ -46,7 +47,7 @@ import java.util.stream.Collectors;
  */
 public record RelaySql(
     String append,
-    String bucketCount,
+    String setting,
     String createBucket,
     String touchInstance,
     String joinInstance,

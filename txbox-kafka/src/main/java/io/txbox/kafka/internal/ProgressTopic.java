@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -26,6 +27,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -34,12 +36,16 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * Where exactly-once delivery keeps each bucket's checkpoint at the broker: a compacted topic with
  * one partition per bucket, which holds, for each committed round, one record per bucket of it
  * (key the bucket, value {@code 1:<txId>:<position>}, header {@value #WRITER_HEADER} the writing
- * transactional id). Written only inside the round's transaction; read with
- * {@code read_committed}, so an aborted round's checkpoint is never seen.
+ * transactional id, header {@value #OUTBOX_HEADER} the outbox's id). Written only inside the
+ * round's transaction; read with {@code read_committed}, so an aborted round's checkpoint is never
+ * seen. A checkpoint that another outbox wrote is refused: its positions are another log's.
  */
 public final class ProgressTopic implements AutoCloseable {
   /** Header naming the transactional id that wrote a checkpoint, for operators. */
   public static final String WRITER_HEADER = "txbox-writer";
+  /** Header naming the outbox whose checkpoint a record is ({@code RelayStore.outboxId}). */
+  public static final String OUTBOX_HEADER = "txbox-outbox";
+  private static final Pattern OUTBOX_ID = Pattern.compile("[0-9a-fA-F-]{1,64}");
   /** Records read back at first from a partition's end; a bucket's last checkpoint is almost always among them. */
   private static final int FIRST_WINDOW = 64;
 
@@ -49,9 +55,12 @@ public final class ProgressTopic implements AutoCloseable {
   /** Tells the high watermark, which a commit's markers reach after the commit returned. */
   private final KafkaConsumer<byte[], byte[]> watermarks;
   private final Duration timeout;
+  /** This outbox's id, or null where its store keeps none: then any checkpoint is taken. */
+  private final String outboxId;
 
-  private ProgressTopic(String name, Map<String, Object> producerConfig, Duration timeout) {
+  private ProgressTopic(String name, Map<String, Object> producerConfig, Duration timeout, String outboxId) {
     this.name = name;
+    this.outboxId = outboxId;
     this.consumer = consumer(producerConfig, "read_committed");
     this.watermarks = consumer(producerConfig, "read_uncommitted");
     this.timeout = timeout;
@@ -60,9 +69,10 @@ public final class ProgressTopic implements AutoCloseable {
   /**
    * The progress topic {@code name} with {@code buckets} partitions, created (compacted, the
    * broker's replication factor) when missing; refused when it has another partition count.
+   * {@code outboxId} (null for none) is written with each checkpoint and checked on each read.
    */
   public static ProgressTopic open(String name, int buckets, Supplier<Admin> admins, Map<String, Object> producerConfig,
-      Duration timeout) {
+      Duration timeout, String outboxId) {
     try (Admin admin = admins.get()) {
       int partitions = partitions(admin, name, timeout);
       if (partitions == 0) {
@@ -73,7 +83,7 @@ public final class ProgressTopic implements AutoCloseable {
             + " partition per bucket. Name another (progressTopic), or delete this one if nothing uses it");
       }
     }
-    return new ProgressTopic(name, producerConfig, timeout);
+    return new ProgressTopic(name, producerConfig, timeout, outboxId);
   }
 
   private static int partitions(Admin admin, String name, Duration timeout) {
@@ -129,6 +139,9 @@ public final class ProgressTopic implements AutoCloseable {
     ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(name, bucket, utf8(Integer.toString(bucket)),
         utf8("1:" + Long.toUnsignedString(checkpoint.txId()) + ":" + checkpoint.position()));
     r.headers().add(WRITER_HEADER, utf8(writer));
+    if (outboxId != null) {
+      r.headers().add(OUTBOX_HEADER, utf8(outboxId));
+    }
     return r;
   }
 
@@ -216,6 +229,7 @@ public final class ProgressTopic implements AutoCloseable {
   }
 
   private Checkpoint parse(ConsumerRecord<byte[], byte[]> r) {
+    refuseAnotherOutboxs(r);
     String value = r.value() == null ? "" : new String(r.value(), StandardCharsets.UTF_8);
     String[] parts = value.split(":");
     if (parts.length != 3 || !parts[0].equals("1")) {
@@ -228,6 +242,29 @@ public final class ProgressTopic implements AutoCloseable {
     } catch (NumberFormatException e) {
       throw new TxboxException("the progress topic " + name + " holds an unreadable checkpoint at partition "
           + r.partition() + " offset " + r.offset(), e);
+    }
+  }
+
+  /**
+   * Refuses a checkpoint that names another outbox than this one: two outboxes that share a
+   * cluster, a transactional-id prefix and a subscription would otherwise read each other's
+   * positions, and skip or resend events. A checkpoint that names none (written before outboxes
+   * had ids) is taken.
+   */
+  private void refuseAnotherOutboxs(ConsumerRecord<byte[], byte[]> r) {
+    Header header = r.headers().lastHeader(OUTBOX_HEADER);
+    if (outboxId == null || header == null || header.value() == null) {
+      return;
+    }
+    String theirs = new String(header.value(), StandardCharsets.UTF_8);
+    if (!theirs.equals(outboxId)) {
+      String shown = OUTBOX_ID.matcher(theirs).matches() ? theirs : "an id txbox did not write";
+      throw new TxboxException("the progress topic " + name + " holds, at partition " + r.partition() + " offset "
+          + r.offset() + ", a checkpoint of another outbox (" + shown + "; this outbox is " + outboxId + "): two"
+          + " outboxes share this Kafka cluster, transactional-id prefix and subscription. Give each outbox a"
+          + " transactional-id prefix of its own (--kafka-transactional-id-prefix,"
+          + " txbox.kafka.transactional-id-prefix) or its own progress topic; this relay sends nothing from"
+          + " these buckets until then");
     }
   }
 

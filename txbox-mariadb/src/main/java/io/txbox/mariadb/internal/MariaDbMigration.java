@@ -23,7 +23,8 @@ import javax.sql.DataSource;
  * records it in the setting table, has run.
  */
 public final class MariaDbMigration implements JdbcOperatorStore.Migration {
-  private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql", "V3__audit.sql");
+  private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql", "V3__audit.sql",
+      "V4__outbox_id.sql");
   private static final int LOCK_SECONDS = 60;
 
   private final DataSource dataSource;

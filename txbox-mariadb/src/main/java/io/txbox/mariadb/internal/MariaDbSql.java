@@ -49,7 +49,7 @@ public record MariaDbSql(
     return new RelaySql(
         t.render("INSERT INTO {outbox} (id, `key`, type, version, destination, payload, content_type,"
             + " headers, created_at, available_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-        t.render("SELECT value FROM {setting} WHERE name = 'bucket_count'"),
+        t.render("SELECT value FROM {setting} WHERE name = ?"),
         t.render("INSERT IGNORE INTO {subscription} (subscription, bucket) VALUES (?, ?)"),
         // The heartbeat touches rows by their key only, never a range: see JdbcRelayStore.
         t.render("UPDATE {relay_instance} SET alive_until = " + LEASE + " WHERE subscription = ? AND instance = ?"),

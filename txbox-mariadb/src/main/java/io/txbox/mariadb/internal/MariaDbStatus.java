@@ -23,14 +23,15 @@ public final class MariaDbStatus {
   private static final int QUERY_LENGTH = 200;
 
   private final Transactions tx;
-  private final String bucketCount;
+  /** The setting query, asked for {@code bucket_count}. */
+  private final String setting;
   private final String checkpoints;
   private final String bucketBacklog;
   private final String oldestWriter;
 
   public MariaDbStatus(DataSource dataSource, MariaDbTables tables) {
     this.tx = new Transactions(dataSource);
-    this.bucketCount = MariaDbSql.of(tables).relay().bucketCount();
+    this.setting = MariaDbSql.of(tables).relay().setting();
     this.checkpoints = tables.render("SELECT bucket, position FROM {subscription} WHERE subscription = ?");
     // At most a limit of rows per bucket past its checkpoint, on the clustered key's range, so that
     // a gauge over a backlog of millions stays cheap.
@@ -83,10 +84,13 @@ public final class MariaDbStatus {
       }
     }
     if (positions.isEmpty()) {
-      try (PreparedStatement p = c.prepareStatement(bucketCount); ResultSet rs = p.executeQuery()) {
-        int buckets = rs.next() ? Integer.parseInt(rs.getString(1)) : 0;
-        for (int b = 0; b < buckets; b++) {
-          positions.put(b, 0L);
+      try (PreparedStatement p = c.prepareStatement(setting)) {
+        p.setString(1, "bucket_count");
+        try (ResultSet rs = p.executeQuery()) {
+          int buckets = rs.next() ? Integer.parseInt(rs.getString(1)) : 0;
+          for (int b = 0; b < buckets; b++) {
+            positions.put(b, 0L);
+          }
         }
       }
     }

@@ -116,6 +116,11 @@ public final class PostgresRelayStore implements OutboxStore {
   }
 
   @Override
+  public Optional<String> outboxId() {
+    return tx.inTransaction("reading the outbox id", c -> PostgresSettings.outboxId(c, tables));
+  }
+
+  @Override
   public Membership heartbeat(String subscription, String instance, Duration lease) {
     return locking.inTransaction("heartbeat of " + instance, c -> {
       try (PreparedStatement touch = c.prepareStatement(sql.touchInstance());

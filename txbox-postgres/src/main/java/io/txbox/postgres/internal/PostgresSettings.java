@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.Optional;
 
 /** Reads the settings txbox stores beside its tables, and checks that the tables exist. */
 public final class PostgresSettings {
@@ -20,6 +21,15 @@ public final class PostgresSettings {
         throw new TxboxException("table " + tables.setting() + " has no bucket_count; run txbox migrate");
       }
       return Integer.parseInt(rs.getString(1));
+    }
+  }
+
+  /** This outbox's id, made by schema version 10; empty on tables not migrated since. */
+  public static Optional<String> outboxId(Connection c, PostgresTables tables) throws SQLException {
+    try (PreparedStatement p = c.prepareStatement(
+        "SELECT value FROM " + tables.setting() + " WHERE name = 'outbox_id'");
+        ResultSet rs = p.executeQuery()) {
+      return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
     }
   }
 

@@ -1,0 +1,8 @@
+-- txbox MariaDB schema version 4: the outbox's own id, a random UUID made once. Exactly-once delivery
+-- keeps it beside each checkpoint it writes to the broker, and refuses a checkpoint another outbox
+-- wrote: two outboxes that share a Kafka cluster, a transactional-id prefix and a subscription name
+-- would otherwise read each other's progress, and skip or resend events. Every statement may run
+-- again.
+INSERT IGNORE INTO {prefix}setting (name, value) VALUES ('outbox_id', UUID());
+
+UPDATE {prefix}setting SET value = '4' WHERE name = 'schema_version';
