@@ -91,8 +91,7 @@ public final class LogicalRelay implements AutoCloseable {
     this.publisher = b.publisher;
     this.metrics = b.metrics;
     this.settings = new StreamSettings(b.jdbcUrl, b.properties, replication.slot(), replication.publication(),
-        replication.messagePrefix(), replication.store().schema(), replication.store().tablePrefix(),
-        replication.store().tablePrefix() + "outbox", b.batchSize, b.maxPending, b.idleInterval, b.statusInterval,
+        replication.messagePrefix(), replication.store().tables(), b.batchSize, b.maxPending, b.idleInterval, b.statusInterval,
         b.standbyInterval, b.drainTimeout, b.checkpointInterval, b.waitWarning, b.retryPolicy);
   }
 

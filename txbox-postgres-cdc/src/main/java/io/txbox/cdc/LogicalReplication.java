@@ -151,8 +151,8 @@ public final class LogicalReplication {
     try (PreparedStatement p = c.prepareStatement("INSERT INTO " + subscriptionTable()
         + " (subscription, bucket, tx_id, position)"
         + " SELECT ?, b, '" + Long.toUnsignedString(-1L) + "'::xid8, " + Long.MAX_VALUE
-        + " FROM generate_series(0, (SELECT value::int FROM " + store.schema() + "." + store.tablePrefix()
-        + "setting WHERE name = 'bucket_count') - 1) AS b"
+        + " FROM generate_series(0, (SELECT value::int FROM " + store.tables().setting()
+        + " WHERE name = 'bucket_count') - 1) AS b"
         + " ON CONFLICT (subscription, bucket) DO UPDATE SET tx_id = excluded.tx_id, position = excluded.position")) {
       p.setString(1, slot);
       p.executeUpdate();
@@ -160,7 +160,7 @@ public final class LogicalReplication {
   }
 
   private String subscriptionTable() {
-    return store.schema() + "." + store.tablePrefix() + "subscription";
+    return store.tables().subscription();
   }
 
   /**
@@ -228,7 +228,7 @@ public final class LogicalReplication {
 
   /** The checkpoints of this slot's relays. */
   private SlotCheckpoints checkpoints() {
-    return new SlotCheckpoints(dataSource, store.schema(), store.tablePrefix(), slot);
+    return new SlotCheckpoints(dataSource, store.tables().slotCheckpoint(), slot);
   }
 
   /** The slot's name. */

@@ -81,7 +81,7 @@ public record SlotReport(List<SlotStatus> slots, List<String> problems) {
 
   /** The slots of {@code store}'s events: those whose name is a subscription at the log's end. */
   private static List<SlotStatus> slotsOf(DataSource dataSource, PostgresOutboxStore store) {
-    String subscriptions = store.schema() + "." + store.tablePrefix() + "subscription";
+    String subscriptions = store.tables().subscription();
     try (Connection c = dataSource.getConnection();
         PreparedStatement p = c.prepareStatement(SLOT_STATUS + " WHERE database = current_database()"
             + " AND slot_type = 'logical' AND slot_name IN (SELECT subscription FROM " + subscriptions
@@ -109,7 +109,7 @@ public record SlotReport(List<SlotStatus> slots, List<String> problems) {
    * checkpointed.
    */
   static List<SlotGap> gaps(DataSource dataSource, PostgresOutboxStore store) {
-    String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
+    String table = store.tables().slotCheckpoint();
     try (Connection c = dataSource.getConnection()) {
       if (!LogicalReplication.exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
         return List.of();
@@ -134,7 +134,7 @@ public record SlotReport(List<SlotStatus> slots, List<String> problems) {
    * buckets that retry a failed event are told: the same rule makes either relay's status DEGRADED.
    */
   private static List<String> retrying(DataSource dataSource, PostgresOutboxStore store) {
-    String table = store.schema() + "." + store.tablePrefix() + "slot_checkpoint";
+    String table = store.tables().slotCheckpoint();
     try (Connection c = dataSource.getConnection()) {
       if (!LogicalReplication.exists(c, "SELECT 1 WHERE to_regclass(?) IS NOT NULL", table)) {
         return List.of();

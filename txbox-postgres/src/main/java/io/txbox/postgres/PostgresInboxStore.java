@@ -3,7 +3,6 @@ package io.txbox.postgres;
 import io.txbox.Message;
 import io.txbox.jdbc.sql.JdbcInboxStore;
 import io.txbox.postgres.internal.PostgresDialect;
-import io.txbox.postgres.internal.PostgresTables;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.QueuedMessage;
 import java.sql.Connection;

@@ -9,7 +9,6 @@ import io.txbox.postgres.internal.PostgresJanitorStore;
 import io.txbox.postgres.internal.PostgresMigration;
 import io.txbox.postgres.internal.PostgresOperatorStore;
 import io.txbox.postgres.internal.PostgresRelayStore;
-import io.txbox.postgres.internal.PostgresTables;
 import io.txbox.spi.DeadLetterSink;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.OutboxStore;
@@ -120,6 +119,11 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
   /** A builder over a pooled {@link DataSource}, with the defaults above. */
   public static Builder builder(DataSource dataSource) {
     return new Builder(dataSource);
+  }
+
+  /** The names of this store's tables, for code that reads them beside the store. */
+  public PostgresTables tables() {
+    return tables;
   }
 
   /** The schema of this store's tables. */

@@ -73,9 +73,9 @@ public final class SlotCheckpoints {
   private final String slot;
   private final Transactions tx;
 
-  /** The checkpoints of {@code slot}, in {@code schema.<prefix>slot_checkpoint}. */
-  public SlotCheckpoints(DataSource dataSource, String schema, String tablePrefix, String slot) {
-    this.table = schema + "." + tablePrefix + "slot_checkpoint";
+  /** The checkpoints of {@code slot}, in {@code table} ({@code PostgresTables.slotCheckpoint()}). */
+  public SlotCheckpoints(DataSource dataSource, String table, String slot) {
+    this.table = table;
     this.slot = slot;
     this.tx = new Transactions(dataSource);
   }

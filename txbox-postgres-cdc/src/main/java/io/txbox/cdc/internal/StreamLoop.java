@@ -63,8 +63,7 @@ public final class StreamLoop implements Runnable {
       DataSource dataSource, Metrics metrics) {
     this.settings = settings;
     this.dataSource = dataSource;
-    this.checkpoints = new SlotCheckpoints(dataSource, settings.outboxSchema(), settings.tablePrefix(),
-        settings.slot());
+    this.checkpoints = new SlotCheckpoints(dataSource, settings.tables().slotCheckpoint(), settings.slot());
     this.calls = new ServerCalls(settings.slot(), settings.waitWarning(), clock);
     this.recovery = new SlotRecovery(settings.slot(), checkpoints, dataSource, calls);
     this.pipeline = new PublishPipeline(settings, publisher, deadLetters, checkpoints, metrics, clock);
@@ -197,8 +196,8 @@ public final class StreamLoop implements Runnable {
    * first: the checkpoint stays, and the next start catches up again.
    */
   private boolean catchUp(SlotCheckpoints.Mark from) throws SQLException {
-    try (OutboxCatchUp rows = new OutboxCatchUp(dataSource, settings.outboxSchema() + "." + settings.outboxTable(),
-        settings.outboxSchema() + "." + settings.tablePrefix() + "setting", from)) {
+    try (OutboxCatchUp rows = new OutboxCatchUp(dataSource, settings.tables().outbox(),
+        settings.tables().setting(), from)) {
       PendingEvents pending = new PendingEvents();
       boolean exhausted = false;
       Duration pause = MIN_PAUSE;
@@ -297,7 +296,7 @@ public final class StreamLoop implements Runnable {
    */
   private void stream(ReplicationSession session) throws SQLException {
     TransactionAssembler assembler = new TransactionAssembler(
-        settings.messagePrefix(), settings.outboxSchema(), settings.outboxTable());
+        settings.messagePrefix(), settings.tables().schema(), settings.tables().outboxName());
     PendingEvents pending = new PendingEvents();
     PublishPipeline.Flight flight = null;
     Duration pause = MIN_PAUSE;

@@ -1,6 +1,7 @@
 package io.txbox.cdc.internal;
 
 import io.txbox.RetryPolicy;
+import io.txbox.postgres.PostgresTables;
 import java.time.Duration;
 import java.util.Properties;
 
@@ -11,9 +12,7 @@ public record StreamSettings(
     String slot,
     String publication,
     String messagePrefix,
-    String outboxSchema,
-    String tablePrefix,
-    String outboxTable,
+    PostgresTables tables,
     int batchSize,
     int maxPending,
     Duration idleInterval,

@@ -3,6 +3,7 @@ package io.txbox.postgres.internal;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.sql.JdbcOperatorStore;
+import io.txbox.postgres.PostgresTables;
 import io.txbox.spi.support.Rollback;
 import java.io.IOException;
 import java.io.InputStream;

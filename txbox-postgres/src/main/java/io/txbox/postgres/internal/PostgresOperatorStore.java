@@ -4,6 +4,7 @@ import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.StoreStatus;
 import io.txbox.jdbc.sql.JdbcOperatorStore;
 import io.txbox.jdbc.sql.JdbcStatus;
+import io.txbox.postgres.PostgresTables;
 import io.txbox.spi.OutboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

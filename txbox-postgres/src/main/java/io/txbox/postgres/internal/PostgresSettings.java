@@ -1,6 +1,7 @@
 package io.txbox.postgres.internal;
 
 import io.txbox.TxboxException;
+import io.txbox.postgres.PostgresTables;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,5 +1,7 @@
 package io.txbox.postgres.internal;
 
+import io.txbox.postgres.PostgresTables;
+
 /** The SQL of the PostgreSQL store, rendered once for one schema and table prefix. */
 public record PostgresSql(
     String append,

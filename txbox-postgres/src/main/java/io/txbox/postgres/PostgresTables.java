@@ -1,13 +1,22 @@
-package io.txbox.postgres.internal;
+package io.txbox.postgres;
 
 import io.txbox.jdbc.sql.TableNames;
 import java.sql.SQLException;
 import java.util.regex.Pattern;
 
 /**
- * The qualified names of txbox's tables for one schema and table prefix. Both are checked against
- * a strict pattern before they are ever put into SQL text, which is what keeps them from being a
- * way to inject SQL.
+ * The qualified names of txbox's tables on PostgreSQL for one schema and table prefix: the one
+ * place their names are made, for the stores here and for the modules that read the same tables
+ * (txbox-postgres-cdc). Both parts are checked against a strict pattern before they are ever put
+ * into SQL text, which is what keeps them from being a way to inject SQL.
+ *
+ * <pre>{@code
+ * PostgresTables tables = store.tables();
+ * String sql = "SELECT value FROM " + tables.setting() + " WHERE name = 'bucket_count'";
+ * }</pre>
+ *
+ * @param schema the schema that holds the tables
+ * @param prefix the start of every table's name, such as {@code txbox_}
  */
 public record PostgresTables(String schema, String prefix) implements TableNames {
   private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,29}");
@@ -42,48 +51,69 @@ public record PostgresTables(String schema, String prefix) implements TableNames
         + " tablePrefix ('" + prefix + "') to match", e.getSQLState(), e);
   }
 
+  /** The outbox: the events, one row each. */
   public String outbox() {
     return qualified("outbox");
   }
 
+  /** The outbox table's name without its schema, as logical decoding names a relation. */
+  public String outboxName() {
+    return prefix + "outbox";
+  }
+
+  /** Each subscription's buckets: lease and checkpoint. */
   public String subscription() {
     return qualified("subscription");
   }
 
+  /** The relays alive per subscription. */
   public String relayInstance() {
     return qualified("relay_instance");
   }
 
+  /** The outbox's dead letters. */
   public String deadLetter() {
     return qualified("dead_letter");
   }
 
+  /** The inbox: the ids each consumer handled. */
   public String inbox() {
     return qualified("inbox");
   }
 
+  /** The inbox queue's messages. */
   public String inboxQueue() {
     return qualified("inbox_queue");
   }
 
+  /** The inbox queue's keys. */
   public String inboxKey() {
     return qualified("inbox_key");
   }
 
+  /** The inbox's parked keys. */
   public String inboxParkedKey() {
     return qualified("inbox_parked_key");
   }
 
+  /** What operators did to dead letters and replays. */
   public String audit() {
     return qualified("audit");
   }
 
+  /** txbox's settings: bucket_count, outbox_id. */
   public String setting() {
     return qualified("setting");
   }
 
+  /** The schema versions applied. */
   public String schemaVersion() {
     return qualified("schema_version");
+  }
+
+  /** The logical relay's checkpoints, one row per slot (schema version 9). */
+  public String slotCheckpoint() {
+    return qualified("slot_checkpoint");
   }
 
   /** The LISTEN/NOTIFY channel writers notify after appending; at most 57 characters. */
@@ -103,6 +133,7 @@ public record PostgresTables(String schema, String prefix) implements TableNames
         .replace("{inbox_key}", inboxKey())
         .replace("{inbox_parked_key}", inboxParkedKey())
         .replace("{audit}", audit())
+        .replace("{slot_checkpoint}", slotCheckpoint())
         .replace("{schema}", schema)
         .replace("{prefix}", prefix);
   }
