@@ -244,15 +244,29 @@ class ConsoleHostileClientsTest {
       }
     }
 
+    // As a browser would: a request that meets the tail of the burst in a full queue is answered
+    // 503 with Retry-After at once, and asked again after it; what must not happen is a console
+    // still building pages for the gone clients when the user's asks come.
     long start = System.nanoTime();
-    HttpResponse<String> login = http.send(HttpRequest.newBuilder(url("/login")).timeout(Duration.ofSeconds(30)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    int busy = 0;
+    HttpResponse<String> login = getLogin();
+    while (login.statusCode() == 503 && busy++ < 3) {
+      assertThat(login.headers().firstValue("Retry-After")).contains("1");
+      Thread.sleep(1000);
+      login = getLogin();
+    }
     Duration took = Duration.ofNanos(System.nanoTime() - start);
 
     assertThat(login.statusCode()).isEqualTo(200);
     assertThat(took).as("the sign-in page after the burst, within the console's request timeout")
         .isLessThan(Duration.ofSeconds(3));
-    System.out.printf("GET /login after 150 abandoned requests for a 5 MiB dead letter: %d ms%n", took.toMillis());
+    System.out.printf("GET /login after 150 abandoned requests for a 5 MiB dead letter: %d ms, %d busy answer(s)"
+        + " first%n", took.toMillis(), busy);
+  }
+
+  private HttpResponse<String> getLogin() throws Exception {
+    return http.send(HttpRequest.newBuilder(url("/login")).timeout(Duration.ofSeconds(30)).build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   @Test
