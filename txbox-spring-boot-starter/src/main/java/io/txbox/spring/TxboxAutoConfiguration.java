@@ -2,18 +2,18 @@ package io.txbox.spring;
 
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
-import io.txbox.InboxHandler;
 import io.txbox.Delivery;
+import io.txbox.InboxHandler;
 import io.txbox.Janitor;
 import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalOutboxStore;
-import io.txbox.jdbc.Database;
 import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.Database.OutboxSettings;
 import io.txbox.jdbc.Database.Tables;
+import io.txbox.jdbc.Database;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.spi.EventWriter;
 import io.txbox.spi.InboxStore;
@@ -22,7 +22,9 @@ import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxWriter;
 import io.txbox.spi.Publisher;
 import io.txbox.spi.Subscriber;
+import io.txbox.spring.internal.BootJdbc;
 import io.txbox.spring.internal.BrokerClients;
+import io.txbox.spring.internal.DataSourceConnection;
 import io.txbox.spring.internal.DataSourceDatabase;
 import io.txbox.spring.internal.LogicalRelayState;
 import io.txbox.spring.internal.OpenTelemetryTracing;
@@ -50,8 +52,8 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
-import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
@@ -101,6 +103,7 @@ import org.springframework.util.function.SingletonSupplier;
     "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration"})
 @ConditionalOnSingleCandidate(DataSource.class)
 @EnableConfigurationProperties(TxboxProperties.class)
+@Import({BootJdbc.Boot3.class, BootJdbc.Boot4.class})
 public class TxboxAutoConfiguration {
   private static final String LOGICAL_DECODING = "io.txbox.cdc.LogicalReplication";
   private static final String WAL_OUTBOX_STORE = "txboxWalOutboxStore";
@@ -111,8 +114,13 @@ public class TxboxAutoConfiguration {
    */
   @Bean
   @ConditionalOnMissingBean
-  public Database txboxDatabase(DataSource dataSource, Environment environment) {
-    return DataSourceDatabase.of(dataSource, environment.getProperty("spring.datasource.url"));
+  public Database txboxDatabase(DataSource dataSource, ObjectProvider<DataSourceConnection> connection) {
+    return DataSourceDatabase.of(dataSource, connection(connection).url());
+  }
+
+  /** How Boot connects the DataSource; nothing known without Boot's JDBC auto-configuration. */
+  private static DataSourceConnection connection(ObjectProvider<DataSourceConnection> connection) {
+    return connection.getIfAvailable(() -> DataSourceConnection.NONE);
   }
 
   /**
@@ -122,11 +130,11 @@ public class TxboxAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public JdbcOutboxStore txboxOutboxStore(Database database, DataSource dataSource, TxboxProperties properties,
-      Environment environment) {
+      ObjectProvider<DataSourceConnection> connection) {
     refuseWhatTheDatabaseLacks(database, properties);
     requireUsableModes(properties);
-    JdbcOutboxStore store = Settings.build("txbox",
-        () -> database.outboxStore(dataSource, outboxSettings(database, properties, environment)));
+    OutboxSettings settings = outboxSettings(database, properties, connection(connection));
+    JdbcOutboxStore store = Settings.build("txbox", () -> database.outboxStore(dataSource, settings));
     if (properties.migrate()) {
       store.migrate();
     }
@@ -134,19 +142,28 @@ public class TxboxAutoConfiguration {
   }
 
   private static OutboxSettings outboxSettings(Database database, TxboxProperties properties,
-      Environment environment) {
+      DataSourceConnection connection) {
     OutboxSettings settings = OutboxSettings.of(tables(properties), properties.buckets());
     if (database.has(Capability.NOTIFY)) {
       String listen = properties.relay().listenJdbcUrl();
-      settings = settings.withListening(true, listen == null || listen.isBlank() ? null : new DriverManagerDataSource(
-          listen, environment.getProperty("spring.datasource.username"),
-          environment.getProperty("spring.datasource.password")));
+      settings = settings.withListening(true, listen == null || listen.isBlank() ? null
+          : listenDataSource(database, listen, connection));
     }
     if (database.has(Capability.PARTITIONS)) {
       settings = settings.withPartitions(properties.outboxPartitionSize(), properties.partitionsAhead())
           .withPartitionLockTimeout(properties.partitionLockTimeout());
     }
     return settings;
+  }
+
+  /** The relay's LISTEN connection: the DataSource's user and password unless the URL names its own. */
+  private static DataSource listenDataSource(Database database, String url, DataSourceConnection connection) {
+    try {
+      return database.unpooledDataSource(url, connection.username(), connection.password());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("txbox setting refused, change txbox.relay.listen-jdbc-url: "
+          + e.getMessage() + ", which reaches it directly or through a pooler in session mode", e);
+    }
   }
 
   private static Tables tables(TxboxProperties properties) {
@@ -253,17 +270,20 @@ public class TxboxAutoConfiguration {
     @Conditional(RelaySource.Logical.class)
     @ConditionalOnProperty(name = "txbox.relay.enabled", matchIfMissing = true)
     TxboxService<LogicalRelay> txboxLogicalRelay(LogicalReplication replication, TxboxProperties properties,
-        Environment environment, ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
+        Environment environment, ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing,
+        ObjectProvider<DataSourceConnection> dataSourceConnection) {
       TxboxProperties.Logical l = properties.logical();
       refuseExactlyOnce(properties);
-      String jdbcUrl = l.jdbcUrl() != null ? l.jdbcUrl() : environment.getProperty("spring.datasource.url");
+      DataSourceConnection boot = connection(dataSourceConnection);
+      String jdbcUrl = l.jdbcUrl() != null ? l.jdbcUrl() : boot.url();
       if (jdbcUrl == null) {
         throw new IllegalArgumentException("txbox setting refused, set txbox.logical.jdbc-url: the logical relay"
-            + " opens a replication connection of its own, and spring.datasource.url is not set either");
+            + " opens a replication connection of its own, and the DataSource's URL is not known either"
+            + " (spring.datasource.url, or a service connection)");
       }
       Properties connection = new Properties();
-      putIfSet(connection, "user", l.username(), environment.getProperty("spring.datasource.username"));
-      putIfSet(connection, "password", l.password(), environment.getProperty("spring.datasource.password"));
+      putIfSet(connection, "user", l.username(), boot.username());
+      putIfSet(connection, "password", l.password(), boot.password());
       return new TxboxService<>("txbox logical relay", () -> {
         Publisher publisher = publisher(properties, environment, tracing);
         try {

@@ -100,7 +100,8 @@ public record TxboxProperties(
    * @param listenJdbcUrl where the relay holds its one {@code LISTEN} connection, when
    *     {@code spring.datasource.url} goes through a pooler that lends server connections per
    *     transaction (PgBouncer in transaction mode, RDS Proxy): PostgreSQL directly, or through
-   *     session pooling; user and password as {@code spring.datasource}'s unless in the URL.
+   *     session pooling; user and password as the DataSource's (Boot's connection details:
+   *     {@code spring.datasource.*} or a service connection) unless in the URL.
    *     Default: the application's DataSource (docs/poolers.md)
    * @param delivery {@code at-least-once} (default), or {@code exactly-once} with Kafka and
    *     {@code source=table}: each round's records and the relay's progress are one Kafka
@@ -129,9 +130,10 @@ public record TxboxProperties(
    * @param slot the replication slot
    * @param publication the publication of the outbox table's inserts
    * @param messagePrefix the prefix of txbox's WAL messages
-   * @param jdbcUrl the URL of the replication connection; default {@code spring.datasource.url}
-   * @param username its user, who needs the REPLICATION attribute; default {@code spring.datasource.username}
-   * @param password its password; default {@code spring.datasource.password}
+   * @param jdbcUrl the URL of the replication connection; default the DataSource's as Boot connects it
+   *     ({@code spring.datasource.url}, or a service connection such as Testcontainers')
+   * @param username its user, who needs the REPLICATION attribute; default the DataSource's
+   * @param password its password; default the DataSource's
    * @param batchSize most events published per batch
    * @param maxPending most events read and not yet confirmed, held in memory
    * @param idleInterval how long the relay waits when the stream has nothing new

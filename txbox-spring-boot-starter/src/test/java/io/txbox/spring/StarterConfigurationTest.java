@@ -11,6 +11,7 @@ import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.SlotMeters;
 import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.support.SubscriberBuilder;
+import io.txbox.spring.internal.DataSourceConnection;
 import io.txbox.testkit.KafkaBroker;
 import io.txbox.testkit.TestDatabase;
 import java.time.Duration;
@@ -326,5 +327,26 @@ class StarterConfigurationTest {
           assertThat(context).hasNotFailed();
           assertThat(context.getBean(RelayState.class)).isSameAs(mine);
         });
+  }
+
+  @Test
+  void txboxsOwnConnectionsTakeTheDataSourcesSettingsAsBootBoundThem() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.relay.enabled=false", "txbox.janitor.enabled=false",
+        "spring.datasource.username=postgres", "spring.datasource.password=s3cret").run(context -> {
+          assertThat(context).hasNotFailed();
+          DataSourceConnection connection = context.getBean(DataSourceConnection.class);
+          assertThat(connection.url()).isEqualTo(TestDatabase.jdbcUrl());
+          assertThat(connection.username()).isEqualTo("postgres");
+          assertThat(connection.password()).isEqualTo("s3cret");
+          assertThat(connection.toString()).doesNotContain("s3cret");
+        });
+  }
+
+  @Test
+  void aListenUrlOfAnotherDatabaseIsRefusedNamingTheSetting() {
+    runner.withPropertyValues("txbox.broker=kafka", "txbox.relay.enabled=false",
+        "txbox.relay.listen-jdbc-url=jdbc:mariadb://db:3306/shop").run(context -> assertThat(context).getFailure()
+            .hasStackTraceContaining("txbox setting refused, change txbox.relay.listen-jdbc-url: not a"
+                + " PostgreSQL JDBC URL: give one such as jdbc:postgresql://host:5432/database"));
   }
 }
