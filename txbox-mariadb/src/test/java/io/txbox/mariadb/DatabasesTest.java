@@ -71,6 +71,14 @@ class DatabasesTest {
   }
 
   @Test
+  void aUrlTheDriverCannotReadIsRefusedWithoutItsPassword() {
+    assertThatThrownBy(() -> Database.forUrl("jdbc:postgresql:").orElseThrow()
+        .unpooledDataSource("jdbc:postgresql://db:notaport/shop?password=s3cret", null, null))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot read the JDBC URL")
+        .hasMessageNotContaining("s3cret");
+  }
+
+  @Test
   void onlyPostgresqlsDriverKeepsSomethingOnTheServerThatAPoolerBreaks() {
     assertThat(Database.forUrl("jdbc:postgresql:").orElseThrow().perTransactionPoolerProperties())
         .containsEntry("prepareThreshold", "0");

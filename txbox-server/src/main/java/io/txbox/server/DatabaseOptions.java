@@ -180,8 +180,8 @@ public final class DatabaseOptions {
     ServerConnections lent;
     try {
       lent = ServerConnections.of(database().unpooledDataSource(jdbcUrl, user, password), database());
-    } catch (TxboxException e) {
-      return; // unreachable: the connection below fails with the message that says so
+    } catch (TxboxException | IllegalArgumentException e) {
+      return; // unreachable or unreadable: the connection below fails with the message that says so
     }
     if (lent == ServerConnections.PER_TRANSACTION) {
       poolerProperties.forEach(ds::addDataSourceProperty);
@@ -205,7 +205,11 @@ public final class DatabaseOptions {
           + TerminalText.of(Secrets.maskUrl(url), 200) + "' is not a " + db.name() + " JDBC URL: give one such as "
           + db.exampleUrl() + ", which reaches " + db.name() + " directly or through a pooler in session mode");
     }
-    return db.unpooledDataSource(url, user, password);
+    try {
+      return db.unpooledDataSource(url, user, password);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid --listen-jdbc-url (TXBOX_LISTEN_JDBC_URL): " + e.getMessage(), e);
+    }
   }
 
   /** {@link #checkConnection} and {@link #checkTables}: what every command that reads the tables does first. */

@@ -220,6 +220,15 @@ class CommandLineTest {
   }
 
   @Test
+  void aListenUrlTheDriverCannotReadIsRefusedNamingTheOptionWithoutThePassword() {
+    int code = run("relay", "--jdbc-url", TestDatabase.jdbcUrl(), "--kafka-bootstrap-servers", "127.0.0.1:1",
+        "--listen-jdbc-url", "jdbc:postgresql://db:notaport/shop?password=s3cr3t");
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString()).contains("invalid --listen-jdbc-url (TXBOX_LISTEN_JDBC_URL): the PostgreSQL driver"
+        + " cannot read the JDBC URL").doesNotContain("s3cr3t");
+  }
+
+  @Test
   void aJdbcUrlTheDriverCannotReadIsABadSettingNotADriverStackTrace() {
     int code = run("relay", "--jdbc-url", "jdbc:mariadb://[::1:3306/shop?password=s3cr3t",
         "--kafka-bootstrap-servers", "127.0.0.1:1");

@@ -161,8 +161,8 @@ public class TxboxAutoConfiguration {
     try {
       return database.unpooledDataSource(url, connection.username(), connection.password());
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("txbox setting refused, change txbox.relay.listen-jdbc-url: "
-          + e.getMessage() + ", which reaches it directly or through a pooler in session mode", e);
+      throw new IllegalArgumentException("txbox setting refused, change txbox.relay.listen-jdbc-url (a URL that"
+          + " reaches the database directly or through a pooler in session mode): " + e.getMessage(), e);
     }
   }
 

@@ -346,7 +346,8 @@ class StarterConfigurationTest {
   void aListenUrlOfAnotherDatabaseIsRefusedNamingTheSetting() {
     runner.withPropertyValues("txbox.broker=kafka", "txbox.relay.enabled=false",
         "txbox.relay.listen-jdbc-url=jdbc:mariadb://db:3306/shop").run(context -> assertThat(context).getFailure()
-            .hasStackTraceContaining("txbox setting refused, change txbox.relay.listen-jdbc-url: not a"
-                + " PostgreSQL JDBC URL: give one such as jdbc:postgresql://host:5432/database"));
+            .hasStackTraceContaining("txbox setting refused, change txbox.relay.listen-jdbc-url (a URL that reaches"
+                + " the database directly or through a pooler in session mode): not a PostgreSQL JDBC URL: give one"
+                + " such as jdbc:postgresql://host:5432/database"));
   }
 }

@@ -8,6 +8,7 @@ import io.txbox.jdbc.support.NoConnections;
 import io.txbox.postgres.PostgresInboxStore;
 import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.InboxStore;
+import io.txbox.spi.support.Secrets;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
@@ -64,7 +65,12 @@ public final class PostgresDatabase implements Database {
     if (!accepts(jdbcUrl)) {
       throw new IllegalArgumentException("not a PostgreSQL JDBC URL: give one such as " + exampleUrl());
     }
-    return Pgjdbc.unpooled(jdbcUrl, user, password);
+    try {
+      return Pgjdbc.unpooled(jdbcUrl, user, password);
+    } catch (IllegalArgumentException e) { // pgjdbc's own says "URL invalid <the whole URL>", password and all
+      throw new IllegalArgumentException("the PostgreSQL driver cannot read the JDBC URL " + Secrets.maskUrl(jdbcUrl)
+          + ": write it as " + exampleUrl() + ", a port as a number");
+    }
   }
 
   /** pgjdbc's own classes, apart so that this class loads without the driver on the class path. */
