@@ -86,4 +86,12 @@ public interface RelayStore {
   default Optional<String> outboxId() {
     return Optional.empty();
   }
+
+  /**
+   * Records that the broker fenced {@code instance}'s round ({@link io.txbox.Delivery#EXACTLY_ONCE}):
+   * another relay took its buckets over while it still worked them, as after a pause longer than
+   * its lease. Kept on the instance's row, so that an operator's status can name a relay that
+   * keeps losing its buckets. Best effort: a store that cannot keep it does nothing.
+   */
+  default void recordFence(String subscription, String instance) {}
 }

@@ -31,6 +31,9 @@ import java.util.stream.Collectors;
  * @param idleBuckets buckets a live lease holds whose next event has waited longer than {@link
  *     #NOT_MOVING_AFTER} while their checkpoint stayed where it was, without a failure to retry:
  *     leases renewed by a relay that publishes nothing
+ * @param fencedRelays relay instances the broker fenced at least once (exactly-once delivery),
+ *     last fenced first, at most {@link #MAX_FENCED_RELAYS}: kept while the instance's row is, so
+ *     counted since the instance started
  */
 public record StoreStatus(
     List<Subscription> subscriptions,
@@ -40,7 +43,8 @@ public record StoreStatus(
     List<InboxDeadLetters> inboxDeadLetters,
     Optional<OpenTransaction> oldestOpenTransaction,
     Optional<OutboxPartitions> outboxPartitions,
-    Optional<Backlog> waitingForFirstRelay) {
+    Optional<Backlog> waitingForFirstRelay,
+    List<FencedRelay> fencedRelays) {
 
   /**
    * How long a held bucket's next event may wait, its checkpoint unmoved and no retry pending,
@@ -51,6 +55,15 @@ public record StoreStatus(
 
   /** How long a transaction must have been open before the status names it. */
   public static final Duration OPEN_TRANSACTION_SHOWN_AFTER = Duration.ofSeconds(1);
+
+  /** Most fenced relays listed. */
+  public static final int MAX_FENCED_RELAYS = 100;
+
+  /** How many fences make a relay one that keeps losing its buckets, when the last is recent. */
+  public static final int FENCED_REPEATEDLY = 3;
+
+  /** How recent a relay's last fence must be for its fences to count as a problem. */
+  public static final Duration FENCES_RECENT = Duration.ofMinutes(15);
 
   /** Most idle buckets listed. */
   public static final int MAX_IDLE_BUCKETS = 100;
@@ -84,6 +97,23 @@ public record StoreStatus(
   /** A bucket whose lease is held while its next event waits; see {@link #NOT_MOVING_AFTER}. */
   public record IdleBucket(String subscription, int bucket, String owner, Instant checkpointSavedAt) {}
 
+  /**
+   * A relay instance the broker fenced: another relay took its buckets over while it still worked
+   * them, so its round was refused (a pause longer than its lease, such as a GC or a frozen VM, or
+   * a network that cut it off from the database).
+   *
+   * @param fences how often, since the instance started
+   * @param lastFencedAt when last, by the database's clock
+   */
+  public record FencedRelay(String subscription, String instance, int fences, Instant lastFencedAt) {
+
+    /** Fenced at least {@link #FENCED_REPEATEDLY} times, the last within {@link #FENCES_RECENT} of {@code now}. */
+    public boolean repeatedly(Instant now) {
+      return fences >= FENCED_REPEATEDLY && lastFencedAt != null
+          && lastFencedAt.isAfter(now.minus(FENCES_RECENT));
+    }
+  }
+
   /** A bucket retrying its next event. */
   public record StalledBucket(String subscription, int bucket, String owner, int attempts, Instant nextAttemptAt,
       String lastError) {}
@@ -106,7 +136,8 @@ public record StoreStatus(
    * Why delivery is not healthy, one sentence each; empty when it is: events waiting and no relay
    * ever started, a subscription with events pending and no relay, one whose oldest pending event
    * waited longer than {@code maxPendingAge}, a bucket retrying a failed event, rows in a
-   * partitioned outbox's default partition.
+   * partitioned outbox's default partition, a relay fenced {@link #FENCED_REPEATEDLY} or more times
+   * with the last one recent.
    */
   public List<String> problems(Duration maxPendingAge) {
     List<String> problems = new java.util.ArrayList<>();
@@ -133,6 +164,14 @@ public record StoreStatus(
         .forEach((subscription, buckets) -> problems.add("subscription " + subscription + ": bucket(s) " + buckets
             + " have had events waiting for over " + NOT_MOVING_AFTER.toSeconds() + " s while the relay that renews"
             + " their leases moves nothing and reports no failure: restart that relay (txbox status names it)"));
+    Instant now = Instant.now();
+    fencedRelays.stream().filter(r -> r.repeatedly(now)).collect(Collectors.groupingBy(FencedRelay::subscription,
+            TreeMap::new, Collectors.counting()))
+        .forEach((subscription, relays) -> problems.add("subscription " + subscription + ": " + relays
+            + " relay(s) fenced " + FENCED_REPEATEDLY + " or more times, the last within "
+            + FENCES_RECENT.toMinutes() + " minutes: each lost its buckets while it worked them, which holds"
+            + " read_committed consumers back for up to a lease each time; look for GC or CPU pauses longer than"
+            + " the lease, or a network that cuts the relay off (txbox status names it; docs/runbook.md)"));
     outboxPartitions.filter(p -> p.rowsInDefault() > 0).ifPresent(p -> problems.add(p.rowsInDefault()
         + (p.rowsInDefault() >= DEFAULT_PARTITION_COUNT_LIMIT ? "+" : "") + " rows in the outbox's default"
         + " partition: no partition was ready for them, so the janitor is not running or not keeping up"

@@ -2,6 +2,7 @@ package io.txbox.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.DeadLetter;
@@ -14,6 +15,7 @@ import io.txbox.spi.StoredMessage;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -24,8 +26,9 @@ import org.junit.jupiter.api.Test;
 /**
  * What every store's operator half ({@link OperatorStore}) must do with dead letters and replays:
  * select them by scope, show, retry with their ids and discard them, audited, and refuse what
- * cannot re-enter the log. A store's test extends this class; the dead letters are made as the
- * relay makes them, through the store's own {@code saveProgress}.
+ * cannot re-enter the log; and what its status says of relays the broker fenced. A store's test
+ * extends this class; the dead letters are made as the relay makes them, through the store's own
+ * {@code saveProgress}.
  *
  * <p>It lives in txbox-jdbc's test jar, beside {@link OperatorStore}: the testkit cannot depend on
  * txbox-jdbc, whose own tests use the testkit.
@@ -84,6 +87,29 @@ public abstract class OperatorStoreContract {
       progress.add(new BucketProgress(row.bucket(), row.checkpoint(), 0, null, null));
     }
     store.saveProgress("default", "relay", progress, letters);
+  }
+
+  @Test
+  void aRelayFencedThreeTimesLatelyIsNamedAndDegradesTheStatusWhileOneFencedOnceOnlyShows() {
+    store.heartbeat("default", "relay", Duration.ofSeconds(30));
+    store.heartbeat("default", "other", Duration.ofSeconds(30));
+    store.recordFence("default", "other");
+    assertThat(fencedProblems(operator.status(100))).as("one fence is a take-over, not a pattern").isEmpty();
+    for (int i = 0; i < StoreStatus.FENCED_REPEATEDLY; i++) {
+      store.recordFence("default", "relay");
+    }
+    store.recordFence("default", "gone"); // an instance without a row: nothing to count on
+    StoreStatus status = operator.status(100);
+    assertThat(status.fencedRelays()).extracting(StoreStatus.FencedRelay::instance, StoreStatus.FencedRelay::fences)
+        .containsExactly(tuple("relay", StoreStatus.FENCED_REPEATEDLY), tuple("other", 1));
+    assertThat(status.fencedRelays().get(0).lastFencedAt())
+        .isBetween(Instant.now().minusSeconds(60), Instant.now().plusSeconds(60));
+    assertThat(fencedProblems(status)).singleElement().asString()
+        .startsWith("subscription default: 1 relay(s) fenced 3 or more times, the last within 15 minutes");
+  }
+
+  private static List<String> fencedProblems(StoreStatus status) {
+    return status.problems(Duration.ofDays(1)).stream().filter(p -> p.contains("fenced")).toList();
   }
 
   @Test

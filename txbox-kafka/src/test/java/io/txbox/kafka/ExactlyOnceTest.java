@@ -106,6 +106,11 @@ class ExactlyOnceTest {
           assertThat(freeze.commitFailure.get()).as("A's commit after the freeze").isInstanceOf(FencedException.class);
           assertThat(outcomes.get(Metrics.TransactionOutcome.FENCED)).as("A's fenced transactions").hasPositiveValue();
           assertThat(outcomes.get(Metrics.TransactionOutcome.COMMITTED)).as("A's committed ones").hasPositiveValue();
+          assertThat(fixture.store.status(100).fencedRelays()).as("what txbox status lists")
+              .singleElement().satisfies(r -> {
+                assertThat(r.instance()).isEqualTo(a.member());
+                assertThat(r.fences()).isEqualTo(outcomes.get(Metrics.TransactionOutcome.FENCED).get());
+              });
           assertDeliveredOnceInOrder(fixture, topic, got, 1000);
         }
       }
@@ -414,6 +419,11 @@ class ExactlyOnceTest {
     @Override
     public Optional<String> outboxId() {
       return store.outboxId();
+    }
+
+    @Override
+    public void recordFence(String subscription, String instance) {
+      store.recordFence(subscription, instance);
     }
   }
 }

@@ -15,6 +15,7 @@ import io.txbox.testkit.TestMariaDb;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -237,6 +238,27 @@ class MariaDbOutboxStoreTest {
     }
     store.migrate();
     assertThat(store.outboxId()).as("made once").contains(id);
+  }
+
+  @Test
+  void relayRowsMadeBeforeVersion5AreGivenNoFencesAndCountThemAfterTheUpgrade() throws Exception {
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute("ALTER TABLE txbox_relay_instance DROP COLUMN fences, DROP COLUMN last_fenced_at"); // as at 4
+      s.execute("UPDATE txbox_setting SET value = '4' WHERE name = 'schema_version'");
+    }
+    store.heartbeat("default", "relay-1", Duration.ofSeconds(30));
+
+    store.migrate();
+
+    store.recordFence("default", "relay-1");
+    store.recordFence("default", "relay-1");
+    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT fences, last_fenced_at IS NOT NULL FROM txbox_relay_instance"
+            + " WHERE instance = 'relay-1'")) {
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getInt(1)).isEqualTo(2);
+      assertThat(rs.getBoolean(2)).isTrue();
+    }
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.txbox.postgres.internal.PostgresMigration;
 import io.txbox.testkit.TestDatabase;
+import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -72,5 +73,21 @@ class PostgresMigrationTest {
     db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version >= 10");
     store.migrate();
     assertThat(store.outboxId()).as("made once").contains(id);
+  }
+
+  @Test
+  void relayRowsMadeBeforeVersion11AreGivenNoFencesAndCountThemAfterTheUpgrade() throws Exception {
+    store.migrate();
+    String table = db.schema() + ".txbox_relay_instance";
+    db.execute("ALTER TABLE " + table + " DROP COLUMN fences, DROP COLUMN last_fenced_at"); // as at version 10
+    db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version >= 11");
+    store.heartbeat("default", "relay-1", Duration.ofSeconds(30));
+
+    store.migrate();
+
+    assertThat(db.queryLong("SELECT fences FROM " + table + " WHERE instance = 'relay-1'")).isZero();
+    store.recordFence("default", "relay-1");
+    assertThat(db.queryLong("SELECT fences FROM " + table + " WHERE instance = 'relay-1'"
+        + " AND last_fenced_at > now() - interval '1 minute'")).isEqualTo(1);
   }
 }

@@ -74,7 +74,7 @@ class PostgresOutboxStoreTest {
     PostgresOutboxStore byHand = PostgresOutboxStore.builder(db.dataSource())
         .schema(db.schema()).tablePrefix("flyway_").buckets(BUCKETS).build();
     List<MigrationScript> scripts = byHand.migrationScripts();
-    assertThat(scripts).extracting(MigrationScript::version).containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
+    assertThat(scripts).extracting(MigrationScript::version).containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
     assertThat(scripts.get(0).sql()).contains("CREATE TABLE " + db.schema() + ".flyway_outbox")
         .doesNotContain("{schema}", "{prefix}", "{buckets}");
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {

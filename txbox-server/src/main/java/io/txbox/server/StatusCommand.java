@@ -125,6 +125,12 @@ final class StatusCommand implements Callable<Integer> {
         out.printf("  relay %s: %d buckets, lease until %s%n", TerminalText.of(r.instance()), r.buckets(), r.leaseUntil());
       }
     }
+    Instant now = Instant.now();
+    for (StoreStatus.FencedRelay r : status.fencedRelays()) {
+      out.printf("fenced: subscription %s relay %s: %d time(s), last at %s%s%n", TerminalText.of(r.subscription()),
+          TerminalText.of(r.instance()), r.fences(), r.lastFencedAt(),
+          r.repeatedly(now) ? ": it keeps losing its buckets while it works them (pauses longer than its lease?)" : "");
+    }
     if (status.stalledBuckets().isEmpty()) {
       out.println("stalled buckets: none");
     }
@@ -187,6 +193,8 @@ final class StatusCommand implements Callable<Integer> {
     }).toList());
     json.put("idleBuckets", status.idleBuckets().stream().map(b -> Map.of("subscription", b.subscription(),
         "bucket", b.bucket(), "relay", b.owner(), "checkpointSavedAt", text(b.checkpointSavedAt()))).toList());
+    json.put("fencedRelays", status.fencedRelays().stream().map(r -> Map.of("subscription", r.subscription(),
+        "relay", r.instance(), "fences", r.fences(), "lastFencedAt", text(r.lastFencedAt()))).toList());
     json.put("outboxDeadLetters", status.outboxDeadLetters().stream().map(d -> Map.of("subscription", d.subscription(),
         "count", d.count(), "newest", text(d.newest()), "newestError", String.valueOf(d.newestError()))).toList());
     json.put("inboxDeadLetters", status.inboxDeadLetters().stream().map(d -> Map.of("consumer", d.consumer(),

@@ -100,6 +100,29 @@ class StatusCommandTest {
   }
 
   @Test
+  void aRelayTheBrokerKeepsFencingIsNamedAndDegradesTheStatus() throws Exception {
+    schema.store.openSubscription("default");
+    schema.store.heartbeat("default", "relay-c/0a1b2c3d", Duration.ofSeconds(30));
+    schema.store.heartbeat("default", "relay-d/4e5f6a7b", Duration.ofSeconds(30));
+    schema.store.recordFence("default", "relay-d/4e5f6a7b");
+    assertThat(status()).as("one fence is a take-over").isZero();
+    assertThat(out.toString()).contains("fenced: subscription default relay relay-d/4e5f6a7b: 1 time(s), last at ")
+        .doesNotContain("keeps losing");
+    for (int i = 0; i < 3; i++) {
+      schema.store.recordFence("default", "relay-c/0a1b2c3d");
+    }
+
+    assertThat(status()).isEqualTo(1);
+    assertThat(out.toString())
+        .containsPattern("fenced: subscription default relay relay-c/0a1b2c3d: 3 time\\(s\\), last at \\S+: it keeps losing")
+        .contains("DEGRADED: subscription default: 1 relay(s) fenced 3 or more times, the last within 15 minutes");
+    JsonNode fenced = json().path("fencedRelays");
+    assertThat(fenced).hasSize(2);
+    assertThat(fenced.get(0).path("relay").asText()).isEqualTo("relay-c/0a1b2c3d");
+    assertThat(fenced.get(0).path("fences").asInt()).isEqualTo(3);
+  }
+
+  @Test
   void eventsWaitingWhileNoRelayHasEverStartedAreDegraded() throws Exception {
     schema.send(List.of(event("orders"), event("orders")));
     assertThat(status()).isEqualTo(1);

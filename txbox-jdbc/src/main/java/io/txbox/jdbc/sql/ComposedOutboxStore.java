@@ -114,6 +114,11 @@ public abstract class ComposedOutboxStore implements JdbcOutboxStore {
     return relay.outboxId();
   }
 
+  @Override
+  public void recordFence(String subscription, String instance) {
+    relay.recordFence(subscription, instance);
+  }
+
   // The janitor's part.
 
   @Override

@@ -258,6 +258,17 @@ public abstract class JdbcRelayStore implements OutboxStore {
     });
   }
 
+  @Override
+  public void recordFence(String subscription, String instance) {
+    tx.inReadCommitted("recording a fence of " + instance, c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.recordFence())) {
+        p.setString(1, subscription);
+        p.setString(2, instance);
+        return p.executeUpdate();
+      }
+    });
+  }
+
   /** {@inheritDoc} Never past {@link #committedUpTo}, asked first. */
   @Override
   public List<StoredMessage> read(String subscription, List<BucketRead> reads) {

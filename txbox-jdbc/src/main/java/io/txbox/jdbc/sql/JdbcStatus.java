@@ -44,6 +44,7 @@ public final class JdbcStatus {
   private final String idle;
   private final String outboxDeadLetters;
   private final String inboxDeadLetters;
+  private final String fencedRelays;
   private final String writtenPerMinute;
 
   /** A partitioned outbox's partitions, read in the status's transaction; empty where there are none. */
@@ -80,6 +81,9 @@ public final class JdbcStatus {
     this.inboxDeadLetters = tables.render("SELECT consumer, SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END),"
         + " SUM(CASE WHEN status = 'parked' THEN 1 ELSE 0 END), COUNT(DISTINCT queue_key) FROM {inbox_queue}"
         + " WHERE status IN ('dead', 'parked') GROUP BY consumer ORDER BY consumer");
+    this.fencedRelays = tables.render("SELECT subscription, instance, fences, last_fenced_at FROM {relay_instance}"
+        + " WHERE fences > 0 ORDER BY last_fenced_at DESC, subscription, instance LIMIT "
+        + StoreStatus.MAX_FENCED_RELAYS);
   }
 
   /** Events written to the log per minute over the last {@code minutes}, oldest first; quiet minutes are absent. */
@@ -107,9 +111,9 @@ public final class JdbcStatus {
     record Snapshot(Map<String, int[]> buckets, Map<String, List<StoreStatus.RelayInstance>> relays,
         List<StoreStatus.StalledBucket> stalled, List<StoreStatus.IdleBucket> idle,
         List<StoreStatus.OutboxDeadLetters> outbox, List<StoreStatus.InboxDeadLetters> inbox,
-        Optional<StoreStatus.OutboxPartitions> partitions) {}
+        Optional<StoreStatus.OutboxPartitions> partitions, List<StoreStatus.FencedRelay> fenced) {}
     Snapshot s = tx.inTransaction("reading the status", c -> new Snapshot(buckets(c), relays(c), stalled(c),
-        idle(c), outboxDeadLetters(c), inboxDeadLetters(c), partitions.read(c)));
+        idle(c), outboxDeadLetters(c), inboxDeadLetters(c), partitions.read(c), fencedRelays(c)));
     Instant now = Instant.now();
     List<StoreStatus.Subscription> subscriptions = new ArrayList<>();
     s.buckets().forEach((name, counts) -> {
@@ -125,7 +129,7 @@ public final class JdbcStatus {
     Optional<OpenTransaction> holding = oldestOpenTransaction.get()
         .filter(t -> t.age().compareTo(StoreStatus.OPEN_TRANSACTION_SHOWN_AFTER) >= 0);
     return new StoreStatus(subscriptions, s.stalled(), s.idle(), s.outbox(), s.inbox(), holding,
-        s.partitions(), waitingForFirstRelay);
+        s.partitions(), waitingForFirstRelay, s.fenced());
   }
 
   /** Each subscription's bucket count and how many of them no live lease holds. */
@@ -168,6 +172,13 @@ public final class JdbcStatus {
     List<StoreStatus.InboxDeadLetters> found = new ArrayList<>();
     query(c, inboxDeadLetters, rs -> found.add(
         new StoreStatus.InboxDeadLetters(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4))));
+    return found;
+  }
+
+  private List<StoreStatus.FencedRelay> fencedRelays(Connection c) throws SQLException {
+    List<StoreStatus.FencedRelay> found = new ArrayList<>();
+    query(c, fencedRelays, rs -> found.add(
+        new StoreStatus.FencedRelay(rs.getString(1), rs.getString(2), rs.getInt(3), instant(rs, 4))));
     return found;
   }
 

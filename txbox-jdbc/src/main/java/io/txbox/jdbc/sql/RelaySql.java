@@ -36,6 +36,8 @@ import java.util.stream.Collectors;
  * @param releaseBuckets gives one bucket back: subscription, instance, bucket
  * @param releaseAll gives every bucket of an instance back: subscription, instance
  * @param removeInstance deletes an instance's row: subscription, instance
+ * @param recordFence counts one more fence on an instance's row and sets its {@code last_fenced_at}
+ *     to now: subscription, instance
  * @param readBucket one bucket's events after a position, up to a position, in order, at most a
  *     limit, in parentheses so that reads of several buckets join with {@code UNION ALL}; columns
  *     bucket, position, then the ten columns {@link SqlDialect#message} maps: bucket, after, up to,
@@ -61,6 +63,7 @@ public record RelaySql(
     String releaseBuckets,
     String releaseAll,
     String removeInstance,
+    String recordFence,
     String readBucket,
     String saveProgress,
     String deadLetter) {

@@ -24,7 +24,7 @@ import javax.sql.DataSource;
  */
 public final class MariaDbMigration implements JdbcOperatorStore.Migration {
   private static final List<String> VERSIONS = List.of("V1__outbox.sql", "V2__inbox.sql", "V3__audit.sql",
-      "V4__outbox_id.sql");
+      "V4__outbox_id.sql", "V5__relay_fences.sql");
   private static final int LOCK_SECONDS = 60;
 
   private final DataSource dataSource;

@@ -72,6 +72,8 @@ public record MariaDbSql(
             + " WHERE subscription = ? AND owner = ? AND bucket = ?"),
         t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL WHERE subscription = ? AND owner = ?"),
         t.render("DELETE FROM {relay_instance} WHERE subscription = ? AND instance = ?"),
+        t.render("UPDATE {relay_instance} SET fences = fences + 1, last_fenced_at = " + NOW
+            + " WHERE subscription = ? AND instance = ?"),
         // One bucket's unread events up to the horizon: a range of the clustered key.
         t.render("(SELECT bucket, position, id, `key`, type, version, destination, payload, content_type,"
             + " headers, created_at, available_at FROM {outbox}"

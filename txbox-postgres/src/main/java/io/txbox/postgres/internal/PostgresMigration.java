@@ -30,7 +30,7 @@ public final class PostgresMigration implements JdbcOperatorStore.Migration {
   private static final List<String> VERSIONS = List.of(
       "V1__outbox.sql", "V2__inbox.sql", "V3__inbox_queue.sql", "V4__outbox_checks.sql",
       "V5__inbox_dead_letters.sql", "V6__audit.sql", "V7__inbox_retry_requests.sql",
-      "V8__outbox_check_function.sql", "V9__slot_checkpoint.sql", "V10__outbox_id.sql");
+      "V8__outbox_check_function.sql", "V9__slot_checkpoint.sql", "V10__outbox_id.sql", "V11__relay_fences.sql");
 
   private final DataSource dataSource;
   private final PostgresTables tables;

@@ -207,6 +207,17 @@ public final class PostgresRelayStore implements OutboxStore {
   }
 
   @Override
+  public void recordFence(String subscription, String instance) {
+    tx.inTransaction("recording a fence of " + instance, c -> {
+      try (PreparedStatement p = c.prepareStatement(sql.recordFence())) {
+        p.setString(1, subscription);
+        p.setString(2, instance);
+        return p.executeUpdate();
+      }
+    });
+  }
+
+  @Override
   public List<StoredMessage> read(String subscription, List<BucketRead> reads) {
     return tx.inTransaction("reading the outbox", c -> {
       try (PreparedStatement p = c.prepareStatement(sql.read())) {

@@ -15,6 +15,7 @@ public record PostgresSql(
     String releaseBuckets,
     String releaseAll,
     String removeInstance,
+    String recordFence,
     String read,
     String saveProgress,
     String deadLetter,
@@ -75,6 +76,8 @@ public record PostgresSql(
         t.render("UPDATE {subscription} SET owner = NULL, lease_until = NULL"
             + " WHERE subscription = ? AND owner = ?"),
         t.render("DELETE FROM {relay_instance} WHERE subscription = ? AND instance = ?"),
+        t.render("UPDATE {relay_instance} SET fences = fences + 1, last_fenced_at = now()"
+            + " WHERE subscription = ? AND instance = ?"),
         // Commit-safe read: only rows of transactions below this database's horizon (see
         // HORIZON), which can no longer be joined by an earlier-positioned row that commits late.
         // One index range scan per bucket on the primary key (bucket, tx_id, position), starting
