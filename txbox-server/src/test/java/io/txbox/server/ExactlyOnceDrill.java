@@ -59,10 +59,20 @@ abstract class ExactlyOnceDrill {
 
   abstract long deadLetters() throws SQLException;
 
+  /** Where the relays and the counting consumer find Kafka: the run's shared broker unless a drill brings its own. */
+  String bootstrapServers() {
+    return kafka.bootstrapServers();
+  }
+
+  /** The prefix of the relays' transactional ids: this drill's own. */
+  String transactionalIdPrefix() {
+    return "drill-" + topic + "-";
+  }
+
   List<String> relayArgs(int index) {
     List<String> args = new ArrayList<>(databaseArgs());
-    args.addAll(List.of("--kafka-bootstrap-servers", kafka.bootstrapServers(), "--instance-id", "relay-" + index,
-        "--delivery", "exactly-once", "--kafka-transactional-id-prefix", "drill-" + topic + "-",
+    args.addAll(List.of("--kafka-bootstrap-servers", bootstrapServers(), "--instance-id", "relay-" + index,
+        "--delivery", "exactly-once", "--kafka-transactional-id-prefix", transactionalIdPrefix(),
         "--batch-size", "500", "--idle-interval", "20ms", "--heartbeat-interval", "250ms", "--lease-duration", "2s"));
     return args;
   }
@@ -119,10 +129,15 @@ abstract class ExactlyOnceDrill {
    * least {@link #SHORTEST_WRITE}.
    */
   void writeEvents(int count, int perTransaction) {
+    writeEvents(count, perTransaction, SHORTEST_WRITE);
+  }
+
+  /** Writes {@code count} events, {@code perTransaction} to a transaction, spread over at least {@code shortest}. */
+  void writeEvents(int count, int perTransaction, Duration shortest) {
     long start = System.nanoTime();
     try {
       for (int i = 0; i < count; ) {
-        pace(start, i, count);
+        pace(start, i, count, shortest);
         try (Connection c = dataSource().getConnection()) {
           c.setAutoCommit(false);
           List<Message> batch = new ArrayList<>(perTransaction);
@@ -139,9 +154,9 @@ abstract class ExactlyOnceDrill {
     }
   }
 
-  /** Sleeps until {@code written} of {@code count} events are due, at the pace of {@link #SHORTEST_WRITE}. */
-  private static void pace(long startNanos, int written, int count) {
-    long dueNanos = startNanos + SHORTEST_WRITE.toNanos() * written / count;
+  /** Sleeps until {@code written} of {@code count} events are due, when all are due after {@code shortest}. */
+  private static void pace(long startNanos, int written, int count, Duration shortest) {
+    long dueNanos = startNanos + shortest.toNanos() * written / count;
     long aheadMillis = TimeUnit.NANOSECONDS.toMillis(dueNanos - System.nanoTime());
     if (aheadMillis > 0) {
       try {

@@ -2,73 +2,18 @@ package io.txbox.server;
 
 import static org.awaitility.Awaitility.await;
 
-import io.txbox.Outbox;
 import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.FaultDrill;
-import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TopicReader;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The exactly-once drills on PostgreSQL: relays SIGKILLed, and one frozen past its lease. */
 @FaultDrill
-class ExactlyOnceDrillTest extends ExactlyOnceDrill {
-  private TestDatabase db;
-  private PostgresOutboxStore store;
-
-  @BeforeEach
-  void setUp() {
-    db = TestDatabase.create();
-    store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
-    store.migrate();
-  }
-
-  @AfterEach
-  void tearDown() {
-    db.close();
-  }
-
-  @Override
-  List<String> databaseArgs() {
-    return List.of("--jdbc-url", TestDatabase.jdbcUrl(), "--schema", db.schema());
-  }
-
-  @Override
-  DataSource dataSource() {
-    return db.dataSource();
-  }
-
-  @Override
-  Outbox outbox() {
-    return Outbox.create(store);
-  }
-
-  @Override
-  Map<String, List<String>> expectedByKey() throws SQLException {
-    return OutboxRows.byKey(db.dataSource(), store.outboxTable());
-  }
-
-  @Override
-  int owners() throws SQLException {
-    return OutboxRows.owners(db.dataSource(), db.schema());
-  }
-
-  @Override
-  long deadLetters() throws SQLException {
-    return count("SELECT count(*) FROM {schema}.txbox_dead_letter");
-  }
-
+class ExactlyOnceDrillTest extends PostgresExactlyOnceDrill {
   @Test
   void fourRelaysOneSigkilledEveryThreeSecondsDeliverEachOf200000EventsOnce() throws Exception {
     drainWhileKilling(4, 200_000);
@@ -104,14 +49,5 @@ class ExactlyOnceDrillTest extends ExactlyOnceDrill {
 
   private static void signal(String signal, Process process) throws Exception {
     new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start().waitFor();
-  }
-
-  private int count(String sql) throws SQLException {
-    try (Connection c = db.dataSource().getConnection();
-        PreparedStatement p = c.prepareStatement(sql.replace("{schema}", db.schema()));
-        ResultSet rs = p.executeQuery()) {
-      rs.next();
-      return rs.getInt(1);
-    }
   }
 }

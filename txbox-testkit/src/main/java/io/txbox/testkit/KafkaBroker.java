@@ -89,14 +89,7 @@ public final class KafkaBroker implements StoppableBroker {
     requireBroker(BROKER_CLASS_PATH.equals(System.getProperty("java.class.path")), KafkaBroker.class.getClassLoader());
     try {
       int[] ports = LocalPorts.free(2);
-      int port = ports[0];
-      int controllerPort = ports[1];
-      Path directory = Files.createTempDirectory("txbox-kafka-");
-      writeProperties(directory, port, controllerPort, settings);
-      ChildProcess.run(BROKER_CLASS_PATH, "kafka.tools.StorageTool",
-          List.of("format", "-t", Uuid.randomUuid().toString(), "-c", directory.resolve("server.properties").toString()),
-          directory.resolve("format.log"));
-      KafkaBroker broker = new KafkaBroker(directory, "127.0.0.1:" + port, heap);
+      KafkaBroker broker = formatted(Uuid.randomUuid().toString(), ports[0], ports[1], heap, settings);
       try {
         broker.restart();
       } catch (RuntimeException e) {
@@ -110,6 +103,20 @@ public final class KafkaBroker implements StoppableBroker {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while starting a Kafka broker", e);
     }
+  }
+
+  /**
+   * A node's directory with its {@code server.properties} ({@code settings} over the defaults) and
+   * its storage formatted for cluster {@code clusterId}; not started.
+   */
+  static KafkaBroker formatted(String clusterId, int port, int controllerPort, String heap,
+      Map<String, String> settings) throws IOException, InterruptedException {
+    Path directory = Files.createTempDirectory("txbox-kafka-");
+    writeProperties(directory, port, controllerPort, settings);
+    ChildProcess.run(BROKER_CLASS_PATH, "kafka.tools.StorageTool",
+        List.of("format", "-t", clusterId, "-c", directory.resolve("server.properties").toString()),
+        directory.resolve("format.log"));
+    return new KafkaBroker(directory, "127.0.0.1:" + port, heap);
   }
 
   /**
@@ -183,9 +190,16 @@ public final class KafkaBroker implements StoppableBroker {
    */
   public void createTopic(String name, int partitions, Map<String, String> configs) {
     try (Admin admin = admin()) {
+      createTopic(admin, new NewTopic(name, partitions, (short) 1).configs(configs));
+    }
+  }
+
+  /** Creates {@code topic} unless it exists, and waits until every partition's leader answers. */
+  static void createTopic(Admin admin, NewTopic topic) {
+    String name = topic.name();
+    try {
       try {
-        admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
-            .all().get(30, TimeUnit.SECONDS);
+        admin.createTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
       } catch (ExecutionException e) {
         if (!(e.getCause() instanceof TopicExistsException)) {
           throw e;
@@ -283,12 +297,27 @@ public final class KafkaBroker implements StoppableBroker {
     if (isRunning()) {
       return;
     }
+    launch();
+    awaitReady();
+  }
+
+  /** Starts the broker's process without waiting for it: a cluster's nodes wait for each other. */
+  synchronized void launch() {
     try {
       process = ChildProcess.start(
           List.of("-Xms256m", "-Xmx" + heap, "-XX:+UseG1GC", "-Djava.awt.headless=true"), BROKER_CLASS_PATH,
           "kafka.Kafka", List.of(directory.resolve("server.properties").toString()),
           directory.resolve("kafka.log"));
-      awaitReady();
+    } catch (IOException e) {
+      stop();
+      throw new UncheckedIOException("could not start the Kafka broker", e);
+    }
+  }
+
+  /** Waits until the launched broker answers; kills it if it never does. */
+  void awaitReady() {
+    try {
+      waitUntilItAnswers();
     } catch (IOException e) {
       stop();
       throw new UncheckedIOException("could not start the Kafka broker", e);
@@ -298,7 +327,7 @@ public final class KafkaBroker implements StoppableBroker {
     }
   }
 
-  private void awaitReady() throws IOException {
+  private void waitUntilItAnswers() throws IOException {
     Instant deadline = Instant.now().plus(READY_TIMEOUT);
     while (Instant.now().isBefore(deadline)) {
       if (!process.isAlive()) {
@@ -316,6 +345,19 @@ public final class KafkaBroker implements StoppableBroker {
       }
     }
     throw new IllegalStateException("the Kafka broker did not start within " + READY_TIMEOUT + ": " + logTail());
+  }
+
+  /** The end of this broker's log; empty for a broker this JVM did not start. */
+  @Override
+  public String recentLog() {
+    if (directory == null) {
+      return "";
+    }
+    try {
+      return logTail();
+    } catch (IOException e) {
+      return "(its log cannot be read: " + e + ")";
+    }
   }
 
   private String logTail() throws IOException {
