@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /** Relays (and other long-running commands) as separate JVMs ({@code txbox relay}), so that a test can SIGKILL one. */
 final class RelayProcesses implements AutoCloseable {
@@ -48,6 +49,17 @@ final class RelayProcesses implements AutoCloseable {
 
   String log(int index) throws IOException {
     return Files.readString(logs.get(index));
+  }
+
+  /** How many lines of every process's log so far hold {@code part}. */
+  long linesWith(String part) throws IOException {
+    long n = 0;
+    for (Path log : logs) {
+      try (Stream<String> lines = Files.lines(log)) {
+        n += lines.filter(line -> line.contains(part)).count();
+      }
+    }
+    return n;
   }
 
   /** The last lines of every process's log, for a failure message that says what the processes saw. */
