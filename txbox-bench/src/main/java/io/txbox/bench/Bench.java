@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "txbox-bench", mixinStandardHelpOptions = true,
     subcommands = {WriteOverhead.class, MariaDbBench.class, RelayThroughput.class, ExactlyOnceBench.class, Latency.class, InboxOverhead.class, DebeziumBench.class,
-        BacklogQuery.class, Resends.class, LogicalBench.class, ConsumerThroughput.class, Settle.class, Soak.class, PoolerLatency.class})
+        BacklogQuery.class, Resends.class, LogicalBench.class, ConsumerThroughput.class, Settle.class, Soak.class, PoolerLatency.class, ExactlyOnceLatency.class})
 public final class Bench {
   private Bench() {}
 

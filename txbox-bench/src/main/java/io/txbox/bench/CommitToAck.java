@@ -48,6 +48,14 @@ final class CommitToAck {
     };
   }
 
+  /**
+   * Stamps {@code id} as arrived at {@code nanos} ({@link System#nanoTime()}), for an end seen
+   * elsewhere than in the relay, such as by a consumer; the first arrival counts.
+   */
+  void seen(UUID id, long nanos) {
+    acked.putIfAbsent(id, nanos);
+  }
+
   /** Commits {@code txPerSecond} transactions of {@code eventsPerTx} events a second for {@code seconds}. */
   void write(DataSource dataSource, Outbox outbox, int txPerSecond, int eventsPerTx, int seconds) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(writers);

@@ -64,8 +64,9 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Transactional id</b>: {@code <prefix><subscription>.<member>}, one per relay process
  *       (prefix {@value #DEFAULT_TRANSACTIONAL_ID_PREFIX} by default).
  *   <li><b>Progress</b>: the progress topic ({@code <prefix>progress.<subscription>} by default;
- *       compacted, one partition per bucket, created on first use) holds one record per bucket and
- *       committed round: the bucket's checkpoint, written in the round's transaction.
+ *       compacted, eight partitions, bucket {@code b} in partition {@code b % 8}, created on first
+ *       use) holds one record per bucket and committed round: the bucket's checkpoint, written in
+ *       the round's transaction.
  *   <li><b>Take-over</b>: before a relay publishes a bucket it claimed, it fences the bucket's
  *       previous owner ({@code Admin.fenceProducers} on its transactional id: an open transaction
  *       of a relay that was frozen or cut off is aborted, its later sends refused), then reads the
@@ -128,7 +129,7 @@ public final class KafkaExactlyOncePublisher implements TransactionalPublisher {
     this.progress = ProgressTopic.open(name, buckets, this::newAdmin, config, ADMIN_TIMEOUT, outboxId);
     producer();
     log.info("subscription {}: exactly-once delivery with transactional id {} and progress topic {} ({} partitions)",
-        subscription, transactionalId, name, buckets);
+        subscription, transactionalId, name, progress.partitions());
   }
 
   private String transactionalIdOf(String member) {

@@ -27,6 +27,7 @@ import io.txbox.testkit.TopicReader;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,6 +39,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -211,6 +213,52 @@ class ExactlyOnceTest {
       older.start(subscription, "older", 4, null); // a store without an id takes any checkpoint, as before
       assertThat(older.takeOver(Map.of(0, "theirs"), List.of("older"))).containsEntry(0, new Checkpoint(7, 1000));
     }
+  }
+
+  /**
+   * 64 buckets share a new progress topic's eight partitions: each bucket's last checkpoint is read
+   * back from among the others' records, even when a busier bucket of its partition wrote hundreds
+   * since; and a topic made before, with one partition per bucket, is read as it was written.
+   */
+  @Test
+  void bucketsSharingAProgressPartitionAreEachReadBackFromTheirOwnLastCheckpoint() throws Exception {
+    String bootstrap = KafkaBroker.shared().bootstrapServers();
+    String subscription = "eos-" + UUID.randomUUID().toString().substring(0, 8);
+    String prefix = "txbox-shared-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+    try (KafkaExactlyOncePublisher a = publisher(bootstrap, prefix);
+        KafkaExactlyOncePublisher b = publisher(bootstrap, prefix);
+        Admin admin = KafkaBroker.shared().admin()) {
+      a.start(subscription, "a", 64, null);
+      assertThat(admin.describeTopics(List.of(a.progressTopic())).allTopicNames().get().get(a.progressTopic())
+          .partitions()).hasSize(8);
+      Map<Integer, String> unowned = new HashMap<>();
+      List.of(3, 11, 19).forEach(bucket -> unowned.put(bucket, null));
+      a.takeOver(unowned, List.of("a"));
+      a.commit(Map.of(3, new Checkpoint(1, 10), 11, new Checkpoint(1, 11)));
+      a.commit(Map.of(3, new Checkpoint(2, 20)));
+      for (int i = 0; i < 300; i++) { // bucket 19, in the same partition, pushes them far from its end
+        a.commit(Map.of(19, new Checkpoint(3, i)));
+      }
+
+      b.start(subscription, "b", 64, null);
+      assertThat(b.takeOver(Map.of(3, "a", 11, "a", 19, "a"), List.of("b"))).containsExactly(
+          Map.entry(3, new Checkpoint(2, 20)), Map.entry(11, new Checkpoint(1, 11)), Map.entry(19, new Checkpoint(3, 299)));
+    }
+    String oldLayout = prefix + "per-bucket";
+    KafkaBroker.shared().createTopic(oldLayout, 64, Map.of("cleanup.policy", "compact"));
+    try (KafkaExactlyOncePublisher a = progressPublisher(bootstrap, prefix, oldLayout);
+        KafkaExactlyOncePublisher b = progressPublisher(bootstrap, prefix, oldLayout)) {
+      a.start(subscription + "-old", "a", 64, null);
+      a.takeOver(Collections.singletonMap(43, null), List.of("a"));
+      a.commit(Map.of(43, new Checkpoint(5, 50)));
+      b.start(subscription + "-old", "b", 64, null);
+      assertThat(b.takeOver(Map.of(43, "a"), List.of("b"))).containsExactly(Map.entry(43, new Checkpoint(5, 50)));
+    }
+  }
+
+  private static KafkaExactlyOncePublisher progressPublisher(String bootstrap, String prefix, String progressTopic) {
+    return KafkaExactlyOncePublisher.builder().bootstrapServers(bootstrap).transactionalIdPrefix(prefix)
+        .progressTopic(progressTopic).property("max.block.ms", "5000").build();
   }
 
   private static KafkaExactlyOncePublisher publisher(String bootstrap, String prefix) {

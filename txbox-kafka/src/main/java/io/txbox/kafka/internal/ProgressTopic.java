@@ -33,12 +33,19 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * Where exactly-once delivery keeps each bucket's checkpoint at the broker: a compacted topic with
- * one partition per bucket, which holds, for each committed round, one record per bucket of it
- * (key the bucket, value {@code 1:<txId>:<position>}, header {@value #WRITER_HEADER} the writing
- * transactional id, header {@value #OUTBOX_HEADER} the outbox's id). Written only inside the
- * round's transaction; read with {@code read_committed}, so an aborted round's checkpoint is never
- * seen. A checkpoint that another outbox wrote is refused: its positions are another log's.
+ * Where exactly-once delivery keeps each bucket's checkpoint at the broker: a compacted topic
+ * whose partition {@code bucket % partitions} holds, for each committed round, one record per
+ * bucket of it (key the bucket, value {@code 1:<txId>:<position>}, header {@value #WRITER_HEADER}
+ * the writing transactional id, header {@value #OUTBOX_HEADER} the outbox's id). Written only
+ * inside the round's transaction; read with {@code read_committed}, so an aborted round's
+ * checkpoint is never seen. A checkpoint that another outbox wrote is refused: its positions are
+ * another log's.
+ *
+ * <p>A new topic gets {@value #DEFAULT_PARTITIONS} partitions (fewer when the outbox has fewer
+ * buckets), not one per bucket: each partition a round writes is added to its transaction and
+ * gets a commit marker, and a round over 64 buckets spent most of its time on those. An existing
+ * topic keeps its partition count (one made with one partition per bucket maps each bucket to
+ * its own partition, as before).
  */
 public final class ProgressTopic implements AutoCloseable {
   /** Header naming the transactional id that wrote a checkpoint, for operators. */
@@ -46,10 +53,14 @@ public final class ProgressTopic implements AutoCloseable {
   /** Header naming the outbox whose checkpoint a record is ({@code RelayStore.outboxId}). */
   public static final String OUTBOX_HEADER = "txbox-outbox";
   private static final Pattern OUTBOX_ID = Pattern.compile("[0-9a-fA-F-]{1,64}");
+  /** Partitions of a progress topic txbox creates, at most one per bucket. */
+  public static final int DEFAULT_PARTITIONS = 8;
   /** Records read back at first from a partition's end; a bucket's last checkpoint is almost always among them. */
-  private static final int FIRST_WINDOW = 64;
+  private static final int FIRST_WINDOW = 256;
 
   private final String name;
+  /** The topic's partitions: bucket {@code b}'s checkpoints are in partition {@code b % partitions}. */
+  private final int partitions;
   /** Reads committed records only. */
   private final KafkaConsumer<byte[], byte[]> consumer;
   /** Tells the high watermark, which a commit's markers reach after the commit returned. */
@@ -58,8 +69,10 @@ public final class ProgressTopic implements AutoCloseable {
   /** This outbox's id, or null where its store keeps none: then any checkpoint is taken. */
   private final String outboxId;
 
-  private ProgressTopic(String name, Map<String, Object> producerConfig, Duration timeout, String outboxId) {
+  private ProgressTopic(String name, int partitions, Map<String, Object> producerConfig, Duration timeout,
+      String outboxId) {
     this.name = name;
+    this.partitions = partitions;
     this.outboxId = outboxId;
     this.consumer = consumer(producerConfig, "read_committed");
     this.watermarks = consumer(producerConfig, "read_uncommitted");
@@ -67,23 +80,22 @@ public final class ProgressTopic implements AutoCloseable {
   }
 
   /**
-   * The progress topic {@code name} with {@code buckets} partitions, created (compacted, the
-   * broker's replication factor) when missing; refused when it has another partition count.
-   * {@code outboxId} (null for none) is written with each checkpoint and checked on each read.
+   * The progress topic {@code name}, created (compacted, the broker's replication factor, {@link
+   * #DEFAULT_PARTITIONS} partitions or one per bucket where there are fewer) when missing; an
+   * existing one is used with the partitions it has. {@code outboxId} (null for none) is written
+   * with each checkpoint and checked on each read.
    */
   public static ProgressTopic open(String name, int buckets, Supplier<Admin> admins, Map<String, Object> producerConfig,
       Duration timeout, String outboxId) {
+    int partitions;
     try (Admin admin = admins.get()) {
-      int partitions = partitions(admin, name, timeout);
+      partitions = partitions(admin, name, timeout);
       if (partitions == 0) {
-        create(admin, name, buckets, timeout);
-      } else if (partitions != buckets) {
-        throw new TxboxException("the progress topic " + name + " has " + partitions + " partitions, but the outbox"
-            + " has " + buckets + " buckets: each outbox and subscription needs a progress topic of its own, with one"
-            + " partition per bucket. Name another (progressTopic), or delete this one if nothing uses it");
+        partitions = Math.min(buckets, DEFAULT_PARTITIONS);
+        partitions = create(admin, name, partitions, timeout);
       }
     }
-    return new ProgressTopic(name, producerConfig, timeout, outboxId);
+    return new ProgressTopic(name, partitions, producerConfig, timeout, outboxId);
   }
 
   private static int partitions(Admin admin, String name, Duration timeout) {
@@ -101,16 +113,21 @@ public final class ProgressTopic implements AutoCloseable {
     }
   }
 
-  private static void create(Admin admin, String name, int buckets, Duration timeout) {
-    NewTopic topic = new NewTopic(name, Optional.of(buckets), Optional.empty())
-        .configs(Map.of("cleanup.policy", "compact"));
+  /** Creates the topic with {@code partitions} partitions; returns the partitions it has, when another relay made it first. */
+  private static int create(Admin admin, String name, int partitions, Duration timeout) {
+    // Compacted, and in segments of ten minutes at most, so that the cleaner keeps the tail a
+    // take-over reads back short (a segment is compacted only once a newer one is written).
+    NewTopic topic = new NewTopic(name, Optional.of(partitions), Optional.empty())
+        .configs(Map.of("cleanup.policy", "compact", "segment.ms", "600000", "min.cleanable.dirty.ratio", "0.1"));
     try {
       admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return partitions;
     } catch (ExecutionException e) {
-      if (!(e.getCause() instanceof TopicExistsException)) { // another relay made it first
+      if (!(e.getCause() instanceof TopicExistsException)) {
         throw new TxboxException("cannot create the progress topic " + name + " (the relay needs the Kafka ACL"
-            + " CREATE on it, or create it yourself: compacted, " + buckets + " partitions): " + e.getCause(), e);
+            + " CREATE on it, or create it yourself: compacted, " + partitions + " partitions): " + e.getCause(), e);
       }
+      return partitions(admin, name, timeout); // another relay made it first
     } catch (InterruptedException | TimeoutException e) {
       throw interrupted("creating the progress topic " + name, e);
     }
@@ -134,9 +151,19 @@ public final class ProgressTopic implements AutoCloseable {
     return name;
   }
 
+  /** How many partitions the topic has. */
+  public int partitions() {
+    return partitions;
+  }
+
+  private TopicPartition partitionOf(int bucket) {
+    return new TopicPartition(name, bucket % partitions);
+  }
+
   /** The record that keeps {@code checkpoint} as {@code bucket}'s, to send inside the round's transaction. */
   public ProducerRecord<byte[], byte[]> record(int bucket, Checkpoint checkpoint, String writer) {
-    ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(name, bucket, utf8(Integer.toString(bucket)),
+    ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(name, partitionOf(bucket).partition(),
+        utf8(Integer.toString(bucket)),
         utf8("1:" + Long.toUnsignedString(checkpoint.txId()) + ":" + checkpoint.position()));
     r.headers().add(WRITER_HEADER, utf8(writer));
     if (outboxId != null) {
@@ -146,53 +173,60 @@ public final class ProgressTopic implements AutoCloseable {
   }
 
   /**
-   * The last committed checkpoint of each of {@code buckets} that has one. Reads each partition up
-   * to its last stable offset, from near its end first and further back only where that held none.
+   * The last committed checkpoint of each of {@code buckets} that has one. Waits until every
+   * transaction that wrote the buckets' partitions before this call is decided, then reads each
+   * partition up to its last stable offset, from near its end first and further back only for the
+   * buckets that window held none of.
    */
   public synchronized Map<Integer, Checkpoint> read(Collection<Integer> buckets) {
     Map<Integer, Checkpoint> found = new TreeMap<>();
-    List<TopicPartition> left = new ArrayList<>();
+    Map<TopicPartition, Set<Integer>> wanted = new HashMap<>();
     for (int b : buckets) {
-      left.add(new TopicPartition(name, b));
+      wanted.computeIfAbsent(partitionOf(b), tp -> new HashSet<>()).add(b);
     }
-    long window = FIRST_WINDOW;
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (!left.isEmpty()) {
+    Map<TopicPartition, Long> end = settled(new ArrayList<>(wanted.keySet()), deadline);
+    Map<TopicPartition, Long> begin = consumer.beginningOffsets(wanted.keySet(), timeout);
+    long window = FIRST_WINDOW;
+    while (!wanted.isEmpty()) {
+      List<TopicPartition> left = new ArrayList<>(wanted.keySet());
       consumer.assign(left);
-      Map<TopicPartition, Long> begin = consumer.beginningOffsets(left, timeout);
-      Map<TopicPartition, Long> end = settled(left, deadline);
       Map<TopicPartition, Long> from = new HashMap<>();
       for (TopicPartition tp : left) {
         from.put(tp, Math.max(begin.get(tp), end.get(tp) - window));
         consumer.seek(tp, from.get(tp));
       }
-      Map<TopicPartition, ConsumerRecord<byte[], byte[]>> last = readUpTo(end, deadline);
-      List<TopicPartition> again = new ArrayList<>();
+      Map<Integer, ConsumerRecord<byte[], byte[]>> last = readUpTo(left, end, deadline);
       for (TopicPartition tp : left) {
-        ConsumerRecord<byte[], byte[]> r = last.get(tp);
-        if (r != null) {
-          found.put(tp.partition(), parse(r));
-        } else if (from.get(tp) > begin.get(tp)) {
-          again.add(tp); // only aborted rounds near the end: look further back
+        Set<Integer> missing = wanted.get(tp);
+        for (Integer bucket : Set.copyOf(missing)) {
+          ConsumerRecord<byte[], byte[]> r = last.get(bucket);
+          if (r != null) {
+            found.put(bucket, parse(r));
+            missing.remove(bucket);
+          }
+        }
+        if (missing.isEmpty() || from.get(tp) <= begin.get(tp)) {
+          wanted.remove(tp); // found, or none at all: read from the partition's start
         }
       }
-      left = again;
-      window *= 16;
+      window *= 16; // the rest wrote nothing near the end: look further back
     }
     consumer.assign(List.of());
     return found;
   }
 
   /**
-   * The last stable offsets of {@code partitions}, once no transaction is open on them: a round's
-   * commit returns before its markers are written, and only this relay writes these partitions
-   * now (an earlier owner was fenced, which aborts its open transaction), so every transaction on
-   * them is about to be decided and must be, before the checkpoint is read.
+   * The last stable offsets of {@code partitions}, once every transaction that wrote them before
+   * this call is decided: a round's commit returns before its markers are written, and an earlier
+   * owner of these buckets was fenced (its open transaction aborted), so no transaction of a
+   * bucket read here can still be open past that point. Other relays' rounds on the same
+   * partitions end within a round.
    */
   private Map<TopicPartition, Long> settled(List<TopicPartition> partitions, long deadline) {
+    Map<TopicPartition, Long> high = watermarks.endOffsets(partitions, timeout);
     while (true) {
       Map<TopicPartition, Long> stable = consumer.endOffsets(partitions, timeout);
-      Map<TopicPartition, Long> high = watermarks.endOffsets(partitions, timeout);
       if (partitions.stream().allMatch(tp -> stable.get(tp) >= high.get(tp))) {
         return stable;
       }
@@ -209,9 +243,11 @@ public final class ProgressTopic implements AutoCloseable {
     }
   }
 
-  private Map<TopicPartition, ConsumerRecord<byte[], byte[]>> readUpTo(Map<TopicPartition, Long> end, long deadline) {
-    Map<TopicPartition, ConsumerRecord<byte[], byte[]>> last = new HashMap<>();
-    Set<TopicPartition> reading = new HashSet<>(end.keySet());
+  /** Reads {@code partitions} from where they are up to {@code end}: the last record of each bucket met. */
+  private Map<Integer, ConsumerRecord<byte[], byte[]>> readUpTo(List<TopicPartition> partitions,
+      Map<TopicPartition, Long> end, long deadline) {
+    Map<Integer, ConsumerRecord<byte[], byte[]>> last = new HashMap<>();
+    Set<TopicPartition> reading = new HashSet<>(partitions);
     reading.removeIf(tp -> consumer.position(tp) >= end.get(tp));
     while (!reading.isEmpty()) {
       if (System.nanoTime() - deadline > 0) {
@@ -220,12 +256,28 @@ public final class ProgressTopic implements AutoCloseable {
       for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
         TopicPartition tp = new TopicPartition(r.topic(), r.partition());
         if (r.offset() < end.get(tp)) {
-          last.put(tp, r);
+          last.put(bucketOf(r), r);
         }
       }
       reading.removeIf(tp -> consumer.position(tp) >= end.get(tp));
     }
     return last;
+  }
+
+  /** The bucket a record keeps the checkpoint of: its key; a record txbox did not write is refused. */
+  private int bucketOf(ConsumerRecord<byte[], byte[]> r) {
+    String key = r.key() == null ? "" : new String(r.key(), StandardCharsets.UTF_8);
+    try {
+      int bucket = Integer.parseInt(key);
+      if (bucket >= 0 && bucket % partitions == r.partition()) {
+        return bucket;
+      }
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    throw new TxboxException("the progress topic " + name + " holds, at partition " + r.partition() + " offset "
+        + r.offset() + ", a record txbox did not write (its key is no bucket of this partition): give this outbox a"
+        + " progress topic of its own");
   }
 
   private Checkpoint parse(ConsumerRecord<byte[], byte[]> r) {
