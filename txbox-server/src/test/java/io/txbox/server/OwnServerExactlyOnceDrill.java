@@ -1,10 +1,13 @@
 package io.txbox.server;
 
+import static org.awaitility.Awaitility.await;
+
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.testkit.TestDatabase;
+import io.txbox.testkit.TopicReader;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -14,9 +17,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An exactly-once drill on PostgreSQL servers of the test's own, which it crashes or fails over:
@@ -25,6 +32,7 @@ import org.junit.jupiter.api.AfterEach;
  * after it, whether or not their writers saw the commit return.
  */
 abstract class OwnServerExactlyOnceDrill extends ExactlyOnceDrill {
+  private static final Logger log = LoggerFactory.getLogger(OwnServerExactlyOnceDrill.class);
   HikariDataSource pool;
   PostgresOutboxStore store;
 
@@ -81,11 +89,40 @@ abstract class OwnServerExactlyOnceDrill extends ExactlyOnceDrill {
   }
 
   /**
+   * Two relays and a writer of 30,000 events; once a quarter is read, {@code outage} (a crash, a
+   * failover) strikes the database. Every event the database kept afterwards is read once, in
+   * order per key, by a read_committed consumer.
+   */
+  void drainThrough(String outageName, Runnable outage) throws Exception {
+    int events = 30_000;
+    kafka.createTopic(topic, 8);
+    try (RelayProcesses relays = new RelayProcesses();
+        TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+      relays.start(dir, relayArgs(0));
+      relays.start(dir, relayArgs(1));
+      await().atMost(Duration.ofSeconds(60)).until(() -> owners() == 2);
+      CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> writeThroughOutages(events, 10));
+      List<TopicReader.Received> before = reader.readUntil(
+          r -> TopicReader.distinctIds(r).size() >= events / 4, Duration.ofSeconds(60));
+      outage.run(); // mid-drain: rounds in hand, Kafka transactions open, sessions cut
+      dropBrokenConnections();
+      writer.get(180, TimeUnit.SECONDS);
+
+      int kept = expectedByKey().values().stream().mapToInt(List::size).sum();
+      log.info("{}: {} events read before it, {} kept by the database", outageName,
+          TopicReader.distinctIds(before).size(), kept);
+      reader.readUntil(r -> TopicReader.distinctIds(r).size() >= kept, Duration.ofSeconds(180));
+      List<TopicReader.Received> got = reader.readUntil(r -> false, Duration.ofSeconds(2));
+      assertDeliveredOnceInOrder(got, kept, relays);
+    }
+  }
+
+  /**
    * The test's own pool hands out a connection used in the last 500 ms unchecked, and the outage
    * broke every one it held: they go, so that the reads after it get live ones (a CI run read
    * through a broken one).
    */
-  void dropBrokenConnections() {
+  private void dropBrokenConnections() {
     pool.getHikariPoolMXBean().softEvictConnections();
   }
 
@@ -94,7 +131,7 @@ abstract class OwnServerExactlyOnceDrill extends ExactlyOnceDrill {
    * the outage cuts off is written again as new events, since whether it committed is unknown (the
    * outbox rows after the outage are what must be delivered).
    */
-  void writeThroughOutages(int count, int perTransaction) {
+  private void writeThroughOutages(int count, int perTransaction) {
     for (int i = 0; i < count; ) {
       List<Message> batch = new ArrayList<>(perTransaction);
       for (int j = 0; j < perTransaction; j++) {

@@ -275,8 +275,13 @@ public final class KafkaBroker implements StoppableBroker {
 
   /** An admin client for this broker; the caller closes it. */
   public Admin admin() {
+    return admin(bootstrapServers());
+  }
+
+  /** An admin client of the brokers at {@code bootstrapServers}, with a test's short timeouts. */
+  static Admin admin(String bootstrapServers) {
     Properties p = new Properties();
-    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
     p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
     return Admin.create(p);

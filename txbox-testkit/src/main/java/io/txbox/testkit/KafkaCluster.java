@@ -5,11 +5,9 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.Uuid;
 
@@ -103,11 +101,7 @@ public final class KafkaCluster implements AutoCloseable {
 
   /** An admin client for the cluster; the caller closes it. */
   public Admin admin() {
-    Properties p = new Properties();
-    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
-    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
-    return Admin.create(p);
+    return KafkaBroker.admin(bootstrapServers());
   }
 
   /** Each node's recent log, for a failed assertion. */
