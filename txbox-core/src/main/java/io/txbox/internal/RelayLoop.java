@@ -175,7 +175,8 @@ final class RelayLoop implements Runnable {
 
   /**
    * One round, pipelined: reads the next batch while the previous one is being published, then
-   * settles the previous one and hands the next to the publisher before saving the checkpoints.
+   * settles the previous one and hands the next to the publisher before saving the checkpoints
+   * (exactly-once commits the previous one's transaction first: see {@link #exactlyOnceRound}).
    * At most one batch is in flight. A bucket whose event failed or is delayed has its read-ahead
    * dropped and is read again from its checkpoint, so nothing is sent out of order or skipped.
    *
@@ -211,10 +212,7 @@ final class RelayLoop implements Runnable {
       });
     }
     if (exactlyOnce != null) {
-      // One round, one transaction: settled and committed before the next batch is sent.
-      submit(byLease, now);
-      finishInFlight();
-      return full;
+      return exactlyOnceRound(byLease, now) || full;
     }
     if (inFlight == null) {
       submit(byLease, now);
@@ -226,6 +224,27 @@ final class RelayLoop implements Runnable {
       save(previous);
     }
     return full || inFlight != null;
+  }
+
+  /**
+   * Exactly-once's half of a round: the batch just read waited while the previous one was with the
+   * broker; that one is settled and its transaction committed (or aborted) before anything of the
+   * next is sent, since one producer's records join its open transaction. An abort rewinds every
+   * bucket, so the batch read ahead is dropped and read again from the checkpoints.
+   *
+   * @return whether a batch is in flight
+   */
+  private boolean exactlyOnceRound(Map<Lease, List<StoredMessage>> byLease, Instant now) throws InterruptedException {
+    if (inFlight != null) {
+      RoundOutcome previous = settle(inFlight);
+      inFlight = null;
+      if (!save(previous)) {
+        return false;
+      }
+      byLease.keySet().removeIf(lease -> previous.stopped(lease.bucket()));
+    }
+    submit(byLease, now);
+    return inFlight != null;
   }
 
   /**
@@ -374,16 +393,19 @@ final class RelayLoop implements Runnable {
 
   /**
    * Saves the checkpoints of the buckets still held within their deadline; the store saves only
-   * where this instance's lease is still unexpired in the database too.
+   * where this instance's lease is still unexpired in the database too. Exactly-once commits the
+   * round's transaction first, or aborts it.
+   *
+   * @return false when exactly-once aborted the round: every bucket is read again from its checkpoint
    */
-  private void save(RoundOutcome outcome) {
+  private boolean save(RoundOutcome outcome) {
     if (exactlyOnce != null) {
       boolean committed = exactlyOnce.commitOrAbort(outcome) != null;
       if (committed) {
         saveProgress(outcome, List.of()); // the broker committed: the store's checkpoints follow (letters saved before)
       }
       report(outcome, committed);
-      return;
+      return committed;
     }
     Set<Integer> expired = outcome.retainHeld(buckets::holds);
     if (!expired.isEmpty()) {
@@ -392,6 +414,7 @@ final class RelayLoop implements Runnable {
     }
     saveProgress(outcome, outcome.deadLetters);
     report(outcome, true);
+    return true;
   }
 
   private void saveProgress(RoundOutcome outcome, List<DeadLetter> deadLetters) {

@@ -19,6 +19,8 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -48,6 +50,8 @@ class ExactlyOnceLoopTest {
     final List<String> visible = new ArrayList<>();
     final Map<Integer, Checkpoint> committed = new HashMap<>();
     final List<Map<Integer, String>> takeOvers = new ArrayList<>();
+    /** Each commit: the records it made visible, and the checkpoints it kept with them. */
+    final List<Map.Entry<List<String>, Map<Integer, Checkpoint>>> commits = new ArrayList<>();
     private final List<String> open = new ArrayList<>();
     int aborts;
     /** Runs inside the next publish, after the loop checked its leases: a freeze, say. */
@@ -79,6 +83,7 @@ class ExactlyOnceLoopTest {
 
     @Override
     public synchronized void commit(Map<Integer, Checkpoint> checkpoints) {
+      commits.add(Map.entry(List.copyOf(open), Map.copyOf(checkpoints)));
       visible.addAll(open);
       open.clear();
       committed.putAll(checkpoints);
@@ -123,6 +128,31 @@ class ExactlyOnceLoopTest {
     assertThat(broker.committed).containsEntry(0, e2);
     assertThat(store.checkpoint("s", 0)).isEqualTo(e2);
     assertThat(broker.takeOvers).as("the bucket was taken over once, before its first send").hasSize(1);
+  }
+
+  /**
+   * The next batch is read while the previous one is with the broker, but sent only after that
+   * one's commit: a record sent before it would join its transaction, visible with a checkpoint
+   * that does not cover it.
+   */
+  @Test
+  void aBatchReadWhileThePreviousIsInFlightIsSentOnlyAfterItsCommit() throws Exception {
+    leases.beat();
+    Checkpoint e1 = store.add(0, event("e1"));
+    Checkpoint[] e2 = new Checkpoint[1];
+    CountDownLatch written = new CountDownLatch(1);
+    broker.duringPublish = () -> { // committed while e1 is in flight
+      e2[0] = store.add(0, event("e2"));
+      written.countDown();
+    };
+    assertThat(loop.round()).as("e1 in flight").isTrue();
+    assertThat(written.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(loop.round()).as("e2 read while e1 was in flight, sent after its commit").isTrue();
+    rounds();
+
+    assertThat(broker.commits).containsExactly(
+        Map.entry(List.of("e1"), Map.of(0, e1)), Map.entry(List.of("e2"), Map.of(0, e2[0])));
+    assertThat(store.checkpoint("s", 0)).isEqualTo(e2[0]);
   }
 
   @Test
