@@ -104,6 +104,11 @@ final class CommitToAck {
     return WriteOverhead.sorted(micros);
   }
 
+  /** Whether every event recorded as committed has arrived. */
+  boolean allArrived() {
+    return acked.keySet().containsAll(committed.keySet());
+  }
+
   /** Events recorded as committed. */
   int committedCount() {
     return committed.size();

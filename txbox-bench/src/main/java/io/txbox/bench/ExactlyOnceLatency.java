@@ -86,7 +86,7 @@ final class ExactlyOnceLatency implements Callable<Integer> {
         .delivery(eos ? Delivery.EXACTLY_ONCE : Delivery.AT_LEAST_ONCE)
         .metrics(eos ? new Metrics() {} : run.stamp()).build().start()) {
       run.write(db.dataSource, Outbox.create(store), rate, 1, seconds);
-      Thread.sleep(3000); // let the last events arrive
+      Await.until(run::allArrived, "not every committed event arrived");
     } finally {
       reading.set(false);
       if (consumer != null) {

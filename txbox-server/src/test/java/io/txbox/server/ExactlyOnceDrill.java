@@ -115,11 +115,12 @@ abstract class ExactlyOnceDrill {
 
   void assertDeliveredOnceInOrder(List<TopicReader.Received> got, int events, RelayProcesses relays)
       throws Exception {
+    List<Long> paths = List.copyOf(relays.linesWith(List.of("which the broker committed beyond the store's",
+        "may or may not have committed", "aborted the round's transaction", "the broker fenced this relay's round"))
+        .values());
     log.info("exactly-once drill: the relays logged {} bucket(s) going on from Kafka's checkpoint beyond the"
         + " database's, {} round(s) of unknown outcome, {} aborted, {} fenced",
-        relays.linesWith("which the broker committed beyond the store's"),
-        relays.linesWith("may or may not have committed"), relays.linesWith("aborted the round's transaction"),
-        relays.linesWith("the broker fenced this relay's round"));
+        paths.get(0), paths.get(1), paths.get(2), paths.get(3));
     Map<String, Long> copies = new LinkedHashMap<>();
     got.forEach(r -> copies.merge(r.id(), 1L, Long::sum));
     long twice = copies.values().stream().filter(n -> n > 1).count();

@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.slf4j.Logger;
@@ -132,23 +131,32 @@ abstract class OwnServerExactlyOnceDrill extends ExactlyOnceDrill {
    * outbox rows after the outage are what must be delivered).
    */
   private void writeThroughOutages(int count, int perTransaction) {
-    for (int i = 0; i < count; ) {
-      List<Message> batch = new ArrayList<>(perTransaction);
-      for (int j = 0; j < perTransaction; j++) {
-        batch.add(Message.builder().type("Test").destination(topic).key("key-" + ((i + j) % 50))
-            .payload(Integer.toString(i + j).getBytes(StandardCharsets.UTF_8)).build());
+    for (int i = 0; i < count; i += perTransaction) {
+      int first = i;
+      if (!committedNewEvents(first, perTransaction)) { // the server restarts or is promoted meanwhile
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+            .until(() -> committedNewEvents(first, perTransaction));
       }
-      try (Connection c = pool.getConnection()) {
-        c.setAutoCommit(false);
-        outbox().send(c, batch);
-        c.commit();
-        i += perTransaction;
-      } catch (SQLException | RuntimeException | AssertionError e) {
-        // The commit's outcome is unknown; the rows after the outage are what must be delivered.
-        // AssertionError: pgjdbc's own assertion on a statement's connection (live under the
-        // tests' -ea) fires when the outage cuts that connection mid-statement (a CI run saw it).
-        LockSupport.parkNanos(Duration.ofMillis(100).toNanos()); // the server restarts or is promoted
-      }
+    }
+  }
+
+  /** Whether a transaction of {@code n} new events, numbered from {@code first}, was seen to commit. */
+  private boolean committedNewEvents(int first, int n) {
+    List<Message> batch = new ArrayList<>(n);
+    for (int j = first; j < first + n; j++) {
+      batch.add(Message.builder().type("Test").destination(topic).key("key-" + (j % 50))
+          .payload(Integer.toString(j).getBytes(StandardCharsets.UTF_8)).build());
+    }
+    try (Connection c = pool.getConnection()) {
+      c.setAutoCommit(false);
+      outbox().send(c, batch);
+      c.commit();
+      return true;
+    } catch (SQLException | RuntimeException | AssertionError e) {
+      // The commit's outcome is unknown; the rows after the outage are what must be delivered.
+      // AssertionError: pgjdbc's own assertion on a statement's connection (live under the
+      // tests' -ea) fires when the outage cuts that connection mid-statement (a CI run saw it).
+      return false;
     }
   }
 }

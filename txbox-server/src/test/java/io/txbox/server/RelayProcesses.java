@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -51,15 +52,16 @@ final class RelayProcesses implements AutoCloseable {
     return Files.readString(logs.get(index));
   }
 
-  /** How many lines of every process's log so far hold {@code part}. */
-  long linesWith(String part) throws IOException {
-    long n = 0;
+  /** How many lines of the processes' logs so far hold each of {@code parts}, every log read once. */
+  Map<String, Long> linesWith(List<String> parts) throws IOException {
+    Map<String, Long> counts = new LinkedHashMap<>();
+    parts.forEach(part -> counts.put(part, 0L));
     for (Path log : logs) {
       try (Stream<String> lines = Files.lines(log)) {
-        n += lines.filter(line -> line.contains(part)).count();
+        lines.forEach(line -> parts.stream().filter(line::contains).forEach(part -> counts.merge(part, 1L, Long::sum)));
       }
     }
-    return n;
+    return counts;
   }
 
   /** The last lines of every process's log, for a failure message that says what the processes saw. */
