@@ -1,5 +1,7 @@
 package io.txbox;
 
+import io.txbox.spi.Publisher;
+import io.txbox.spi.TransactionalPublisher;
 import java.util.Locale;
 
 /**
@@ -34,6 +36,21 @@ public enum Delivery {
   /** The name as front ends spell it: {@code at-least-once}, {@code exactly-once}. */
   public String spelling() {
     return name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+
+  /**
+   * Checks that {@code publisher} can keep this promise: exactly-once needs a {@link
+   * TransactionalPublisher}. The relays' builders call it.
+   *
+   * @throws IllegalArgumentException naming what to use instead
+   */
+  public void requireSupportedBy(Publisher publisher) {
+    if (this == EXACTLY_ONCE && !(publisher instanceof TransactionalPublisher)) {
+      throw new IllegalArgumentException("delivery exactly-once needs a publisher that publishes transactionally"
+          + " (io.txbox.spi.TransactionalPublisher), such as Kafka's KafkaExactlyOncePublisher; "
+          + publisher.getClass().getSimpleName() + " is not one. Use delivery at-least-once with a txbox inbox"
+          + " on the consuming side, or see docs/exactly-once.md for what each broker can do");
+    }
   }
 
   /**

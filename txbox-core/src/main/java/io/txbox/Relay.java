@@ -285,12 +285,7 @@ public final class Relay implements AutoCloseable {
       requireBetween("leaseDuration", leaseDuration, heartbeatInterval.multipliedBy(2), HOUR);
       requireBetween("drainTimeout", drainTimeout, Duration.ZERO, HOUR);
       requireBetween("stallWarning", stallWarning, Duration.ofSeconds(1), Duration.ofDays(1));
-      if (delivery == Delivery.EXACTLY_ONCE && !(publisher instanceof TransactionalPublisher)) {
-        throw new IllegalArgumentException("delivery exactly-once needs a publisher that publishes transactionally"
-            + " (io.txbox.spi.TransactionalPublisher), such as Kafka's KafkaExactlyOncePublisher; "
-            + publisher.getClass().getSimpleName() + " is not one. Use delivery at-least-once with a txbox inbox"
-            + " on the consuming side, or see docs/exactly-once.md for what each broker can do");
-      }
+      delivery.requireSupportedBy(publisher);
       return new Relay(this);
     }
 

@@ -1,13 +1,16 @@
 package io.txbox.bench;
 
+import io.txbox.Delivery;
 import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalOutboxStore;
+import io.txbox.kafka.KafkaExactlyOncePublisher;
 import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.spi.Metrics;
+import io.txbox.spi.Publisher;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -67,7 +70,8 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   int batchSize;
 
   @Option(names = "--parts", split = ",", defaultValue = "write,relay,latency",
-      description = "Which measurements: write, relay, latency. Default: ${DEFAULT-VALUE}")
+      description = "Which measurements: write, relay, latency, exactly-once (the relay from outbox rows,"
+          + " exactly-once against at-least-once). Default: ${DEFAULT-VALUE}")
   List<String> parts;
 
   @Override
@@ -85,6 +89,9 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
       }
       if (parts.contains("latency")) {
         latency(db, server.url(), kafka, results);
+      }
+      if (parts.contains("exactly-once")) {
+        exactlyOnce(db, server.url(), kafka, results);
       }
       results.publish(Path.of("txbox-bench", "results"));
     }
@@ -163,6 +170,63 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
       results.add(name + ", share of the round's ProducerPerformance: median (" + range(values, "%.2f") + ")",
           WriteOverhead.median(values), "share");
     });
+  }
+
+  /**
+   * Rounds of two drains of the same backlog of outbox rows, each from a slot of its own made just
+   * before the backlog was written: at least once and exactly once, alternating which goes first.
+   * The relay's CPU per event is this process's CPU time over the drain (the database and the
+   * broker run in processes of their own).
+   */
+  private void exactlyOnce(BenchDatabase db, String url, KafkaBench kafka, Results results) throws Exception {
+    PostgresOutboxStore store = WriteOverhead.migrated(db.store().tablePrefix("eos_").notifyOnAppend(false).build());
+    results.setting("exactlyOnceEvents", events);
+    for (int round = 1; round <= rounds; round++) {
+      double[][] measured = new double[2][];
+      for (int turn = 0; turn < 2; turn++) {
+        boolean eos = (turn == 0) == (round % 2 == 0);
+        String slot = "bench_eos_" + round + "_" + turn;
+        LogicalReplication replication = LogicalReplication.builder(db.dataSource, store).slot(slot).publication(slot)
+            .build();
+        replication.migrate();
+        try {
+          backlog(db, Outbox.create(store));
+          measured[eos ? 1 : 0] = drainWithCpu(replication, url, kafka, eos, slot);
+        } finally {
+          replication.drop();
+        }
+      }
+      System.out.printf("round %d: rows, exactly-once %,.0f msgs/s %.1f µs CPU/event; at-least-once %,.0f msgs/s"
+          + " %.1f µs CPU/event; ratio %.2f%n", round, measured[1][0], measured[1][1], measured[0][0], measured[0][1],
+          measured[1][0] / measured[0][0]);
+      results.add("round " + round + ": logical relay from outbox rows, exactly-once drain", measured[1][0], "msgs/s",
+          "at-least-once drain", measured[0][0]);
+      results.add("round " + round + ": logical relay from outbox rows, exactly-once relay CPU per event",
+          measured[1][1], "µs", "at-least-once", measured[0][1]);
+    }
+  }
+
+  /** One drain's rate and this process's CPU time per event over it. */
+  private double[] drainWithCpu(LogicalReplication replication, String url, KafkaBench kafka, boolean eos,
+      String slot) throws Exception {
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    Publisher publisher = eos
+        ? KafkaExactlyOncePublisher.builder().bootstrapServers(kafka.bootstrapServers())
+            .transactionalIdPrefix("bench-" + slot + "-").build()
+        : kafka.publisher();
+    CountDownLatch done = new CountDownLatch(1);
+    long cpuStart = os.getProcessCpuTime();
+    long start = System.nanoTime();
+    try (LogicalRelay relay = LogicalRelay.builder(replication, publisher).connection(url, new Properties())
+        .batchSize(batchSize).delivery(eos ? Delivery.EXACTLY_ONCE : Delivery.AT_LEAST_ONCE)
+        .metrics(counting(events, done)).build().start()) {
+      if (!done.await(30, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("the relay did not drain the slot in 30 minutes");
+      }
+      double seconds = (System.nanoTime() - start) / 1e9;
+      return new double[] {events / seconds, (os.getProcessCpuTime() - cpuStart) / 1e3 / events};
+    }
   }
 
   private static String range(List<Double> values, String format) {

@@ -69,6 +69,33 @@ public interface TransactionalPublisher extends Publisher {
    */
   void commit(Map<Integer, Checkpoint> checkpoints);
 
+  /**
+   * {@link #commit(Map)}, with a note kept beside some buckets' checkpoints and given back by
+   * {@link #notes()} after the next {@link #takeOver}: what a relay must know of its progress
+   * beyond a checkpoint, such as the logical relay's record of the transactions it delivered
+   * since its last checkpoint in the database. A publisher that keeps no notes refuses any.
+   *
+   * @param notes text of at most {@value #MAX_NOTE_CHARS} characters per bucket, each bucket also in
+   *     {@code checkpoints}
+   */
+  default void commit(Map<Integer, Checkpoint> checkpoints, Map<Integer, String> notes) {
+    if (!notes.isEmpty()) {
+      throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no notes beside checkpoints");
+    }
+    commit(checkpoints);
+  }
+
+  /** Longest note {@link #commit(Map, Map)} takes. */
+  int MAX_NOTE_CHARS = 512 * 1024;
+
+  /**
+   * The notes kept beside the checkpoints the last {@link #takeOver} read, by bucket; a bucket
+   * whose checkpoint was committed without one has none. Empty for a publisher that keeps none.
+   */
+  default Map<Integer, String> notes() {
+    return Map.of();
+  }
+
   /** Aborts the open transaction, if any; nothing sent in it becomes visible. Never throws. */
   void abort();
 }

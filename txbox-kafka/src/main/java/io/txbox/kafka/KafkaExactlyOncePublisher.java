@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -96,6 +97,8 @@ public final class KafkaExactlyOncePublisher implements TransactionalPublisher {
   private KafkaProducer<byte[], byte[]> producer;
   private boolean inTransaction;
   private boolean toldNoListing;
+  /** The notes beside the checkpoints the last take-over read. */
+  private Map<Integer, String> notes = Map.of();
 
   private KafkaExactlyOncePublisher(Builder b) {
     this.config = Map.copyOf(b.config);
@@ -149,7 +152,17 @@ public final class KafkaExactlyOncePublisher implements TransactionalPublisher {
       fence(zombies);
     }
     producer(); // a producer made again after a failed commit waits for that commit's outcome first
-    return progress.read(previousOwners.keySet());
+    Map<Integer, ProgressTopic.Kept> kept = progress.read(previousOwners.keySet());
+    Map<Integer, Checkpoint> checkpoints = new TreeMap<>();
+    Map<Integer, String> read = new TreeMap<>();
+    kept.forEach((bucket, k) -> {
+      checkpoints.put(bucket, k.checkpoint());
+      if (k.note() != null) {
+        read.put(bucket, k.note());
+      }
+    });
+    notes = Map.copyOf(read);
+    return checkpoints;
   }
 
   /**
@@ -260,10 +273,27 @@ public final class KafkaExactlyOncePublisher implements TransactionalPublisher {
   }
 
   @Override
+  public synchronized Map<Integer, String> notes() {
+    return notes;
+  }
+
+  @Override
   public synchronized void commit(Map<Integer, Checkpoint> checkpoints) {
+    commit(checkpoints, Map.of());
+  }
+
+  @Override
+  public synchronized void commit(Map<Integer, Checkpoint> checkpoints, Map<Integer, String> notes) {
+    notes.forEach((bucket, note) -> {
+      if (!checkpoints.containsKey(bucket) || note.length() > MAX_NOTE_CHARS) {
+        throw new IllegalArgumentException("a note must go with a checkpoint of its bucket and hold at most "
+            + MAX_NOTE_CHARS + " characters; bucket " + bucket + "'s has " + note.length());
+      }
+    });
     try {
       begin();
-      checkpoints.forEach((bucket, checkpoint) -> producer.send(progress.record(bucket, checkpoint, transactionalId)));
+      checkpoints.forEach((bucket, checkpoint) ->
+          producer.send(progress.record(bucket, checkpoint, transactionalId, notes.get(bucket))));
       producer.commitTransaction();
       inTransaction = false;
     } catch (RuntimeException e) {

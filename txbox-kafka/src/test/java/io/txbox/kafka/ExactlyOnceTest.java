@@ -256,6 +256,35 @@ class ExactlyOnceTest {
     }
   }
 
+  @Test
+  void aNoteKeptBesideACheckpointIsReadBackWithItAndALaterCheckpointWithoutOneDropsIt() throws Exception {
+    String bootstrap = KafkaBroker.shared().bootstrapServers();
+    String subscription = "eos-" + UUID.randomUUID().toString().substring(0, 8);
+    String prefix = "txbox-note-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+    try (KafkaExactlyOncePublisher a = publisher(bootstrap, prefix);
+        KafkaExactlyOncePublisher b = publisher(bootstrap, prefix)) {
+      a.start(subscription, "a", 2, null);
+      a.takeOver(Collections.singletonMap(0, null), List.of("a"));
+      String large = "x".repeat(200_000);
+      a.commit(Map.of(0, new Checkpoint(1, 1), 1, new Checkpoint(1, 2)), Map.of(0, "first;" + large));
+      a.commit(Map.of(0, new Checkpoint(2, 1)), Map.of(0, "second"));
+      a.abort();
+      assertThatThrownBy(() -> a.commit(Map.of(0, new Checkpoint(3, 1)),
+          Map.of(0, "y".repeat(TransactionalPublisher.MAX_NOTE_CHARS + 1))))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most");
+      assertThatThrownBy(() -> a.commit(Map.of(), Map.of(1, "no checkpoint")))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("with a checkpoint of its bucket");
+
+      b.start(subscription, "b", 2, null);
+      assertThat(b.takeOver(Map.of(0, "a", 1, "a"), List.of("b")))
+          .containsExactly(Map.entry(0, new Checkpoint(2, 1)), Map.entry(1, new Checkpoint(1, 2)));
+      assertThat(b.notes()).containsExactly(Map.entry(0, "second"));
+      b.commit(Map.of(0, new Checkpoint(4, 1)));
+      b.takeOver(Map.of(0, "b"), List.of("b"));
+      assertThat(b.notes()).as("a checkpoint committed without a note has none").isEmpty();
+    }
+  }
+
   private static KafkaExactlyOncePublisher progressPublisher(String bootstrap, String prefix, String progressTopic) {
     return KafkaExactlyOncePublisher.builder().bootstrapServers(bootstrap).transactionalIdPrefix(prefix)
         .progressTopic(progressTopic).property("max.block.ms", "5000").build();

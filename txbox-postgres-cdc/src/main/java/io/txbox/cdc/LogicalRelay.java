@@ -1,5 +1,6 @@
 package io.txbox.cdc;
 
+import io.txbox.Delivery;
 import io.txbox.RetryPolicy;
 import io.txbox.cdc.internal.StreamLoop;
 import io.txbox.cdc.internal.StreamSettings;
@@ -32,6 +33,11 @@ import org.slf4j.LoggerFactory;
  * started on the same slot stand by and take over within about {@code standbyInterval} of the
  * active one's connection closing (a killed process closes it at once; a relay cut off by the
  * network is noticed by the server after its {@code wal_sender_timeout}).
+ *
+ * <p>With {@link Builder#delivery delivery} {@link Delivery#EXACTLY_ONCE} and a transactional
+ * publisher, each batch and the slot's place in the stream are one broker transaction: a relay
+ * that begins streaming fences the one before it and passes what the broker holds, so a
+ * read_committed consumer sees each event once (docs/exactly-once.md).
  *
  * <p>Decoding reads only WAL already flushed: an event committed with {@code synchronous_commit =
  * off} leaves when the WAL writer flushes it, up to {@code wal_writer_delay} (200 ms by default)
@@ -92,7 +98,7 @@ public final class LogicalRelay implements AutoCloseable {
     this.metrics = b.metrics;
     this.settings = new StreamSettings(b.jdbcUrl, b.properties, replication.slot(), replication.publication(),
         replication.messagePrefix(), replication.store().tables(), b.batchSize, b.maxPending, b.idleInterval, b.statusInterval,
-        b.standbyInterval, b.drainTimeout, b.checkpointInterval, b.waitWarning, b.retryPolicy);
+        b.standbyInterval, b.drainTimeout, b.checkpointInterval, b.waitWarning, b.retryPolicy, b.delivery);
   }
 
   /** A builder for a relay of {@code replication}'s slot to {@code publisher}. */
@@ -106,7 +112,8 @@ public final class LogicalRelay implements AutoCloseable {
       throw new IllegalStateException("logical relay of slot " + settings.slot() + " is already started");
     }
     noteAsynchronousCommits();
-    loop = new StreamLoop(settings, publisher, replication.store(), replication.dataSource(), metrics);
+    loop = new StreamLoop(settings, publisher, replication.store(), replication.dataSource(), metrics,
+        () -> replication.store().outboxId().orElse(null));
     thread = new Thread(loop, "txbox-logical-" + settings.slot());
     thread.start();
     StreamLoop started = loop;
@@ -242,6 +249,7 @@ public final class LogicalRelay implements AutoCloseable {
     private Duration waitWarning = Duration.ofSeconds(DEFAULT_WAIT_WARNING_SECONDS);
     private RetryPolicy retryPolicy = RetryPolicy.defaults();
     private Metrics metrics = Metrics.NONE;
+    private Delivery delivery = Delivery.AT_LEAST_ONCE;
 
     private Builder(LogicalReplication replication, Publisher publisher) {
       this.replication = Objects.requireNonNull(replication, "replication must not be null");
@@ -330,6 +338,18 @@ public final class LogicalRelay implements AutoCloseable {
       return this;
     }
 
+    /**
+     * What the relay promises: {@link Delivery#AT_LEAST_ONCE} (the default), or {@link
+     * Delivery#EXACTLY_ONCE} with a {@link io.txbox.spi.TransactionalPublisher}: each batch and the
+     * slot's place in the stream are one broker transaction, the place is read back whenever a relay
+     * begins streaming the slot, and a batch is the next events in commit order, so a failing or
+     * delayed event holds the slot's later events back (docs/exactly-once.md).
+     */
+    public Builder delivery(Delivery delivery) {
+      this.delivery = Objects.requireNonNull(delivery, "delivery must not be null");
+      return this;
+    }
+
     /** Where the relay reports what it does; the slot's name is the subscription. Default none. */
     public Builder metrics(Metrics metrics) {
       this.metrics = Objects.requireNonNull(metrics, "metrics must not be null");
@@ -355,6 +375,7 @@ public final class LogicalRelay implements AutoCloseable {
       requireBetween("drainTimeout", drainTimeout, Duration.ZERO, Duration.ofHours(1));
       requireBetween("checkpointInterval", checkpointInterval, Duration.ofMillis(100), Duration.ofMinutes(1));
       requireBetween("waitWarning", waitWarning, Duration.ofSeconds(1), Duration.ofHours(1));
+      delivery.requireSupportedBy(publisher);
       return new LogicalRelay(this);
     }
 

@@ -129,6 +129,15 @@ final class LogicalDatabase implements AutoCloseable {
     }
   }
 
+  /** How many dead letters the outbox holds. */
+  long deadLetters() throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM " + store.tables().deadLetter())) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
   void exec(String sql) {
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
       s.execute(sql);

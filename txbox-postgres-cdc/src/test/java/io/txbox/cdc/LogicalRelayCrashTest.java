@@ -35,8 +35,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** Relays in processes of their own, SIGKILLed mid-stream while a standby waits. */
 @FaultDrill
 class LogicalRelayCrashTest {
-  private static final int EVENTS = 3000;
-  private static final int KILLS = 3;
+  static final int EVENTS = 3000;
+  static final int KILLS = 3;
 
   @ParameterizedTest
   @EnumSource(LogicalRelayTest.WriteMode.class)
@@ -48,28 +48,12 @@ class LogicalRelayCrashTest {
     List<Process> relays = new ArrayList<>();
     try (LogicalDatabase db = LogicalDatabase.fresh()) {
       try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
-      relays.add(startRelay(db, kafka, dir, 0));
-      int active = activePid(db);
-      relays.add(startRelay(db, kafka, dir, 1));
       Outbox outbox = mode.outbox(db);
       Map<String, List<String>> expected = new LinkedHashMap<>();
       ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
-      CompletableFuture<Void> writer = writeSpread(scheduler, db, outbox, topic, expected);
-      for (int kill = 0; kill < KILLS; kill++) {
-        int seen = (kill + 1) * EVENTS / (KILLS + 2);
-        reader.readUntil(r -> r.size() >= seen, Duration.ofSeconds(60));
-        Process victim = relays.get(kill);
-        victim.destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL, mid-stream
-        long killedAt = System.nanoTime();
-        int previous = active;
-        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(10))
-            .until(() -> activePidOrZero(db) != 0 && activePidOrZero(db) != previous);
-        active = activePid(db);
-        System.out.printf("%s: standby streaming %d ms after the active relay was killed%n",
-            mode, (System.nanoTime() - killedAt) / 1_000_000);
-        relays.add(startRelay(db, kafka, dir, kill + 2));
-      }
-      writer.get(120, TimeUnit.SECONDS);
+      killWhileWriting(db, reader, relays, n -> startRelay(db, kafka, dir, n),
+          () -> writeSpread(scheduler, db, outbox, topic, expected), mode.toString())
+          .get(120, TimeUnit.SECONDS);
       scheduler.shutdown();
       List<TopicReader.Received> got =
           reader.readUntil(r -> TopicReader.distinctIds(r).size() >= EVENTS, Duration.ofSeconds(120));
@@ -125,11 +109,44 @@ class LogicalRelayCrashTest {
     }
   }
 
+  /** Starts relay number {@code n} in a process of its own. */
+  interface RelayStarter {
+    Process start(int n) throws Exception;
+  }
+
+  /**
+   * Starts a streaming relay and a standby, then the writer, and SIGKILLs the streaming relay
+   * {@value #KILLS} times as the events arrive, starting a new standby after each; returns the
+   * writer's future. The relays started are added to {@code relays}, for the caller to stop.
+   */
+  static CompletableFuture<Void> killWhileWriting(LogicalDatabase db, TopicReader reader, List<Process> relays,
+      RelayStarter starter, java.util.concurrent.Callable<CompletableFuture<Void>> writer, String what)
+      throws Exception {
+    relays.add(starter.start(0));
+    int active = activePid(db);
+    relays.add(starter.start(1));
+    CompletableFuture<Void> written = writer.call();
+    for (int kill = 0; kill < KILLS; kill++) {
+      int seen = (kill + 1) * EVENTS / (KILLS + 2);
+      reader.readUntil(r -> r.size() >= seen, Duration.ofSeconds(60));
+      relays.get(kill).destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL, mid-stream
+      long killedAt = System.nanoTime();
+      int previous = active;
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(10))
+          .until(() -> activePidOrZero(db) != 0 && activePidOrZero(db) != previous);
+      active = activePid(db);
+      System.out.printf("%s: standby streaming %d ms after the active relay was killed%n",
+          what, (System.nanoTime() - killedAt) / 1_000_000);
+      relays.add(starter.start(kill + 2));
+    }
+    return written;
+  }
+
   /**
    * Commits the events one per transaction, 50 every 20 ms on a scheduler, so that the writes
    * spread over the kills; the future completes after the last one.
    */
-  private static CompletableFuture<Void> writeSpread(ScheduledExecutorService scheduler, LogicalDatabase db,
+  static CompletableFuture<Void> writeSpread(ScheduledExecutorService scheduler, LogicalDatabase db,
       Outbox outbox, String topic, Map<String, List<String>> expected) {
     CompletableFuture<Void> written = new CompletableFuture<>();
     AtomicInteger next = new AtomicInteger();
@@ -169,12 +186,12 @@ class LogicalRelayCrashTest {
         dir.resolve("relay-" + name + ".log"));
   }
 
-  private static int activePid(LogicalDatabase db) throws Exception {
+  static int activePid(LogicalDatabase db) throws Exception {
     await().atMost(Duration.ofSeconds(30)).until(() -> activePidOrZero(db) != 0);
     return activePidOrZero(db);
   }
 
-  private static int activePidOrZero(LogicalDatabase db) throws Exception {
+  static int activePidOrZero(LogicalDatabase db) throws Exception {
     try (Connection c = db.dataSource.getConnection();
         PreparedStatement p = c.prepareStatement("SELECT coalesce(active_pid, 0) FROM pg_replication_slots WHERE slot_name = ?")) {
       p.setString(1, db.schema);

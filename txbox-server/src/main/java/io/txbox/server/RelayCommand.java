@@ -85,9 +85,10 @@ final class RelayCommand implements Callable<Integer> {
 
   @Option(names = "--delivery", defaultValue = "at-least-once", converter = DeliveryConverter.class,
       description = "at-least-once (default): every event reaches the broker at least once, and a txbox inbox drops"
-          + " what arrives twice; exactly-once (Kafka, --source table): each round's records and the relay's progress"
-          + " are one Kafka transaction, so a read_committed consumer sees each event once through crashes and"
-          + " frozen relays. See docs/exactly-once.md.")
+          + " what arrives twice; exactly-once (Kafka): each round's records and the relay's progress are one Kafka"
+          + " transaction, so a read_committed consumer sees each event once through crashes and frozen relays;"
+          + " with --source logical a failing or delayed event holds the slot's later events. See"
+          + " docs/exactly-once.md.")
   Delivery delivery;
 
   @Option(names = "--subscription", defaultValue = Relay.DEFAULT_SUBSCRIPTION,
@@ -160,10 +161,6 @@ final class RelayCommand implements Callable<Integer> {
     } else {
       TxboxCommand.refuseGiven(spec, "applies to --source table only: the logical relay is woken by the slot's"
           + " stream, which needs a connection that reaches PostgreSQL directly anyway", "--listen-jdbc-url");
-      if (delivery == Delivery.EXACTLY_ONCE) {
-        throw new IllegalArgumentException("--delivery exactly-once is not built for --source logical yet: the"
-            + " logical relay publishes at least once. Use --source table for exactly-once delivery");
-      }
     }
     return source == Source.logical ? streamSlot() : pollTable();
   }
@@ -333,7 +330,7 @@ final class RelayCommand implements Callable<Integer> {
   }
 
   private Integer streamSlot() throws InterruptedException {
-    Publisher publisher = brokers.publisher();
+    Publisher publisher = brokers.publisher(delivery);
     http.check();
     HikariDataSource ds = database.pool();
     PrometheusMeterRegistry registry = HttpOptions.registry();
@@ -346,6 +343,7 @@ final class RelayCommand implements Callable<Integer> {
           .batchSize(batchSize)
           .maxPending(maxPending)
           .retryPolicy(retryPolicy())
+          .delivery(delivery)
           .metrics(meters);
       set(idleInterval, b::idleInterval);
       set(statusInterval, b::statusInterval);

@@ -273,7 +273,6 @@ public class TxboxAutoConfiguration {
         Environment environment, ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing,
         ObjectProvider<DataSourceConnection> dataSourceConnection) {
       TxboxProperties.Logical l = properties.logical();
-      refuseExactlyOnce(properties);
       DataSourceConnection boot = connection(dataSourceConnection);
       String jdbcUrl = l.jdbcUrl() != null ? l.jdbcUrl() : boot.url();
       if (jdbcUrl == null) {
@@ -285,7 +284,7 @@ public class TxboxAutoConfiguration {
       putIfSet(connection, "user", l.username(), boot.username());
       putIfSet(connection, "password", l.password(), boot.password());
       return new TxboxService<>("txbox logical relay", () -> {
-        Publisher publisher = publisher(properties, environment, tracing);
+        Publisher publisher = relayPublisher(properties, environment, tracing);
         try {
           return Settings.build("txbox.logical", () -> LogicalRelay.builder(replication, publisher)
               .connection(jdbcUrl, connection)
@@ -297,6 +296,7 @@ public class TxboxAutoConfiguration {
               .checkpointInterval(l.checkpointInterval())
               .waitWarning(l.waitWarning())
               .drainTimeout(properties.relay().drainTimeout())
+              .delivery(properties.relay().delivery())
               .metrics(metrics.getIfAvailable(() -> Metrics.NONE))
               .build()).start();
         } catch (RuntimeException e) {
@@ -342,12 +342,12 @@ public class TxboxAutoConfiguration {
     return broker(properties, environment).exactlyOncePublisher(traces.sendScope());
   }
 
-  /** The logical relay publishes at least once: asked for more, the start fails rather than promise it. */
-  private static void refuseExactlyOnce(TxboxProperties properties) {
-    if (properties.relay().delivery() == Delivery.EXACTLY_ONCE) {
-      throw new IllegalArgumentException("txbox setting refused, txbox.relay.delivery=exactly-once is built for"
-          + " txbox.relay.source=table only: the logical relay publishes at least once");
-    }
+  /** The relays' publisher: a transactional one when txbox.relay.delivery is exactly-once, or the broker's refusal. */
+  private static Publisher relayPublisher(TxboxProperties properties, Environment environment,
+      ObjectProvider<Tracing> tracing) {
+    return properties.relay().delivery() == Delivery.EXACTLY_ONCE
+        ? exactlyOncePublisher(properties, environment, tracing)
+        : publisher(properties, environment, tracing);
   }
 
   /** The broker's clients; Kafka's servers default to Spring's own Kafka setting. */
@@ -396,9 +396,7 @@ public class TxboxAutoConfiguration {
       ObjectProvider<Metrics> metrics, ObjectProvider<Tracing> tracing) {
     TxboxProperties.Relay r = properties.relay();
     return new TxboxService<>("txbox relay", () -> {
-      Publisher publisher = r.delivery() == Delivery.EXACTLY_ONCE
-          ? exactlyOncePublisher(properties, environment, tracing)
-          : publisher(properties, environment, tracing);
+      Publisher publisher = relayPublisher(properties, environment, tracing);
       Relay.Builder b = Relay.builder(store, publisher)
           .delivery(r.delivery())
           .subscription(r.subscription())

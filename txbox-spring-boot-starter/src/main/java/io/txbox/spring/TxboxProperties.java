@@ -103,10 +103,11 @@ public record TxboxProperties(
    *     session pooling; user and password as the DataSource's (Boot's connection details:
    *     {@code spring.datasource.*} or a service connection) unless in the URL.
    *     Default: the application's DataSource (docs/poolers.md)
-   * @param delivery {@code at-least-once} (default), or {@code exactly-once} with Kafka and
-   *     {@code source=table}: each round's records and the relay's progress are one Kafka
-   *     transaction, so a {@code read_committed} consumer sees each event once (docs/exactly-once.md);
-   *     another broker refuses it at start-up
+   * @param delivery {@code at-least-once} (default), or {@code exactly-once} with Kafka: each
+   *     round's records and the relay's progress are one Kafka transaction, so a {@code
+   *     read_committed} consumer sees each event once (docs/exactly-once.md); with {@code
+   *     source=logical} a failing or delayed event holds the slot's later events; another broker
+   *     refuses it at start-up
    */
   public record Relay(
       @DefaultValue("true") boolean enabled,

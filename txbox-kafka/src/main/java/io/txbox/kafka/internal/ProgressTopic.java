@@ -36,7 +36,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * Where exactly-once delivery keeps each bucket's checkpoint at the broker: a compacted topic
  * whose partition {@code bucket % partitions} holds, for each committed round, one record per
  * bucket of it (key the bucket, value {@code 1:<txId>:<position>}, header {@value #WRITER_HEADER}
- * the writing transactional id, header {@value #OUTBOX_HEADER} the outbox's id). Written only
+ * the writing transactional id, header {@value #OUTBOX_HEADER} the outbox's id, header {@value
+ * #NOTE_HEADER} the relay's note when it keeps one). Written only
  * inside the round's transaction; read with {@code read_committed}, so an aborted round's
  * checkpoint is never seen. A checkpoint that another outbox wrote is refused: its positions are
  * another log's.
@@ -52,6 +53,8 @@ public final class ProgressTopic implements AutoCloseable {
   public static final String WRITER_HEADER = "txbox-writer";
   /** Header naming the outbox whose checkpoint a record is ({@code RelayStore.outboxId}). */
   public static final String OUTBOX_HEADER = "txbox-outbox";
+  /** Header holding the note a relay keeps beside a checkpoint ({@code TransactionalPublisher.commit(Map, Map)}). */
+  public static final String NOTE_HEADER = "txbox-note";
   private static final Pattern OUTBOX_ID = Pattern.compile("[0-9a-fA-F-]{1,64}");
   /** Partitions of a progress topic txbox creates, at most one per bucket. */
   public static final int DEFAULT_PARTITIONS = 8;
@@ -161,7 +164,7 @@ public final class ProgressTopic implements AutoCloseable {
   }
 
   /** The record that keeps {@code checkpoint} as {@code bucket}'s, to send inside the round's transaction. */
-  public ProducerRecord<byte[], byte[]> record(int bucket, Checkpoint checkpoint, String writer) {
+  public ProducerRecord<byte[], byte[]> record(int bucket, Checkpoint checkpoint, String writer, String note) {
     ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(name, partitionOf(bucket).partition(),
         utf8(Integer.toString(bucket)),
         utf8("1:" + Long.toUnsignedString(checkpoint.txId()) + ":" + checkpoint.position()));
@@ -169,8 +172,14 @@ public final class ProgressTopic implements AutoCloseable {
     if (outboxId != null) {
       r.headers().add(OUTBOX_HEADER, utf8(outboxId));
     }
+    if (note != null) {
+      r.headers().add(NOTE_HEADER, utf8(note));
+    }
     return r;
   }
+
+  /** A bucket's last committed checkpoint, and the note kept beside it, or {@code null}. */
+  public record Kept(Checkpoint checkpoint, String note) {}
 
   /**
    * The last committed checkpoint of each of {@code buckets} that has one. Waits until every
@@ -178,8 +187,8 @@ public final class ProgressTopic implements AutoCloseable {
    * partition up to its last stable offset, from near its end first and further back only for the
    * buckets that window held none of.
    */
-  public synchronized Map<Integer, Checkpoint> read(Collection<Integer> buckets) {
-    Map<Integer, Checkpoint> found = new TreeMap<>();
+  public synchronized Map<Integer, Kept> read(Collection<Integer> buckets) {
+    Map<Integer, Kept> found = new TreeMap<>();
     Map<TopicPartition, Set<Integer>> wanted = new HashMap<>();
     for (int b : buckets) {
       wanted.computeIfAbsent(partitionOf(b), tp -> new HashSet<>()).add(b);
@@ -202,7 +211,7 @@ public final class ProgressTopic implements AutoCloseable {
         for (Integer bucket : Set.copyOf(missing)) {
           ConsumerRecord<byte[], byte[]> r = last.get(bucket);
           if (r != null) {
-            found.put(bucket, parse(r));
+            found.put(bucket, new Kept(parse(r), note(r)));
             missing.remove(bucket);
           }
         }
@@ -278,6 +287,11 @@ public final class ProgressTopic implements AutoCloseable {
     throw new TxboxException("the progress topic " + name + " holds, at partition " + r.partition() + " offset "
         + r.offset() + ", a record txbox did not write (its key is no bucket of this partition): give this outbox a"
         + " progress topic of its own");
+  }
+
+  private static String note(ConsumerRecord<byte[], byte[]> r) {
+    Header header = r.headers().lastHeader(NOTE_HEADER);
+    return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private Checkpoint parse(ConsumerRecord<byte[], byte[]> r) {

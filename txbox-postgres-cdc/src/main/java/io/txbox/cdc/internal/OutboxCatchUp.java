@@ -21,6 +21,10 @@ import javax.sql.DataSource;
  * at a time, so that a long catch-up holds no more than a page in memory; each key's events keep
  * the order the table relay gives them. An unreadable row becomes an unreadable event, alone.
  *
+ * <p>With exactly-once delivery, the rows of the transactions the former stream delivered past
+ * the checkpoint (the broker's note: {@link DeliveredPastMark}) are passed, not sent: whole, or
+ * the first rows, in position order, of one delivered in part.
+ *
  * <p>The snapshot is the transaction's (REPEATABLE READ), and it is also what the checkpoint
  * written once every row is delivered says: everything it sees as ended is then delivered,
  * before or here, and whatever commits after it reaches the slot, which was there before it.
@@ -34,10 +38,16 @@ public final class OutboxCatchUp implements AutoCloseable {
   private final int buckets;
   private final SlotCheckpoints.Mark from;
   private final SlotCheckpoints.Candidate snapshot;
+  private final DeliveredPastMark.Note delivered;
+  /** The last position of the rows delivered of the transaction delivered in part; -1 for none. */
+  private final long partialThrough;
   private int bucket;
   private long afterTx;
   private long afterPosition;
   private long read;
+  private long passed;
+  /** Rows the last page read, passed ones included. */
+  private int seen;
 
   /**
    * Opens the snapshot on a connection of {@code dataSource}, held until {@link #close()}.
@@ -45,22 +55,48 @@ public final class OutboxCatchUp implements AutoCloseable {
    * @param outbox the outbox table, schema included
    * @param setting the setting table, schema included, which holds the bucket count
    * @param from the checkpoint: what is delivered already
+   * @param delivered what the former stream delivered past the checkpoint, by the broker's note
    */
-  public OutboxCatchUp(DataSource dataSource, String outbox, String setting, SlotCheckpoints.Mark from)
-      throws SQLException {
+  public OutboxCatchUp(DataSource dataSource, String outbox, String setting, SlotCheckpoints.Mark from,
+      DeliveredPastMark.Note delivered) throws SQLException {
     this.connection = dataSource.getConnection();
     try {
       connection.setAutoCommit(false);
       connection.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
       this.snapshot = snapshot(connection);
       this.buckets = bucketCount(connection, setting);
+      this.partialThrough = partialThrough(connection, outbox, delivered);
     } catch (SQLException | RuntimeException e) {
       connection.close();
       throw e;
     }
     this.outbox = outbox;
     this.from = from;
+    this.delivered = delivered;
     startBucket();
+  }
+
+  /** The position of the last row delivered of the transaction the note says was delivered in part. */
+  private static long partialThrough(Connection c, String outbox, DeliveredPastMark.Note delivered)
+      throws SQLException {
+    if (delivered.partialXid() == 0 || delivered.partialRows() == 0) {
+      return -1;
+    }
+    try (PreparedStatement p = c.prepareStatement("SELECT max(position) FROM (SELECT position FROM " + outbox
+        + " WHERE tx_id = ?::xid8 ORDER BY position LIMIT ?) delivered")) {
+      p.setString(1, Long.toUnsignedString(delivered.partialXid()));
+      p.setLong(2, delivered.partialRows());
+      try (ResultSet rs = p.executeQuery()) {
+        rs.next();
+        long through = rs.getLong(1);
+        return rs.wasNull() ? -1 : through;
+      }
+    }
+  }
+
+  /** Rows passed because the former stream had delivered them. */
+  public long passed() {
+    return passed;
   }
 
   /** The snapshot the rows are read in: the checkpoint to write once they are all delivered. */
@@ -83,8 +119,10 @@ public final class OutboxCatchUp implements AutoCloseable {
       if (!page.isEmpty()) {
         return page;
       }
-      bucket++;
-      startBucket();
+      if (seen == 0) { // else every row of the page was passed: read on in this bucket
+        bucket++;
+        startBucket();
+      }
     }
     return List.of();
   }
@@ -111,16 +149,22 @@ public final class OutboxCatchUp implements AutoCloseable {
       p.setInt(6, max);
       List<StreamEvent> events = new ArrayList<>();
       long txId = -1;
+      seen = 0;
       try (ResultSet rs = p.executeQuery()) {
         while (rs.next()) {
+          seen++;
           long rowTx = Long.parseUnsignedLong(rs.getString(1));
+          afterPosition = rs.getLong(2);
+          afterTx = rowTx;
+          if (deliveredBefore(rowTx, afterPosition)) {
+            passed++;
+            continue;
+          }
           if (rowTx != txId && !events.isEmpty()) {
             transactions.add(new CommittedTransaction(txId, 0, null, events));
             events = new ArrayList<>();
           }
           txId = rowTx;
-          afterTx = rowTx;
-          afterPosition = rs.getLong(2);
           events.add(event(rs, afterPosition));
           read++;
         }
@@ -132,14 +176,19 @@ public final class OutboxCatchUp implements AutoCloseable {
     return transactions;
   }
 
+  /** Whether the former stream delivered the row at {@code position} of transaction {@code tx}. */
+  private boolean deliveredBefore(long tx, long position) {
+    return delivered.deliveredWhole(tx) || (tx == delivered.partialXid() && position <= partialThrough);
+  }
+
   /** A row as an event, its position as the event's place; unreadable rows go to the dead letters. */
   private static StreamEvent event(ResultSet rs, long position) throws SQLException {
     Row row = new Row(rs);
     try {
-      return StreamEvent.of(position, OutboxRowText.message(row));
+      return StreamEvent.of(position, OutboxRowText.message(row)).asRow();
     } catch (IllegalArgumentException e) {
       return StreamEvent.unreadable(position, ("outbox row at position " + position).getBytes(StandardCharsets.UTF_8),
-          "text/plain; charset=utf-8", "outbox row at position " + position + ": " + e.getMessage());
+          "text/plain; charset=utf-8", "outbox row at position " + position + ": " + e.getMessage()).asRow();
     }
   }
 

@@ -23,14 +23,22 @@ public final class PendingEvents {
   public static final class Entry {
     private final StreamEvent event;
     private final String orderKey;
+    private final StreamProgress place;
+    private final long xid;
+    private final int transactionSize;
+    private final int rowsUpTo;
     private int attempts;
     private int failures;
     private Instant nextAttemptAt;
     private boolean inFlight;
     private boolean done;
 
-    private Entry(StreamEvent event) {
+    private Entry(StreamEvent event, StreamProgress place, long xid, int transactionSize, int rowsUpTo) {
       this.event = event;
+      this.place = place;
+      this.xid = xid;
+      this.transactionSize = transactionSize;
+      this.rowsUpTo = rowsUpTo;
       // Events without a key are ordered with nothing: each is its own key.
       String key = event.message().key();
       this.orderKey = key != null ? "k:" + key : "i:" + event.message().id();
@@ -38,6 +46,26 @@ public final class PendingEvents {
 
     public StreamEvent event() {
       return event;
+    }
+
+    /** Where it stands in the stream: its transaction's end, and the events of it up to and including this one. */
+    public StreamProgress place() {
+      return place;
+    }
+
+    /** Its transaction's id, the 32 bits the stream reports; 0 for a WAL message outside any. */
+    public long xid() {
+      return xid;
+    }
+
+    /** How many events its transaction holds. */
+    public int transactionSize() {
+      return transactionSize;
+    }
+
+    /** How many of its transaction's events up to and including it are outbox rows. */
+    public int rowsUpTo() {
+      return rowsUpTo;
     }
 
     /** What its order is kept within: its key, or, without one, the event alone. */
@@ -100,10 +128,34 @@ public final class PendingEvents {
 
   /** Appends a committed transaction's events. */
   public void add(CommittedTransaction committed) {
+    add(committed, StreamProgress.NONE, false);
+  }
+
+  /**
+   * Appends a committed transaction's events, those delivered already done: they are passed, not
+   * sent. Delivered are the events {@code delivered} covers (the broker holds them from before),
+   * and, when {@code rowsDelivered}, the transaction's outbox rows (the slot's checkpoint covers
+   * the transaction: its rows were delivered before, from the stream or the table).
+   *
+   * @return how many were passed
+   */
+  public int add(CommittedTransaction committed, StreamProgress delivered, boolean rowsDelivered) {
     List<Entry> entries = new ArrayList<>(committed.events().size());
-    committed.events().forEach(e -> entries.add(new Entry(e)));
+    int passed = 0;
+    int rows = 0;
+    for (StreamEvent e : committed.events()) {
+      rows += e.row() ? 1 : 0;
+      Entry entry = new Entry(e, new StreamProgress(committed.endLsn(), entries.size() + 1), committed.xid(),
+          committed.events().size(), rows);
+      if (delivered.covers(entry.place) || (rowsDelivered && e.row())) {
+        entry.done = true;
+        passed++;
+      }
+      entries.add(entry);
+    }
     transactions.add(new Transaction(committed.endLsn(), committed.commitTime(), entries));
     size += entries.size();
+    return passed;
   }
 
   /** How many events are held, done ones at the head included until confirmed. */
@@ -127,6 +179,30 @@ public final class PendingEvents {
         if (e.inFlight || !e.due(now)) {
           waitingKeys.add(e.orderKey); // the key's later events wait for this one
           continue;
+        }
+        batch.add(e);
+        if (batch.size() == max) {
+          return batch;
+        }
+      }
+    }
+    return batch;
+  }
+
+  /**
+   * Up to {@code max} events that may be sent now, strictly in commit order: the batch ends before
+   * the first event that is in flight or not due, whatever its key. Exactly-once delivery keeps
+   * one place in the stream, which nothing sent may pass.
+   */
+  public List<Entry> sendableInOrder(Instant now, int max) {
+    List<Entry> batch = new ArrayList<>();
+    for (Transaction t : transactions) {
+      for (Entry e : t.entries) {
+        if (e.done) {
+          continue;
+        }
+        if (e.inFlight || !e.due(now)) {
+          return batch;
         }
         batch.add(e);
         if (batch.size() == max) {

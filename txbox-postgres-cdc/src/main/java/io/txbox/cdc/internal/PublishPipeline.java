@@ -44,6 +44,8 @@ final class PublishPipeline implements AutoCloseable {
   private final SettleRule rule;
   private final Clock clock;
   private final ExecutorService publishing;
+  /** The batches' broker transactions with exactly-once delivery; {@code null} at least once. */
+  private final SlotTransactions transactions;
   /**
    * Whether the checkpoint records a publish being retried (see {@link #noteRetrying}); null until
    * this relay wrote it, since a relay that died while retrying left its record behind.
@@ -51,7 +53,7 @@ final class PublishPipeline implements AutoCloseable {
   private Boolean retrying;
 
   PublishPipeline(StreamSettings settings, Publisher publisher, DeadLetterSink deadLetters,
-      SlotCheckpoints checkpoints, Metrics metrics, Clock clock) {
+      SlotCheckpoints checkpoints, Metrics metrics, Clock clock, SlotTransactions transactions) {
     this.slot = settings.slot();
     this.publisher = publisher;
     this.deadLetters = deadLetters;
@@ -59,6 +61,7 @@ final class PublishPipeline implements AutoCloseable {
     this.metrics = metrics;
     this.rule = new SettleRule(settings.retryPolicy());
     this.clock = clock;
+    this.transactions = transactions;
     this.publishing = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "txbox-logical-publish-" + slot);
       t.setDaemon(true);
@@ -68,9 +71,11 @@ final class PublishPipeline implements AutoCloseable {
 
   /**
    * A batch with the broker: its entries, each entry's index among the messages sent ({@code -1}
-   * for an unreadable one, never sent), and the broker's answer to come.
+   * for an unreadable one, never sent), the broker's answer to come, and the slot's place once it
+   * is delivered ({@code null} for a batch of the catch-up, which has none).
    */
-  record Flight(List<PendingEvents.Entry> batch, int[] indexes, int sent, Future<PublishResult> result) {
+  record Flight(List<PendingEvents.Entry> batch, int[] indexes, int sent, Future<PublishResult> result,
+      StreamProgress progress) {
     boolean answered() {
       return result.isDone();
     }
@@ -81,8 +86,11 @@ final class PublishPipeline implements AutoCloseable {
     void send() throws SQLException;
   }
 
-  /** Hands the readable events to the publisher thread; unreadable ones are dead-lettered when it settles. */
-  Flight submit(List<PendingEvents.Entry> batch) {
+  /**
+   * Hands the readable events to the publisher thread; unreadable ones are dead-lettered when it
+   * settles. {@code progress} is the slot's place once the batch is delivered, or {@code null}.
+   */
+  Flight submit(List<PendingEvents.Entry> batch, StreamProgress progress) {
     List<Message> messages = new ArrayList<>(batch.size());
     int[] indexes = new int[batch.size()];
     for (int i = 0; i < batch.size(); i++) {
@@ -102,7 +110,7 @@ final class PublishPipeline implements AutoCloseable {
             return PublishResult.allFailed(messages.size(), e);
           }
         });
-    return new Flight(batch, indexes, messages.size(), result);
+    return new Flight(batch, indexes, messages.size(), result, progress);
   }
 
   /** Waits for the broker's answer, keeping the replication connection alive meanwhile. */
@@ -134,9 +142,25 @@ final class PublishPipeline implements AutoCloseable {
 
   /**
    * Settles every event of {@code flight} from {@code result}. Dead letters are saved before any
-   * event counts as done: when they cannot be, this throws and the stream is read again.
+   * event counts as done: when they cannot be, this throws and the stream is read again. With
+   * exactly-once delivery the batch's transaction is committed, with its place in the stream, only
+   * when no event of it is retried; otherwise it is aborted and every event of it is sent again.
+   * A commit that throws ends the session: the next one reads the place back from the broker.
    */
   void settle(Flight flight, PublishResult result) {
+    List<SettleRule.Outcome> outcomes = rule.settle(sent(flight), result, ThreadLocalRandom.current());
+    if (transactions == null) {
+      record(flight, outcomes, true, () -> {});
+      return;
+    }
+    boolean retried = outcomes.stream().anyMatch(o -> o.fate() == SettleRule.Fate.RETRY);
+    if (retried) {
+      transactions.abort("an event failed and is retried");
+    }
+    record(flight, outcomes, !retried, retried ? () -> {} : () -> transactions.commit(flight.progress(), flight.batch()));
+  }
+
+  private static List<SettleRule.Sent> sent(Flight flight) {
     List<SettleRule.Sent> sent = new ArrayList<>(flight.batch().size());
     for (int i = 0; i < flight.batch().size(); i++) {
       PendingEvents.Entry e = flight.batch().get(i);
@@ -144,7 +168,15 @@ final class PublishPipeline implements AutoCloseable {
           ? SettleRule.Sent.sent(e.orderKey(), flight.indexes()[i], e.attempts(), e.failures())
           : SettleRule.Sent.unreadable(e.orderKey(), e.event().unreadable()));
     }
-    List<SettleRule.Outcome> outcomes = rule.settle(sent, result, ThreadLocalRandom.current());
+    return sent;
+  }
+
+  /**
+   * Applies the outcomes: dead letters saved first, then {@code delivering} run (a commit), then
+   * every event marked. An acknowledged event counts as done only when {@code delivered}; in an
+   * aborted transaction it is sent again.
+   */
+  private void record(Flight flight, List<SettleRule.Outcome> outcomes, boolean delivered, Runnable delivering) {
     Instant now = clock.instant();
     List<Message> acknowledged = new ArrayList<>();
     List<DeadLetter> letters = new ArrayList<>();
@@ -155,8 +187,9 @@ final class PublishPipeline implements AutoCloseable {
       SettleRule.Outcome o = outcomes.get(i);
       switch (o.fate()) {
         case ACKNOWLEDGED -> {
-          acknowledged.add(e.event().message());
-          e.done();
+          if (delivered) {
+            acknowledged.add(e.event().message());
+          }
         }
         case DEAD_LETTERED -> {
           letters.add(letter(e, o.error(), o.attempts()));
@@ -171,6 +204,17 @@ final class PublishPipeline implements AutoCloseable {
       }
     }
     deadLetters.saveDeadLetterCopies(letters); // throws when it cannot: the stream is read again
+    delivering.run();
+    for (int i = 0; i < outcomes.size(); i++) {
+      if (outcomes.get(i).fate() == SettleRule.Fate.ACKNOWLEDGED) {
+        PendingEvents.Entry e = flight.batch().get(i);
+        if (delivered) {
+          e.done();
+        } else {
+          e.heldBack(); // its transaction was aborted
+        }
+      }
+    }
     lettered.forEach(PendingEvents.Entry::done);
     for (DeadLetter d : letters) {
       log.warn("slot {}: dead-lettered {} (type {}, key {}) after {} attempt(s): {}", slot,

@@ -48,7 +48,12 @@ public final class SlotCheckpoints {
    * @param takenAt the start of the transaction that took the snapshot: never after it, so every
    *     transaction the snapshot does not see as ended committed after this time
    */
-  public record Candidate(long deliveredBelow, long[] stillOpen, long lsn, int timeline, Instant takenAt) {}
+  public record Candidate(long deliveredBelow, long[] stillOpen, long lsn, int timeline, Instant takenAt) {
+    /** Whether transaction {@code xid} (a full id) had ended when the snapshot was taken. */
+    public boolean covers(long xid) {
+      return SlotCheckpoints.covers(deliveredBelow, stillOpen, xid);
+    }
+  }
 
   /**
    * The checkpoint as stored.
@@ -58,7 +63,28 @@ public final class SlotCheckpoints {
    *     after it may not be delivered, one committed before it was (column {@code marked_at})
    */
   public record Mark(long deliveredBelow, long[] stillOpen, long lsn, int timeline, boolean walMessages,
-      Instant takenAt) {}
+      Instant takenAt) {
+    /**
+     * Whether transaction {@code xid} (a full id) had ended when the snapshot was taken: every
+     * outbox row it wrote is delivered, since a checkpoint is written only once everything it
+     * covers was.
+     */
+    public boolean covers(long xid) {
+      return SlotCheckpoints.covers(deliveredBelow, stillOpen, xid);
+    }
+  }
+
+  private static boolean covers(long deliveredBelow, long[] stillOpen, long xid) {
+    if (xid >= deliveredBelow) {
+      return false;
+    }
+    for (long open : stillOpen) {
+      if (open == xid) {
+        return false;
+      }
+    }
+    return true;
+  }
 
   /**
    * The slot as the server shows it, where it exists.

@@ -1,8 +1,10 @@
 package io.txbox.cdc.internal;
 
+import io.txbox.Delivery;
 import io.txbox.spi.DeadLetterSink;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.Publisher;
+import io.txbox.spi.TransactionalPublisher;
 import io.txbox.spi.support.LoopGuard;
 import java.nio.ByteBuffer;
 import java.sql.SQLException;
@@ -13,6 +15,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +43,8 @@ public final class StreamLoop implements Runnable {
   private final SlotCheckpoints checkpoints;
   private final SlotRecovery recovery;
   private final PublishPipeline pipeline;
+  /** The broker transactions of exactly-once delivery; {@code null} at least once. */
+  private final SlotTransactions transactions;
   private final DataSource dataSource;
   private final LoopGuard guard;
   private final Clock clock = Clock.systemUTC();
@@ -55,18 +60,30 @@ public final class StreamLoop implements Runnable {
   private volatile int pendingCount;
   private volatile boolean walMessagesSeen;
   private boolean toldStandby;
+  /** The slot's checkpoint when this session began streaming; loop thread only. */
+  private SlotCheckpoints.Mark covering;
+  /** Events passed in this session because they were delivered before; loop thread only. */
+  private long passedInSession;
+  private boolean toldPassed;
   private Duration errorPause = FIRST_ERROR_PAUSE;
   /** The checkpoint waiting for the slot to be confirmed past its position; checkpoint thread only. */
   private SlotCheckpoints.Candidate candidate;
 
+  /**
+   * @param outboxId the outbox's own id, kept with exactly-once progress at the broker (read when
+   *     the relay first streams); {@code null} when the tables keep none
+   */
   public StreamLoop(StreamSettings settings, Publisher publisher, DeadLetterSink deadLetters,
-      DataSource dataSource, Metrics metrics) {
+      DataSource dataSource, Metrics metrics, Supplier<String> outboxId) {
     this.settings = settings;
     this.dataSource = dataSource;
     this.checkpoints = new SlotCheckpoints(dataSource, settings.tables().slotCheckpoint(), settings.slot());
     this.calls = new ServerCalls(settings.slot(), settings.waitWarning(), clock);
     this.recovery = new SlotRecovery(settings.slot(), checkpoints, dataSource, calls);
-    this.pipeline = new PublishPipeline(settings, publisher, deadLetters, checkpoints, metrics, clock);
+    this.transactions = settings.delivery() == Delivery.EXACTLY_ONCE
+        ? new SlotTransactions(settings.slot(), (TransactionalPublisher) publisher, outboxId, metrics)
+        : null;
+    this.pipeline = new PublishPipeline(settings, publisher, deadLetters, checkpoints, metrics, clock, transactions);
     this.guard = new LoopGuard("txbox logical relay of slot " + settings.slot());
   }
 
@@ -150,6 +167,16 @@ public final class StreamLoop implements Runnable {
    * or the connection fails; a standby waits its turn and returns.
    */
   private void session() throws SQLException {
+    try {
+      streamSlot();
+    } finally {
+      if (transactions != null) {
+        transactions.abandon(); // a session that failed mid-batch leaves nothing open at the broker
+      }
+    }
+  }
+
+  private void streamSlot() throws SQLException {
     if (!prepareSlot()) {
       return; // stopped during the catch-up
     }
@@ -162,7 +189,7 @@ public final class StreamLoop implements Runnable {
       problem = null;
       toldStandby = false;
       log.info("slot {}: streaming (this relay is the active one)", settings.slot());
-      stream(session);
+      stream(session, transactions == null ? StreamProgress.NONE : transactions.takeOver(reference()));
     } catch (SQLException e) {
       if (!ReplicationSession.OBJECT_IN_USE.equals(e.getSQLState())) {
         throw new StreamFailure(describeFailure(e), e);
@@ -180,14 +207,40 @@ public final class StreamLoop implements Runnable {
     }
   }
 
-  /** Relays what the slot's checkpoint does not cover (see {@link SlotRecovery}); returns whether to stream now. */
+  /**
+   * Relays what the slot's checkpoint does not cover (see {@link SlotRecovery}), then reads the
+   * checkpoint the stream starts from; returns whether to stream now.
+   */
   private boolean prepareSlot() {
     try {
       Optional<SlotCheckpoints.Mark> from = recovery.catchUpFrom(); // its calls are watched there
-      return from.isEmpty() || catchUp(from.get());
+      if (from.isPresent() && !catchUp(from.get())) {
+        return false;
+      }
+      covering = calls.run("the database to read the checkpoint of slot " + settings.slot(), checkpoints::read)
+          .orElse(null);
+      return true;
     } catch (SQLException | RuntimeException e) {
       throw new StreamFailure("cannot prepare slot " + settings.slot() + ": " + e.getMessage(), e);
     }
+  }
+
+  /** A full transaction id of about now, which the stream's 32-bit ids are read near. */
+  private long reference() {
+    return covering != null ? covering.deliveredBelow()
+        : calls.run("the database to read a checkpoint of slot " + settings.slot(), checkpoints::candidate)
+            .deliveredBelow();
+  }
+
+  /**
+   * Whether the slot's checkpoint covers {@code committed}: its outbox rows were delivered before,
+   * from the stream or, after a failover that lost the slot, from the table. Such a transaction is
+   * read again when a failover slot came over behind the checkpoint, or when it committed between
+   * the slot's creation and the catch-up's snapshot.
+   */
+  private boolean rowsDelivered(CommittedTransaction committed) {
+    return covering != null && committed.xid() != 0
+        && covering.covers(DeliveredPastMark.widen(covering.deliveredBelow(), committed.xid()));
   }
 
   /**
@@ -196,8 +249,18 @@ public final class StreamLoop implements Runnable {
    * first: the checkpoint stays, and the next start catches up again.
    */
   private boolean catchUp(SlotCheckpoints.Mark from) throws SQLException {
+    DeliveredPastMark.Note delivered = DeliveredPastMark.Note.NONE;
+    if (transactions != null) {
+      transactions.takeOver(from.deliveredBelow()); // the catch-up's batches are broker transactions too
+      delivered = transactions.deliveredPastCheckpoint();
+      if (!delivered.complete()) {
+        log.warn("slot {}: the broker's note of what the former stream delivered past the checkpoint is incomplete"
+            + " (more than {} ranges of transactions were delivered between two checkpoints): some of its rows may"
+            + " be sent again", settings.slot(), DeliveredPastMark.MAX_RANGES);
+      }
+    }
     try (OutboxCatchUp rows = new OutboxCatchUp(dataSource, settings.tables().outbox(),
-        settings.tables().setting(), from)) {
+        settings.tables().setting(), from, delivered)) {
       PendingEvents pending = new PendingEvents();
       boolean exhausted = false;
       Duration pause = MIN_PAUSE;
@@ -210,7 +273,7 @@ public final class StreamLoop implements Runnable {
         }
         List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
         if (!batch.isEmpty()) {
-          PublishPipeline.Flight flight = pipeline.submit(batch);
+          PublishPipeline.Flight flight = pipeline.submit(batch, null);
           pipeline.settle(flight, pipeline.await(flight, () -> {}, settings.statusInterval()));
           pause = MIN_PAUSE;
         } else if (!pending.isEmpty()) {
@@ -221,8 +284,8 @@ public final class StreamLoop implements Runnable {
         report(pending);
         if (exhausted && pending.isEmpty()) {
           writeCheckpoint(rows.snapshot(), from.walMessages() || walMessagesSeen);
-          log.info("slot {}: relayed {} outbox row(s) the checkpoint did not cover; streaming", settings.slot(),
-              rows.read());
+          log.info("slot {}: relayed {} outbox row(s) the checkpoint did not cover, passed {} the former stream had"
+              + " delivered; streaming", settings.slot(), rows.read(), rows.passed());
           return true;
         }
       }
@@ -260,6 +323,9 @@ public final class StreamLoop implements Runnable {
       checkpoints.write(c, walMessages);
       return null;
     });
+    if (transactions != null) {
+      transactions.covered(c);
+    }
   }
 
   /** What waiting for a commit of {@code what} means, and its usual causes. */
@@ -293,15 +359,19 @@ public final class StreamLoop implements Runnable {
    * Reads, publishes and confirms, pipelined: while one batch is with the broker the loop goes on
    * reading and decoding, and the next batch leaves as soon as the previous one is settled. One
    * batch at a time keeps each key's order, since a key with an event in flight sends no other.
+   * With exactly-once delivery a batch is the next events in commit order, whatever their keys, and
+   * the events {@code delivered} covers (the broker holds them from before) are passed, not sent.
    */
-  private void stream(ReplicationSession session) throws SQLException {
+  private void stream(ReplicationSession session, StreamProgress delivered) throws SQLException {
     TransactionAssembler assembler = new TransactionAssembler(
         settings.messagePrefix(), settings.tables().schema(), settings.tables().outboxName());
     PendingEvents pending = new PendingEvents();
     PublishPipeline.Flight flight = null;
     Duration pause = MIN_PAUSE;
+    passedInSession = 0;
+    toldPassed = false;
     while (running) {
-      boolean progress = read(session, assembler, pending, flight);
+      boolean progress = read(session, assembler, pending, flight, delivered);
       if (flight != null && flight.answered()) {
         pipeline.settle(flight, pipeline.await(flight, session::sendStatus, settings.statusInterval()));
         flight = null;
@@ -313,11 +383,8 @@ public final class StreamLoop implements Runnable {
         }
       }
       if (flight == null) {
-        List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
-        if (!batch.isEmpty()) {
-          flight = pipeline.submit(batch);
-          progress = true;
-        }
+        flight = submitNext(pending);
+        progress |= flight != null;
       }
       confirm(session, pending, assembler);
       if (progress) {
@@ -334,6 +401,16 @@ public final class StreamLoop implements Runnable {
       confirm(session, pending, assembler);
     }
     session.sendStatus();
+  }
+
+  /** Hands the next sendable batch to the broker; {@code null} when none is sendable. */
+  private PublishPipeline.Flight submitNext(PendingEvents pending) {
+    if (transactions == null) {
+      List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
+      return batch.isEmpty() ? null : pipeline.submit(batch, null);
+    }
+    List<PendingEvents.Entry> batch = pending.sendableInOrder(clock.instant(), settings.batchSize());
+    return batch.isEmpty() ? null : pipeline.submit(batch, batch.get(batch.size() - 1).place());
   }
 
   /** Confirms the end of the finished transactions at the head; returns whether the position moved. */
@@ -366,7 +443,7 @@ public final class StreamLoop implements Runnable {
    * what is ready to send. While a batch is with the broker, reading on gathers the next one.
    */
   private boolean read(ReplicationSession session, TransactionAssembler assembler, PendingEvents pending,
-      PublishPipeline.Flight flight) throws SQLException {
+      PublishPipeline.Flight flight, StreamProgress delivered) throws SQLException {
     boolean any = false;
     while (pending.size() < settings.maxPending()) {
       ByteBuffer data = session.readPending();
@@ -376,13 +453,28 @@ public final class StreamLoop implements Runnable {
       any = true;
       Optional<CommittedTransaction> committed = assembler.accept(session.lastReceived(), data);
       if (committed.isPresent()) {
-        pending.add(committed.get());
+        notePassed(committed.get(), pending.add(committed.get(), delivered, rowsDelivered(committed.get())));
         if (flight == null || flight.answered()) {
           break;
         }
       }
     }
     return any;
+  }
+
+  /**
+   * Counts the events passed because they were delivered before (the broker holds them, or the
+   * slot's checkpoint covers their rows), and logs how many once the first event that was not
+   * arrives: what the restart or the failover did not send twice.
+   */
+  private void notePassed(CommittedTransaction committed, int passed) {
+    passedInSession += passed;
+    if (passed < committed.events().size() && passedInSession > 0 && !toldPassed) {
+      log.info("slot {}: passed {} event(s) read again from the slot that were delivered before (the broker's"
+          + " exactly-once place holds them, or the slot's checkpoint covers their rows)", settings.slot(),
+          passedInSession);
+      toldPassed = true;
+    }
   }
 
   private Duration untilDue(PendingEvents pending, Duration pause) {

@@ -1,5 +1,6 @@
 package io.txbox.cdc.internal;
 
+import io.txbox.Delivery;
 import io.txbox.RetryPolicy;
 import io.txbox.postgres.PostgresTables;
 import java.time.Duration;
@@ -21,4 +22,5 @@ public record StreamSettings(
     Duration drainTimeout,
     Duration checkpointInterval,
     Duration waitWarning,
-    RetryPolicy retryPolicy) {}
+    RetryPolicy retryPolicy,
+    Delivery delivery) {}

@@ -93,10 +93,10 @@ public final class TransactionAssembler {
   private static StreamEvent rowEvent(long lsn, PgOutput.Relation relation, PgOutput.Insert insert) {
     InsertedRow row = new InsertedRow(relation, insert);
     try {
-      return StreamEvent.of(lsn, OutboxRowText.message(row));
+      return StreamEvent.of(lsn, OutboxRowText.message(row)).asRow();
     } catch (IllegalArgumentException e) {
       return StreamEvent.unreadable(lsn, row.describe(), "text/plain; charset=utf-8",
-          "outbox row at " + Lsn.format(lsn) + ": " + e.getMessage());
+          "outbox row at " + Lsn.format(lsn) + ": " + e.getMessage()).asRow();
     }
   }
 }

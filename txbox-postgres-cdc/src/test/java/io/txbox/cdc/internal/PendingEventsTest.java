@@ -74,6 +74,43 @@ class PendingEventsTest {
     assertThat(lsns(pending.sendable(now, 2))).containsExactly(1L, 2L);
   }
 
+  @Test
+  void inOrderABatchEndsAtTheFirstEventThatWaitsWhateverItsKey() {
+    PendingEvents pending = new PendingEvents();
+    pending.add(tx(100, event(1, "a"), event(2, "b")));
+    pending.add(tx(200, event(3, "c")));
+    List<PendingEvents.Entry> first = pending.sendableInOrder(now, 10);
+    assertThat(lsns(first)).containsExactly(1L, 2L, 3L);
+    first.forEach(PendingEvents.Entry::sent);
+    first.get(0).done();
+    first.get(1).failed(1, now.plusSeconds(5));
+    first.get(2).heldBack(); // its transaction was aborted: sent again
+    assertThat(pending.sendableInOrder(now, 10)).as("c waits behind b, though its key is another").isEmpty();
+    assertThat(pending.sendable(now, 10)).as("per key, c would go on").hasSize(1);
+    assertThat(lsns(pending.sendableInOrder(now.plusSeconds(5), 10))).containsExactly(2L, 3L);
+  }
+
+  @Test
+  void eventsTheBrokerHoldsArePassedUpToTheTransactionAndEventItNames() {
+    PendingEvents pending = new PendingEvents();
+    StreamProgress delivered = new StreamProgress(200, 1);
+    assertThat(pending.add(tx(100, event(1, "a")), delivered, false)).isOne();
+    assertThat(pending.add(tx(200, event(2, "a"), event(3, "a")), delivered, false)).isOne();
+    assertThat(pending.add(tx(300, event(4, "a")), delivered, false)).isZero();
+    List<PendingEvents.Entry> batch = pending.sendableInOrder(now, 10);
+    assertThat(lsns(batch)).containsExactly(3L, 4L);
+    assertThat(batch.get(0).place()).isEqualTo(new StreamProgress(200, 2));
+    assertThat(batch.get(1).place()).isEqualTo(new StreamProgress(300, 1));
+    assertThat(pending.confirmable()).hasValue(100);
+  }
+
+  @Test
+  void theRowsOfATransactionTheCheckpointCoversArePassedAndItsWalMessagesAreNot() {
+    PendingEvents pending = new PendingEvents();
+    assertThat(pending.add(tx(100, event(1, "a").asRow(), event(2, "b")), StreamProgress.NONE, true)).isOne();
+    assertThat(lsns(pending.sendableInOrder(now, 10))).containsExactly(2L);
+  }
+
   private static CommittedTransaction tx(long end, StreamEvent... events) {
     return new CommittedTransaction(1, end, Instant.EPOCH, List.of(events));
   }

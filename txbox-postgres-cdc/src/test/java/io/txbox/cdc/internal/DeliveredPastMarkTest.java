@@ -1,0 +1,117 @@
+package io.txbox.cdc.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.txbox.Message;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class DeliveredPastMarkTest {
+  private static final long EPOCH = 3L << 32; // full ids past a wraparound: the stream's 32 bits need widening
+  private final Instant now = Instant.parse("2026-11-30T10:00:00Z");
+
+  @Test
+  void theNoteNamesEveryTransactionDeliveredAsRangesAndTheOneDeliveredInPart() {
+    DeliveredPastMark delivered = new DeliveredPastMark();
+    delivered.restore(null, EPOCH + 100);
+    delivered.delivered(batch(tx(101, 1, 1), tx(102, 2, 2), tx(104, 3, 1)), now);
+    DeliveredPastMark.Note note = DeliveredPastMark.parse(delivered.note());
+    assertThat(note.ranges()).containsExactly(java.util.Map.entry(EPOCH + 101, EPOCH + 102),
+        java.util.Map.entry(EPOCH + 104, EPOCH + 104));
+    assertThat(note.partialXid()).as("the last transaction, one of its three events delivered").isEqualTo(EPOCH + 104);
+    assertThat(note.partialRows()).isOne();
+    assertThat(note.deliveredWhole(EPOCH + 102)).isTrue();
+    assertThat(note.deliveredWhole(EPOCH + 103)).isFalse();
+    assertThat(note.deliveredWhole(EPOCH + 104)).as("in part").isFalse();
+    assertThat(note.complete()).isTrue();
+
+    delivered.delivered(batch(tx(104, 3, 3)), now); // the rest of it
+    assertThat(DeliveredPastMark.parse(delivered.note()).partialXid()).isZero();
+    delivered.delivered(batch(tx(103, 1, 1)), now); // committed after 104: fills the gap
+    assertThat(DeliveredPastMark.parse(delivered.note()).ranges())
+        .containsExactly(java.util.Map.entry(EPOCH + 101, EPOCH + 104));
+  }
+
+  @Test
+  void aCheckpointWrittenForgetsWhatItCoversButTheTransactionsItSawOpen() {
+    DeliveredPastMark delivered = new DeliveredPastMark();
+    delivered.restore(null, EPOCH + 100);
+    delivered.delivered(batch(tx(101, 1, 1), tx(102, 1, 1), tx(103, 1, 1), tx(110, 1, 1)), now);
+    delivered.covered(new SlotCheckpoints.Candidate(EPOCH + 105, new long[] {EPOCH + 102}, 0, 1, now));
+    assertThat(DeliveredPastMark.parse(delivered.note()).ranges()).containsExactly(
+        java.util.Map.entry(EPOCH + 102, EPOCH + 102), java.util.Map.entry(EPOCH + 110, EPOCH + 110));
+  }
+
+  @Test
+  void aNoteReadBackIsWhereANewStreamerGoesOnAndGarbageIsRefused() {
+    DeliveredPastMark first = new DeliveredPastMark();
+    first.restore(null, EPOCH);
+    first.delivered(batch(tx(7, 2, 1)), now);
+    DeliveredPastMark next = new DeliveredPastMark();
+    next.restore(first.note(), EPOCH);
+    assertThat(next.note()).isEqualTo(first.note());
+    assertThatThrownBy(() -> DeliveredPastMark.parse("<script>")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("did not write");
+    assertThat(DeliveredPastMark.parse(null)).isEqualTo(DeliveredPastMark.Note.NONE);
+  }
+
+  @Test
+  void beyondItsRangesItSaysItIsIncompleteUntilACheckpointTakenLaterIsWritten() {
+    DeliveredPastMark delivered = new DeliveredPastMark();
+    delivered.restore(null, EPOCH);
+    List<PendingEvents.Entry> many = new ArrayList<>();
+    for (int i = 0; i <= DeliveredPastMark.MAX_RANGES; i++) {
+      many.addAll(batch(tx(2 * i + 1, 1, 1))); // every other id: no range joins another
+    }
+    delivered.delivered(many, now);
+    assertThat(DeliveredPastMark.parse(delivered.note()).complete()).isFalse();
+    assertThat(delivered.note().length()).isLessThan(io.txbox.spi.TransactionalPublisher.MAX_NOTE_CHARS);
+    delivered.covered(new SlotCheckpoints.Candidate(EPOCH + 10, new long[0], 0, 1, now.minusSeconds(1)));
+    assertThat(DeliveredPastMark.parse(delivered.note()).complete()).as("taken before the last unrecorded").isFalse();
+    delivered.covered(new SlotCheckpoints.Candidate(EPOCH + 10, new long[0], 0, 1, now.plusSeconds(1)));
+    assertThat(DeliveredPastMark.parse(delivered.note()).complete()).isTrue();
+  }
+
+  @Test
+  void a32BitIdIsWidenedToTheFullIdNearestTheReference() {
+    assertThat(DeliveredPastMark.widen(EPOCH + 5, 3)).isEqualTo(EPOCH + 3);
+    assertThat(DeliveredPastMark.widen(EPOCH + 5, 0xFFFF_FFF0L)).as("just before the wraparound")
+        .isEqualTo(EPOCH - 16);
+    assertThat(DeliveredPastMark.widen(EPOCH - 3, 2)).as("just after it").isEqualTo(EPOCH + 2);
+  }
+
+  /** A transaction's events as the stream gives them: 32-bit id, its event count, how many of them. */
+  private record Tx(long xid, int size, int taken) {}
+
+  private static Tx tx(long xid, int size, int taken) {
+    return new Tx(xid, size, taken);
+  }
+
+  private static List<PendingEvents.Entry> batch(Tx... txs) {
+    PendingEvents pending = new PendingEvents();
+    List<PendingEvents.Entry> all = new ArrayList<>();
+    long lsn = 100;
+    for (Tx t : txs) {
+      List<StreamEvent> events = new ArrayList<>();
+      for (int i = 0; i < t.size; i++) {
+        events.add(StreamEvent.of(lsn++, Message.builder().destination("d").type("T").payload(new byte[0]).build())
+            .asRow());
+      }
+      pending.add(new CommittedTransaction(t.xid & 0xFFFF_FFFFL, lsn++, Instant.EPOCH, events));
+    }
+    for (PendingEvents.Entry e : pending.sendableInOrder(Instant.EPOCH, Integer.MAX_VALUE)) {
+      all.add(e);
+    }
+    // keep only the first 'taken' events of each transaction
+    List<PendingEvents.Entry> taken = new ArrayList<>();
+    int index = 0;
+    for (Tx t : txs) {
+      taken.addAll(all.subList(index, index + t.taken));
+      index += t.size;
+    }
+    return taken;
+  }
+}
