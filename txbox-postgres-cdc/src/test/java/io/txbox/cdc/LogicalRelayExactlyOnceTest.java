@@ -84,6 +84,50 @@ class LogicalRelayExactlyOnceTest {
     }
   }
 
+  /**
+   * What a failover to a standby without the slot leaves (PostgreSQL before 17): no slot, and a
+   * checkpoint taken on the former timeline. The next relay makes the slot again and relays from
+   * the table what the checkpoint does not cover. Stopped a third of the way through, that
+   * catch-up is taken up by the next relay where Kafka says it stood, in its first snapshot:
+   * nothing is sent twice.
+   */
+  @Test
+  void aCatchUpFromTheTableStoppedHalfwayIsTakenUpWhereItStoodAndSendsNothingTwice() throws Exception {
+    Outbox outbox = db.tableOutbox();
+    try (LogicalRelay first = db.relay(exactlyOnce()).delivery(Delivery.EXACTLY_ONCE)
+        .checkpointInterval(Duration.ofMillis(100)).build().start()) {
+      db.commit(outbox, event("k", "streamed"));
+      java.time.Instant committed = java.time.Instant.now();
+      read(r -> r.size() >= 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> checkpointTakenAfter(committed));
+    }
+    int rows = 600;
+    db.exec("INSERT INTO " + db.store.outboxTable() + " (id, key, type, destination, payload, content_type, headers,"
+        + " created_at) SELECT gen_random_uuid(), 'k' || i % 17, 'Test', '" + topic + "', convert_to(i::text, 'UTF8'),"
+        + " 'text/plain', '{}'::jsonb, now() FROM generate_series(1, " + rows + ") i");
+    db.exec("SELECT pg_drop_replication_slot('" + db.schema + "')"); // the rows are in no slot now
+    db.exec("UPDATE " + db.store.tables().slotCheckpoint() + " SET timeline = timeline - 1"); // the former primary's
+    try (LogicalRelay stopped = db.relay(exactlyOnce()).delivery(Delivery.EXACTLY_ONCE).batchSize(1).build().start()) {
+      read(r -> r.size() >= 1 + rows / 3);
+    }
+    try (LogicalRelay next = db.relay(exactlyOnce()).delivery(Delivery.EXACTLY_ONCE).build().start()) {
+      List<TopicReader.Received> got = read(r -> TopicReader.distinctIds(r).size() >= 1 + rows);
+      assertThat(TopicReader.distinctIds(got)).hasSize(1 + rows);
+      assertThat(got).as("no event twice").hasSize(1 + rows);
+    }
+  }
+
+  private boolean checkpointTakenAfter(java.time.Instant instant) throws Exception {
+    try (java.sql.Connection c = db.dataSource.getConnection();
+        java.sql.PreparedStatement p = c.prepareStatement("SELECT marked_at FROM "
+            + db.store.tables().slotCheckpoint() + " WHERE slot = ?")) {
+      p.setString(1, db.schema);
+      try (java.sql.ResultSet rs = p.executeQuery()) {
+        return rs.next() && rs.getTimestamp(1).toInstant().isAfter(instant);
+      }
+    }
+  }
+
   @Test
   void aPublisherThatCannotPublishTransactionallyIsRefusedNamingWhatToUse() {
     LogicalRelay.Builder b = db.relay(KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())

@@ -11,5 +11,12 @@ import java.util.List;
  * @param endLsn the end of the commit record: a restart after it never sees this transaction again
  * @param commitTime when the transaction committed
  * @param events the transaction's events; never empty
+ * @param bucket the outbox bucket of rows the catch-up read from the table; -1 from the stream
  */
-public record CommittedTransaction(long xid, long endLsn, Instant commitTime, List<StreamEvent> events) {}
+public record CommittedTransaction(long xid, long endLsn, Instant commitTime, List<StreamEvent> events, int bucket) {
+
+  /** A transaction read from the stream. */
+  public CommittedTransaction(long xid, long endLsn, Instant commitTime, List<StreamEvent> events) {
+    this(xid, endLsn, commitTime, events, -1);
+  }
+}

@@ -56,14 +56,18 @@ public final class OutboxCatchUp implements AutoCloseable {
    * @param setting the setting table, schema included, which holds the bucket count
    * @param from the checkpoint: what is delivered already
    * @param delivered what the former stream delivered past the checkpoint, by the broker's note
+   * @param resume how far an earlier catch-up from {@code from} got, to take it up in its snapshot;
+   *     {@code null} to start one
    */
   public OutboxCatchUp(DataSource dataSource, String outbox, String setting, SlotCheckpoints.Mark from,
-      DeliveredPastMark.Note delivered) throws SQLException {
+      DeliveredPastMark.Note delivered, CatchUpProgress resume) throws SQLException {
     this.connection = dataSource.getConnection();
     try {
       connection.setAutoCommit(false);
       connection.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-      this.snapshot = snapshot(connection);
+      SlotCheckpoints.Candidate own = snapshot(connection);
+      // Taken up, only the rows the first snapshot saw: those committed since are the new slot's
+      this.snapshot = resume == null ? own : resume.snapshot();
       this.buckets = bucketCount(connection, setting);
       this.partialThrough = partialThrough(connection, outbox, delivered);
     } catch (SQLException | RuntimeException e) {
@@ -73,7 +77,13 @@ public final class OutboxCatchUp implements AutoCloseable {
     this.outbox = outbox;
     this.from = from;
     this.delivered = delivered;
-    startBucket();
+    if (resume == null) {
+      startBucket();
+    } else {
+      bucket = resume.bucket();
+      afterTx = resume.tx();
+      afterPosition = resume.position();
+    }
   }
 
   /** The position of the last row delivered of the transaction the note says was delivered in part. */
@@ -139,6 +149,7 @@ public final class OutboxCatchUp implements AutoCloseable {
     try (PreparedStatement p = connection.prepareStatement("SELECT " + COLUMNS + " FROM " + outbox + " o"
         + " WHERE o.bucket = ? AND (o.tx_id, o.position) > (?::xid8, ?)"
         + " AND (o.tx_id >= ?::xid8 OR o.tx_id = ANY (?::xid8[]))"
+        + " AND o.tx_id < ?::xid8 AND NOT o.tx_id = ANY (?::xid8[])" // what the snapshot saw
         + " ORDER BY o.tx_id, o.position LIMIT ?")) {
       p.setInt(1, bucket);
       p.setString(2, Long.toUnsignedString(Math.max(0, afterTx)));
@@ -146,7 +157,10 @@ public final class OutboxCatchUp implements AutoCloseable {
       p.setString(4, Long.toUnsignedString(from.deliveredBelow()));
       p.setArray(5, connection.createArrayOf("text",
           Arrays.stream(from.stillOpen()).mapToObj(Long::toUnsignedString).toArray(String[]::new)));
-      p.setInt(6, max);
+      p.setString(6, Long.toUnsignedString(snapshot.deliveredBelow()));
+      p.setArray(7, connection.createArrayOf("text",
+          Arrays.stream(snapshot.stillOpen()).mapToObj(Long::toUnsignedString).toArray(String[]::new)));
+      p.setInt(8, max);
       List<StreamEvent> events = new ArrayList<>();
       long txId = -1;
       seen = 0;
@@ -161,7 +175,7 @@ public final class OutboxCatchUp implements AutoCloseable {
             continue;
           }
           if (rowTx != txId && !events.isEmpty()) {
-            transactions.add(new CommittedTransaction(txId, 0, null, events));
+            transactions.add(new CommittedTransaction(txId, 0, null, events, bucket));
             events = new ArrayList<>();
           }
           txId = rowTx;
@@ -170,7 +184,7 @@ public final class OutboxCatchUp implements AutoCloseable {
         }
       }
       if (!events.isEmpty()) {
-        transactions.add(new CommittedTransaction(txId, 0, null, events));
+        transactions.add(new CommittedTransaction(txId, 0, null, events, bucket));
       }
     }
     return transactions;

@@ -25,6 +25,7 @@ public final class PendingEvents {
     private final String orderKey;
     private final StreamProgress place;
     private final long xid;
+    private final int bucket;
     private final int transactionSize;
     private final int rowsUpTo;
     private int attempts;
@@ -33,10 +34,11 @@ public final class PendingEvents {
     private boolean inFlight;
     private boolean done;
 
-    private Entry(StreamEvent event, StreamProgress place, long xid, int transactionSize, int rowsUpTo) {
+    private Entry(StreamEvent event, StreamProgress place, long xid, int bucket, int transactionSize, int rowsUpTo) {
       this.event = event;
       this.place = place;
       this.xid = xid;
+      this.bucket = bucket;
       this.transactionSize = transactionSize;
       this.rowsUpTo = rowsUpTo;
       // Events without a key are ordered with nothing: each is its own key.
@@ -53,9 +55,17 @@ public final class PendingEvents {
       return place;
     }
 
-    /** Its transaction's id, the 32 bits the stream reports; 0 for a WAL message outside any. */
+    /**
+     * Its transaction's id: the 32 bits the stream reports (0 for a WAL message outside any), or
+     * the full id of a row the catch-up read.
+     */
     public long xid() {
       return xid;
+    }
+
+    /** The outbox bucket of a row the catch-up read from the table; -1 from the stream. */
+    public int bucket() {
+      return bucket;
     }
 
     /** How many events its transaction holds. */
@@ -146,7 +156,7 @@ public final class PendingEvents {
     for (StreamEvent e : committed.events()) {
       rows += e.row() ? 1 : 0;
       Entry entry = new Entry(e, new StreamProgress(committed.endLsn(), entries.size() + 1), committed.xid(),
-          committed.events().size(), rows);
+          committed.bucket(), committed.events().size(), rows);
       if (delivered.covers(entry.place) || (rowsDelivered && e.row())) {
         entry.done = true;
         passed++;

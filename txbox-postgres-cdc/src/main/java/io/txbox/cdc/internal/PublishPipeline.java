@@ -71,11 +71,12 @@ final class PublishPipeline implements AutoCloseable {
 
   /**
    * A batch with the broker: its entries, each entry's index among the messages sent ({@code -1}
-   * for an unreadable one, never sent), the broker's answer to come, and the slot's place once it
-   * is delivered ({@code null} for a batch of the catch-up, which has none).
+   * for an unreadable one, never sent), the broker's answer to come, and, with exactly-once
+   * delivery, the slot's place once it is delivered, or, for a batch of the catch-up, how far the
+   * catch-up got then (each {@code null} otherwise).
    */
   record Flight(List<PendingEvents.Entry> batch, int[] indexes, int sent, Future<PublishResult> result,
-      StreamProgress progress) {
+      StreamProgress progress, CatchUpProgress catchUp) {
     boolean answered() {
       return result.isDone();
     }
@@ -88,9 +89,10 @@ final class PublishPipeline implements AutoCloseable {
 
   /**
    * Hands the readable events to the publisher thread; unreadable ones are dead-lettered when it
-   * settles. {@code progress} is the slot's place once the batch is delivered, or {@code null}.
+   * settles. {@code progress} is the slot's place once the batch is delivered, {@code catchUp} how
+   * far the catch-up got then; either may be {@code null}.
    */
-  Flight submit(List<PendingEvents.Entry> batch, StreamProgress progress) {
+  Flight submit(List<PendingEvents.Entry> batch, StreamProgress progress, CatchUpProgress catchUp) {
     List<Message> messages = new ArrayList<>(batch.size());
     int[] indexes = new int[batch.size()];
     for (int i = 0; i < batch.size(); i++) {
@@ -110,7 +112,7 @@ final class PublishPipeline implements AutoCloseable {
             return PublishResult.allFailed(messages.size(), e);
           }
         });
-    return new Flight(batch, indexes, messages.size(), result, progress);
+    return new Flight(batch, indexes, messages.size(), result, progress, catchUp);
   }
 
   /** Waits for the broker's answer, keeping the replication connection alive meanwhile. */
@@ -157,7 +159,8 @@ final class PublishPipeline implements AutoCloseable {
     if (retried) {
       transactions.abort("an event failed and is retried");
     }
-    record(flight, outcomes, !retried, retried ? () -> {} : () -> transactions.commit(flight.progress(), flight.batch()));
+    Runnable commit = () -> transactions.commit(flight.progress(), flight.catchUp(), flight.batch());
+    record(flight, outcomes, !retried, retried ? () -> {} : commit);
   }
 
   private static List<SettleRule.Sent> sent(Flight flight) {

@@ -7,6 +7,7 @@ import io.txbox.spi.TransactionalPublisher;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +34,8 @@ final class SlotTransactions {
   private final Supplier<String> outboxId;
   private final Metrics metrics;
   private final DeliveredPastMark delivered = new DeliveredPastMark();
+  /** How far the last catch-up got, as the last take-over read it; {@code null} for none. */
+  private CatchUpProgress catchUp;
   private boolean started;
 
   SlotTransactions(String slot, TransactionalPublisher publisher, Supplier<String> outboxId, Metrics metrics) {
@@ -51,12 +54,15 @@ final class SlotTransactions {
    */
   synchronized StreamProgress takeOver(long reference) {
     if (!started) {
-      publisher.start(slot, MEMBER, 1, outboxId.get()); // registers the id: fences the previous streamer
+      publisher.start(slot, MEMBER, 2, outboxId.get()); // registers the id: fences the previous streamer
       started = true;
     }
-    Map<Integer, Checkpoint> held = publisher.takeOver(Map.of(BUCKET, MEMBER), List.of(MEMBER));
+    Map<Integer, Checkpoint> held = publisher.takeOver(Map.of(BUCKET, MEMBER, CatchUpProgress.BUCKET, MEMBER),
+        List.of(MEMBER));
     StreamProgress place = StreamProgress.of(held.get(BUCKET));
     delivered.restore(publisher.notes().get(BUCKET), reference);
+    catchUp = CatchUpProgress.parse(held.get(CatchUpProgress.BUCKET),
+        publisher.notes().get(CatchUpProgress.BUCKET));
     log.info("slot {}: the broker holds every event up to {} (event {} of the transaction ending there)", slot,
         Lsn.format(place.endLsn()), place.events());
     return place;
@@ -65,6 +71,11 @@ final class SlotTransactions {
   /** What the note read by the last {@link #takeOver} says was delivered past the checkpoint. */
   synchronized DeliveredPastMark.Note deliveredPastCheckpoint() {
     return DeliveredPastMark.parse(delivered.note());
+  }
+
+  /** How far a catch-up from {@code from} got before, as the broker keeps it; empty for none. */
+  synchronized Optional<CatchUpProgress> catchUpFrom(SlotCheckpoints.Mark from) {
+    return Optional.ofNullable(catchUp).filter(c -> c.startedFrom(from));
   }
 
   /** The checkpoint {@code mark} was just written: the note forgets what it covers. */
@@ -78,17 +89,20 @@ final class SlotTransactions {
   }
 
   /**
-   * Commits the transaction of {@code batch} with the slot's new place, and the note, or without
-   * moving them when {@code progress} is {@code null} (the catch-up from the table, which has no
-   * place in the stream). Throws when the commit failed or was fenced: it may or may not have
-   * happened, and the session ends, so that the next one reads the place and the note back.
+   * Commits the transaction of {@code batch} with the slot's new place and the note, or, for a
+   * batch of the catch-up from the table, with how far the catch-up got ({@code catchUp}; {@code
+   * null} keeps none). Throws when the commit failed or was fenced: it may or may not have
+   * happened, and the session ends, so that the next one reads them back.
    */
-  void commit(StreamProgress progress, List<PendingEvents.Entry> batch) {
+  void commit(StreamProgress progress, CatchUpProgress catchUp, List<PendingEvents.Entry> batch) {
     try {
-      if (progress == null) {
-        publisher.commit(Map.of());
-      } else {
+      if (progress != null) {
         publisher.commit(Map.of(BUCKET, progress.checkpoint()), Map.of(BUCKET, noteWith(batch)));
+      } else if (catchUp != null) {
+        publisher.commit(Map.of(CatchUpProgress.BUCKET, catchUp.checkpoint()),
+            Map.of(CatchUpProgress.BUCKET, catchUp.note()));
+      } else {
+        publisher.commit(Map.of());
       }
     } catch (FencedException e) {
       metrics.transaction(slot, Metrics.TransactionOutcome.FENCED);

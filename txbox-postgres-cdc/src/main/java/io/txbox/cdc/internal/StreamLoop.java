@@ -250,9 +250,15 @@ public final class StreamLoop implements Runnable {
    */
   private boolean catchUp(SlotCheckpoints.Mark from) throws SQLException {
     DeliveredPastMark.Note delivered = DeliveredPastMark.Note.NONE;
+    CatchUpProgress resume = null;
     if (transactions != null) {
       transactions.takeOver(from.deliveredBelow()); // the catch-up's batches are broker transactions too
       delivered = transactions.deliveredPastCheckpoint();
+      resume = transactions.catchUpFrom(from).orElse(null);
+      if (resume != null) {
+        log.info("slot {}: taking up the catch-up from the table that stopped at bucket {}, row {} of transaction {}",
+            settings.slot(), resume.bucket(), resume.position(), resume.tx());
+      }
       if (!delivered.complete()) {
         log.warn("slot {}: the broker's note of what the former stream delivered past the checkpoint is incomplete"
             + " (more than {} ranges of transactions were delivered between two checkpoints): some of its rows may"
@@ -260,7 +266,7 @@ public final class StreamLoop implements Runnable {
       }
     }
     try (OutboxCatchUp rows = new OutboxCatchUp(dataSource, settings.tables().outbox(),
-        settings.tables().setting(), from, delivered)) {
+        settings.tables().setting(), from, delivered, resume)) {
       PendingEvents pending = new PendingEvents();
       boolean exhausted = false;
       Duration pause = MIN_PAUSE;
@@ -271,9 +277,13 @@ public final class StreamLoop implements Runnable {
           exhausted = page.isEmpty();
           page.forEach(pending::add);
         }
-        List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
+        // Exactly once, in the catch-up's order: how far it got is then the last row sent.
+        List<PendingEvents.Entry> batch = transactions == null
+            ? pending.sendable(clock.instant(), settings.batchSize())
+            : pending.sendableInOrder(clock.instant(), settings.batchSize());
         if (!batch.isEmpty()) {
-          PublishPipeline.Flight flight = pipeline.submit(batch, null);
+          PublishPipeline.Flight flight = pipeline.submit(batch, null, transactions == null ? null
+              : CatchUpProgress.of(from, rows.snapshot(), batch.get(batch.size() - 1)));
           pipeline.settle(flight, pipeline.await(flight, () -> {}, settings.statusInterval()));
           pause = MIN_PAUSE;
         } else if (!pending.isEmpty()) {
@@ -407,10 +417,10 @@ public final class StreamLoop implements Runnable {
   private PublishPipeline.Flight submitNext(PendingEvents pending) {
     if (transactions == null) {
       List<PendingEvents.Entry> batch = pending.sendable(clock.instant(), settings.batchSize());
-      return batch.isEmpty() ? null : pipeline.submit(batch, null);
+      return batch.isEmpty() ? null : pipeline.submit(batch, null, null);
     }
     List<PendingEvents.Entry> batch = pending.sendableInOrder(clock.instant(), settings.batchSize());
-    return batch.isEmpty() ? null : pipeline.submit(batch, batch.get(batch.size() - 1).place());
+    return batch.isEmpty() ? null : pipeline.submit(batch, batch.get(batch.size() - 1).place(), null);
   }
 
   /** Confirms the end of the finished transactions at the head; returns whether the position moved. */
