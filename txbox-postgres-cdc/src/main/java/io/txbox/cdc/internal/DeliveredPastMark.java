@@ -100,6 +100,11 @@ final class DeliveredPastMark {
     reference = below;
   }
 
+  /** What the note says now, as {@link #parse} would read it back. */
+  Note asNote() {
+    return new Note(new TreeMap<>(ranges), partialXid, partialRows, unrecordedSince == null);
+  }
+
   /** The note to keep beside the place at the broker. */
   String note() {
     StringBuilder b = new StringBuilder("1|");

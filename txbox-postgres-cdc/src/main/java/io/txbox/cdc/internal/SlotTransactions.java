@@ -70,7 +70,7 @@ final class SlotTransactions {
 
   /** What the note read by the last {@link #takeOver} says was delivered past the checkpoint. */
   synchronized DeliveredPastMark.Note deliveredPastCheckpoint() {
-    return DeliveredPastMark.parse(delivered.note());
+    return delivered.asNote();
   }
 
   /** How far a catch-up from {@code from} got before, as the broker keeps it; empty for none. */

@@ -27,6 +27,7 @@ class DeliveredPastMarkTest {
     assertThat(note.deliveredWhole(EPOCH + 103)).isFalse();
     assertThat(note.deliveredWhole(EPOCH + 104)).as("in part").isFalse();
     assertThat(note.complete()).isTrue();
+    assertThat(delivered.asNote()).as("what the note says, without writing and reading it").isEqualTo(note);
 
     delivered.delivered(batch(tx(104, 3, 3)), now); // the rest of it
     assertThat(DeliveredPastMark.parse(delivered.note()).partialXid()).isZero();
