@@ -14,7 +14,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -29,12 +28,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Its progress is also kept in the outbox's own terms ({@link SlotCheckpoints}), which reach
  * the standbys with the data. Before each session {@link SlotRecovery} looks at the slot, and the
- * outbox rows its checkpoint does not cover are relayed first, through the same pipeline. Each
- * session runs under a {@link LoopGuard}: nothing it throws ends the loop.
+ * outbox rows its checkpoint does not cover are relayed first, through the same pipeline
+ * ({@link TableCatchUp}). Each session runs under a {@link LoopGuard}: nothing it throws ends the
+ * loop.
  */
 public final class StreamLoop implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(StreamLoop.class);
-  private static final Duration MIN_PAUSE = Duration.ofNanos(100_000);
   private static final Duration FIRST_ERROR_PAUSE = Duration.ofMillis(100);
   /** Longest pause between attempts: a failover's new primary is tried within seconds of taking writes. */
   private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(5);
@@ -43,9 +42,10 @@ public final class StreamLoop implements Runnable {
   private final SlotCheckpoints checkpoints;
   private final SlotRecovery recovery;
   private final PublishPipeline pipeline;
+  private final TableCatchUp catchUp;
+  private final Pacing pacing;
   /** The broker transactions of exactly-once delivery; {@code null} at least once. */
   private final SlotTransactions transactions;
-  private final DataSource dataSource;
   private final LoopGuard guard;
   private final Clock clock = Clock.systemUTC();
   private final ServerCalls calls;
@@ -76,7 +76,6 @@ public final class StreamLoop implements Runnable {
   public StreamLoop(StreamSettings settings, Publisher publisher, DeadLetterSink deadLetters,
       DataSource dataSource, Metrics metrics, Supplier<String> outboxId) {
     this.settings = settings;
-    this.dataSource = dataSource;
     this.checkpoints = new SlotCheckpoints(dataSource, settings.tables().slotCheckpoint(), settings.slot());
     this.calls = new ServerCalls(settings.slot(), settings.waitWarning(), clock);
     this.recovery = new SlotRecovery(settings.slot(), checkpoints, dataSource, calls);
@@ -84,6 +83,8 @@ public final class StreamLoop implements Runnable {
         ? new SlotTransactions(settings.slot(), (TransactionalPublisher) publisher, outboxId, metrics)
         : null;
     this.pipeline = new PublishPipeline(settings, publisher, deadLetters, checkpoints, metrics, clock, transactions);
+    this.pacing = new Pacing(() -> running, settings.idleInterval(), clock);
+    this.catchUp = new TableCatchUp(settings, dataSource, pipeline, transactions, calls, pacing, clock);
     this.guard = new LoopGuard("txbox logical relay of slot " + settings.slot());
   }
 
@@ -145,7 +146,7 @@ public final class StreamLoop implements Runnable {
     troubled = true;
     problem = e instanceof StreamFailure ? e.getMessage() : String.valueOf(e);
     log.info("slot {}: trying again in {} ms", settings.slot(), errorPause.toMillis());
-    pause(errorPause);
+    pacing.pause(errorPause);
     Duration next = errorPause.multipliedBy(2);
     errorPause = next.compareTo(MAX_ERROR_PAUSE) > 0 ? MAX_ERROR_PAUSE : next;
   }
@@ -199,7 +200,7 @@ public final class StreamLoop implements Runnable {
             settings.slot(), settings.standbyInterval().toMillis());
         toldStandby = true;
       }
-      pause(settings.standbyInterval());
+      pacing.pause(settings.standbyInterval());
     } finally {
       streaming = false;
       oldestPending = null;
@@ -214,8 +215,12 @@ public final class StreamLoop implements Runnable {
   private boolean prepareSlot() {
     try {
       Optional<SlotCheckpoints.Mark> from = recovery.catchUpFrom(); // its calls are watched there
-      if (from.isPresent() && !catchUp(from.get())) {
-        return false;
+      if (from.isPresent()) {
+        Optional<SlotCheckpoints.Candidate> caughtUp = catchUp.run(from.get(), this::report);
+        if (caughtUp.isEmpty()) {
+          return false;
+        }
+        writeCheckpoint(caughtUp.get(), from.get().walMessages() || walMessagesSeen);
       }
       covering = calls.run("the database to read the checkpoint of slot " + settings.slot(), checkpoints::read)
           .orElse(null);
@@ -241,66 +246,6 @@ public final class StreamLoop implements Runnable {
   private boolean rowsDelivered(CommittedTransaction committed) {
     return covering != null && committed.xid() != 0
         && covering.covers(DeliveredPastMark.widen(covering.deliveredBelow(), committed.xid()));
-  }
-
-  /**
-   * Publishes the outbox rows {@code from} does not cover, through the same pipeline as the
-   * stream, then writes the catch-up's snapshot as the checkpoint. Returns false when stopped
-   * first: the checkpoint stays, and the next start catches up again.
-   */
-  private boolean catchUp(SlotCheckpoints.Mark from) throws SQLException {
-    DeliveredPastMark.Note delivered = DeliveredPastMark.Note.NONE;
-    CatchUpProgress resume = null;
-    if (transactions != null) {
-      transactions.takeOver(from.deliveredBelow()); // the catch-up's batches are broker transactions too
-      delivered = transactions.deliveredPastCheckpoint();
-      resume = transactions.catchUpFrom(from).orElse(null);
-      if (resume != null) {
-        log.info("slot {}: taking up the catch-up from the table that stopped at bucket {}, row {} of transaction {}",
-            settings.slot(), resume.bucket(), resume.position(), resume.tx());
-      }
-      if (!delivered.complete()) {
-        log.warn("slot {}: the broker's note of what the former stream delivered past the checkpoint is incomplete"
-            + " (more than {} ranges of transactions were delivered between two checkpoints): some of its rows may"
-            + " be sent again", settings.slot(), DeliveredPastMark.MAX_RANGES);
-      }
-    }
-    try (OutboxCatchUp rows = new OutboxCatchUp(dataSource, settings.tables().outbox(),
-        settings.tables().setting(), from, delivered, resume)) {
-      PendingEvents pending = new PendingEvents();
-      boolean exhausted = false;
-      Duration pause = MIN_PAUSE;
-      while (running) {
-        while (!exhausted && pending.size() < settings.maxPending()) {
-          List<CommittedTransaction> page = calls.call("the database to read the outbox rows the checkpoint of slot "
-              + settings.slot() + " does not cover", () -> rows.next(settings.batchSize()));
-          exhausted = page.isEmpty();
-          page.forEach(pending::add);
-        }
-        // Exactly once, in the catch-up's order: how far it got is then the last row sent.
-        List<PendingEvents.Entry> batch = transactions == null
-            ? pending.sendable(clock.instant(), settings.batchSize())
-            : pending.sendableInOrder(clock.instant(), settings.batchSize());
-        if (!batch.isEmpty()) {
-          PublishPipeline.Flight flight = pipeline.submit(batch, null, transactions == null ? null
-              : CatchUpProgress.of(from, rows.snapshot(), batch.get(batch.size() - 1)));
-          pipeline.settle(flight, pipeline.await(flight, () -> {}, settings.statusInterval()));
-          pause = MIN_PAUSE;
-        } else if (!pending.isEmpty()) {
-          pause(untilDue(pending, pause)); // retries and delayed events wait for their time
-          pause = longer(pause);
-        }
-        pending.confirmable(); // drops what is done
-        report(pending);
-        if (exhausted && pending.isEmpty()) {
-          writeCheckpoint(rows.snapshot(), from.walMessages() || walMessagesSeen);
-          log.info("slot {}: relayed {} outbox row(s) the checkpoint did not cover, passed {} the former stream had"
-              + " delivered; streaming", settings.slot(), rows.read(), rows.passed());
-          return true;
-        }
-      }
-      return false;
-    }
   }
 
   /**
@@ -377,7 +322,7 @@ public final class StreamLoop implements Runnable {
         settings.messagePrefix(), settings.tables().schema(), settings.tables().outboxName());
     PendingEvents pending = new PendingEvents();
     PublishPipeline.Flight flight = null;
-    Duration pause = MIN_PAUSE;
+    Duration pause = Pacing.MIN_PAUSE;
     passedInSession = 0;
     toldPassed = false;
     while (running) {
@@ -398,12 +343,12 @@ public final class StreamLoop implements Runnable {
       }
       confirm(session, pending, assembler);
       if (progress) {
-        pause = MIN_PAUSE;
+        pause = Pacing.MIN_PAUSE;
       } else if (flight != null) {
         pipeline.waitBriefly(flight, settings.idleInterval());
       } else {
-        pause(untilDue(pending, pause));
-        pause = longer(pause);
+        pacing.pause(pacing.untilDue(pending, pause));
+        pause = pacing.longer(pause);
       }
     }
     if (flight != null) { // a graceful stop settles and confirms the batch in hand
@@ -487,38 +432,14 @@ public final class StreamLoop implements Runnable {
     }
   }
 
-  private Duration untilDue(PendingEvents pending, Duration pause) {
-    Instant due = pending.nextDue();
-    if (due == null) {
-      return pause;
-    }
-    Duration left = Duration.between(clock.instant(), due);
-    return left.compareTo(pause) < 0 ? (left.isNegative() ? MIN_PAUSE : left) : pause;
-  }
-
   /** Keeps what the status shows of the events in hand. */
   private void report(PendingEvents pending) {
     oldestPending = pending.oldestCommitTime();
     pendingCount = pending.size();
   }
 
-  private Duration longer(Duration pause) {
-    Duration doubled = pause.multipliedBy(2);
-    return doubled.compareTo(settings.idleInterval()) > 0 ? settings.idleInterval() : doubled;
-  }
-
   private void confirm(ReplicationSession session, long lsn) {
     session.confirm(lsn);
     confirmedLsn = session.confirmed();
-  }
-
-  /** Sleeps, in slices short enough that a stop is seen within 100 ms. */
-  private void pause(Duration d) {
-    long end = System.nanoTime() + d.toNanos();
-    long left = d.toNanos();
-    while (running && left > 0) {
-      LockSupport.parkNanos(Math.min(left, 100_000_000L));
-      left = end - System.nanoTime();
-    }
   }
 }
