@@ -96,8 +96,8 @@ class PackageGraphTest {
   @Test
   void theServerAndTheStarterNameNoDatabaseButThroughItsDatabase() {
     assertThat(databasesNamedBy("io.txbox.jdbc")).as("the JDBC core is every database's: name none").isEmpty();
-    assertThat(databasesNamedBy("io.txbox.server")).as("find databases through io.txbox.jdbc.Database").isEmpty();
-    assertThat(databasesNamedBy("io.txbox.spring")).as("find databases through io.txbox.jdbc.Database").isEmpty();
+    assertThat(databasesNamedBy("io.txbox.server")).as("find databases through io.txbox.jdbc.spi.Database").isEmpty();
+    assertThat(databasesNamedBy("io.txbox.spring")).as("find databases through io.txbox.jdbc.spi.Database").isEmpty();
   }
 
   /**
@@ -109,7 +109,7 @@ class PackageGraphTest {
   void theServerTheStarterAndTheJdbcCoreReachNoDriver() {
     for (String module : List.of("io.txbox.jdbc", "io.txbox.server", "io.txbox.spring")) {
       assertThat(dependenciesOf(module, target -> DRIVERS.stream().anyMatch(target::startsWith)))
-          .as("%s: ask the URL's io.txbox.jdbc.Database for what a driver does", module).isEmpty();
+          .as("%s: ask the URL's io.txbox.jdbc.spi.Database for what a driver does", module).isEmpty();
     }
   }
 
@@ -156,7 +156,7 @@ class PackageGraphTest {
         }
       }
     }
-    assertThat(found).as("ask the URL's io.txbox.jdbc.Database for the SQL").isEmpty();
+    assertThat(found).as("ask the URL's io.txbox.jdbc.spi.Database for the SQL").isEmpty();
   }
 
   private static final List<String> DRIVERS = List.of("org.postgresql.", "org.mariadb.", "com.mysql.");

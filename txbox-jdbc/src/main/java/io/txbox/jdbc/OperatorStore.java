@@ -8,8 +8,7 @@ import java.util.List;
  * console and the Spring meters and health take one.
  *
  * <pre>{@code
- * OperatorStore store = Database.forUrl(jdbcUrl).orElseThrow()
- *     .operatorStore(dataSource, new Database.Tables("public", "txbox_"));
+ * OperatorStore store = PostgresOutboxStore.builder(dataSource).schema("shop").build();
  * StoreStatus status = store.status(10_000);
  * long waiting = store.deadLetters().count(Scope.ALL);
  * }</pre>

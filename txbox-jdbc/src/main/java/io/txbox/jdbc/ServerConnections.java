@@ -1,6 +1,7 @@
 package io.txbox.jdbc;
 
 import io.txbox.TxboxException;
+import io.txbox.jdbc.spi.Database;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

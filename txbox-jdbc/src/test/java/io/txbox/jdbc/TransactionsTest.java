@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.txbox.TxboxException;
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.Transactions;
 import io.txbox.testkit.TestDatabase;
 import java.sql.PreparedStatement;
 import org.junit.jupiter.api.AfterEach;

@@ -1,7 +1,7 @@
 package io.txbox.mariadb;
 
 import io.txbox.Message;
-import io.txbox.jdbc.sql.JdbcInboxStore;
+import io.txbox.jdbc.spi.JdbcInboxStore;
 import io.txbox.mariadb.internal.MariaDbDialect;
 import io.txbox.mariadb.internal.MariaDbInboxQueue;
 import io.txbox.mariadb.internal.MariaDbTables;

@@ -1,11 +1,11 @@
 package io.txbox.mariadb;
 
-import io.txbox.jdbc.Database;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.sql.ComposedOutboxStore;
-import io.txbox.jdbc.sql.JdbcJanitorStore;
-import io.txbox.jdbc.sql.JdbcOperatorStore;
-import io.txbox.jdbc.sql.JdbcStatus;
+import io.txbox.jdbc.spi.ComposedOutboxStore;
+import io.txbox.jdbc.spi.Database;
+import io.txbox.jdbc.spi.JdbcJanitorStore;
+import io.txbox.jdbc.spi.JdbcOperatorStore;
+import io.txbox.jdbc.spi.JdbcStatus;
 import io.txbox.mariadb.internal.MariaDbDialect;
 import io.txbox.mariadb.internal.MariaDbLogKey;
 import io.txbox.mariadb.internal.MariaDbMigration;
@@ -127,12 +127,9 @@ public final class MariaDbOutboxStore extends ComposedOutboxStore {
 
     /** The store; refuses settings out of their range, naming the setting and the rule. */
     public MariaDbOutboxStore build() {
-      if (buckets < 1 || buckets > MAX_BUCKETS) {
-        throw new IllegalArgumentException("buckets must be 1 to " + MAX_BUCKETS + ", was " + buckets);
-      }
       MariaDbTables tables = new MariaDbTables(tablePrefix);
-      return new MariaDbOutboxStore(this, tables, new MariaDbRelayStore(dataSource, tables),
-          new MariaDbMigration(dataSource, tables, buckets));
+      MariaDbMigration migration = MariaDbMigration.of(tables, buckets); // checks the bucket count
+      return new MariaDbOutboxStore(this, tables, new MariaDbRelayStore(dataSource, tables), migration);
     }
   }
 }

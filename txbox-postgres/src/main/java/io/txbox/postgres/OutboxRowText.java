@@ -1,7 +1,7 @@
 package io.txbox.postgres;
 
 import io.txbox.Message;
-import io.txbox.jdbc.support.JsonHeaders;
+import io.txbox.jdbc.spi.JsonHeaders;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;

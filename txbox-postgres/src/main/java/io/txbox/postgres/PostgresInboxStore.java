@@ -1,7 +1,7 @@
 package io.txbox.postgres;
 
 import io.txbox.Message;
-import io.txbox.jdbc.sql.JdbcInboxStore;
+import io.txbox.jdbc.spi.JdbcInboxStore;
 import io.txbox.postgres.internal.PostgresDialect;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.QueuedMessage;

@@ -1,10 +1,10 @@
 package io.txbox.postgres;
 
 import io.txbox.DeadLetter;
-import io.txbox.jdbc.Database;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.sql.ComposedOutboxStore;
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.ComposedOutboxStore;
+import io.txbox.jdbc.spi.Database;
+import io.txbox.jdbc.spi.Transactions;
 import io.txbox.postgres.internal.PostgresJanitorStore;
 import io.txbox.postgres.internal.PostgresMigration;
 import io.txbox.postgres.internal.PostgresOperatorStore;
@@ -110,8 +110,7 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
           b.idleTransactionTimeout);
       PostgresJanitorStore janitor = new PostgresJanitorStore(tables, new Transactions(b.dataSource),
           b.partitionsAhead, b.partitionLockTimeout);
-      PostgresMigration migration = new PostgresMigration(
-          b.dataSource, tables, b.buckets, b.outboxPartitionSize, b.partitionsAhead);
+      PostgresMigration migration = PostgresMigration.of(tables, b.buckets, b.outboxPartitionSize, b.partitionsAhead);
       return new Parts(tables, relay, janitor, PostgresOperatorStore.create(b.dataSource, tables, relay, migration));
     }
   }
@@ -263,14 +262,6 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
 
     /** Checks the settings and builds the store. */
     public PostgresOutboxStore build() {
-      if (outboxPartitionSize != 0
-          && (outboxPartitionSize < MIN_PARTITION_SIZE || outboxPartitionSize > MAX_PARTITION_SIZE)) {
-        throw new IllegalArgumentException("outboxPartitionSize must be 0 (a plain table) or >= "
-            + MIN_PARTITION_SIZE + " and <= " + MAX_PARTITION_SIZE + ", was " + outboxPartitionSize);
-      }
-      if (partitionsAhead < 1 || partitionsAhead > 100) {
-        throw new IllegalArgumentException("partitionsAhead must be >= 1 and <= 100, was " + partitionsAhead);
-      }
       if (partitionLockTimeout == null || partitionLockTimeout.compareTo(Duration.ofMillis(1)) < 0
           || partitionLockTimeout.compareTo(Duration.ofSeconds(10)) > 0) {
         throw new IllegalArgumentException(
@@ -285,11 +276,7 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
         throw new IllegalArgumentException(
             "idleTransactionTimeout must be >= 1 ms and <= 1 hour, was " + idleTransactionTimeout);
       }
-      if (buckets < 1 || buckets > MAX_BUCKETS) {
-        throw new IllegalArgumentException(
-            "buckets must be >= 1 and <= " + MAX_BUCKETS + ", was " + buckets);
-      }
-      return new PostgresOutboxStore(Parts.of(this));
+      return new PostgresOutboxStore(Parts.of(this)); // the migration checks the buckets and partitions
     }
   }
 }

@@ -1,6 +1,6 @@
 package io.txbox.postgres;
 
-import io.txbox.jdbc.sql.TableNames;
+import io.txbox.jdbc.spi.TableNames;
 import java.sql.SQLException;
 import java.util.regex.Pattern;
 

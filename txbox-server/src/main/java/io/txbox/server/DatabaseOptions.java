@@ -2,11 +2,11 @@ package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.TxboxException;
-import io.txbox.jdbc.Database;
-import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.ServerConnections;
+import io.txbox.jdbc.spi.Database.Capability;
+import io.txbox.jdbc.spi.Database;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.support.Secrets;
 import java.sql.Connection;
@@ -69,12 +69,12 @@ public final class DatabaseOptions {
    */
   public HikariDataSource pool() {
     Database db = database();
-    if (!db.has(Capability.LOGICAL_DECODING)) {
-      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '" + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200)
-          + "' is a " + db.name() + " URL, and this runs on PostgreSQL only (logical decoding is PostgreSQL's): on "
-          + db.name() + ", txbox migrate, relay --source table, status, dead-letters, replay, audit and console run"
-          + " (docs/mariadb.md)");
-    }
+    db.lacks(Capability.LOGICAL_DECODING).ifPresent(why -> {
+      throw new IllegalArgumentException("invalid --jdbc-url (TXBOX_JDBC_URL): '"
+          + TerminalText.of(Secrets.maskUrl(jdbcUrl), 200) + "' is a " + db.name() + " URL, and this needs logical"
+          + " decoding: " + why + ". On " + db.name() + ", txbox migrate, relay --source table, status, dead-letters,"
+          + " replay, audit and console run");
+    });
     return poolOnAnyDatabase();
   }
 
@@ -84,7 +84,7 @@ public final class DatabaseOptions {
    * refused first.
    */
   HikariDataSource operatorPool(CommandSpec spec) {
-    refusePostgresOnlyOptions(spec);
+    refuseWhatTheDatabaseLacks(spec);
     return poolOnAnyDatabase();
   }
 
@@ -248,16 +248,19 @@ public final class DatabaseOptions {
     return new Database.Tables(schema, tablePrefix);
   }
 
+  /** Refuses {@code --schema} when the URL's database keeps its tables in no schema. */
+  void refuseWhatTheDatabaseLacks(CommandSpec spec) {
+    refuseGiven(spec, Capability.SCHEMAS, "--schema");
+  }
+
   /**
-   * Refuses the options that name PostgreSQL things (a schema) when the URL is MariaDB's: the
-   * tables live in the database the URL names.
+   * Refuses {@code options}, those given, when the URL's database lacks {@code needed}, in the
+   * database's own words ({@link Database#lacks}): a setting it would not honour is never ignored
+   * in silence.
    */
-  void refusePostgresOnlyOptions(CommandSpec spec) {
-    Database db = database();
-    if (!db.has(Capability.SCHEMAS)) {
-      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only: on " + db.name() + " the tables live in the"
-          + " database the --jdbc-url names (" + db.exampleUrl() + ")", "--schema");
-    }
+  void refuseGiven(CommandSpec spec, Capability needed, String... options) {
+    database().lacks(needed).ifPresent(why -> TxboxCommand.refuseGiven(spec, "do not apply: " + why + "; drop them",
+        options));
   }
 
   /** The operators' view of the tables these options name, on PostgreSQL or MariaDB. */

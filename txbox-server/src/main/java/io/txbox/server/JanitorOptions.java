@@ -1,7 +1,7 @@
 package io.txbox.server;
 
 import io.txbox.Janitor;
-import io.txbox.jdbc.Database;
+import io.txbox.jdbc.spi.Database;
 import io.txbox.spi.JanitorStore;
 import java.time.Duration;
 import java.util.Optional;

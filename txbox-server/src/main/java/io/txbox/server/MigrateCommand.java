@@ -1,10 +1,10 @@
 package io.txbox.server;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.txbox.jdbc.Database;
-import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.MigrationScript;
+import io.txbox.jdbc.spi.Database.Capability;
+import io.txbox.jdbc.spi.Database;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -83,14 +83,8 @@ final class MigrateCommand implements Callable<Integer> {
 
   /** The options that name what the URL's database cannot do, refused by capability and by name. */
   private void refuseWhatTheDatabaseLacks(Database db) {
-    database.refusePostgresOnlyOptions(spec);
-    if (!db.has(Capability.PARTITIONS)) {
-      TxboxCommand.refuseGiven(spec, "applies to PostgreSQL only (" + db.name() + " has no outbox partitions in"
-          + " txbox): drop it", "--outbox-partition-size");
-    }
-    if (!db.has(Capability.LOGICAL_DECODING)) {
-      TxboxCommand.refuseGiven(spec, "applies to PostgreSQL only (" + db.name() + " has no logical decoding):"
-          + " drop it", "--logical");
-    }
+    database.refuseWhatTheDatabaseLacks(spec);
+    database.refuseGiven(spec, Capability.PARTITIONS, "--outbox-partition-size");
+    database.refuseGiven(spec, Capability.LOGICAL_DECODING, "--logical");
   }
 }

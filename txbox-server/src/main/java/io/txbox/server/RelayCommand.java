@@ -10,10 +10,10 @@ import io.txbox.RetryPolicy;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.ServerWait;
-import io.txbox.jdbc.Database;
-import io.txbox.jdbc.Database.Capability;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.spi.Database.Capability;
+import io.txbox.jdbc.spi.Database;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.JanitorMeters;
 import io.txbox.micrometer.RelayMeters;
@@ -224,16 +224,9 @@ final class RelayCommand implements Callable<Integer> {
 
   /** The options that name what the URL's database cannot do, refused by capability. */
   private void refuseWhatTheDatabaseLacks() {
-    database.refusePostgresOnlyOptions(spec);
-    Database db = database.database();
-    if (!db.has(Capability.NOTIFY)) {
-      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only (" + db.name() + " has no LISTEN/NOTIFY in txbox):"
-          + " drop them", "--no-notify", "--listen-jdbc-url");
-    }
-    if (!db.has(Capability.PARTITIONS)) {
-      TxboxCommand.refuseGiven(spec, "apply to PostgreSQL only (" + db.name() + " has no outbox partitions in"
-          + " txbox): drop them", "--partitions-ahead");
-    }
+    database.refuseWhatTheDatabaseLacks(spec);
+    database.refuseGiven(spec, Capability.NOTIFY, "--no-notify", "--listen-jdbc-url");
+    database.refuseGiven(spec, Capability.PARTITIONS, "--partitions-ahead");
   }
 
   private Duration lease() {

@@ -122,10 +122,13 @@ class CommandLineTest {
     assertThat(run("relay", "--jdbc-url", url, "--broker", "memory", "--memory-space", "s", "--no-notify"))
         .isEqualTo(2);
     assertThat(err.toString())
-        .contains("is a MariaDB URL, and this runs on PostgreSQL only (logical decoding is PostgreSQL's): on MariaDB,"
-            + " txbox migrate, relay --source table, status, dead-letters, replay, audit and console run")
-        .contains("invalid --schema: they apply to PostgreSQL only")
-        .contains("invalid --no-notify: they apply to PostgreSQL only")
+        .contains("is a MariaDB URL, and this needs logical decoding: MariaDB has no logical decoding in txbox: use"
+            + " the table relay. On MariaDB, txbox migrate, relay --source table, status, dead-letters, replay, audit"
+            + " and console run")
+        .contains("invalid --schema: they do not apply: on MariaDB the tables live in the database the JDBC URL names"
+            + " (jdbc:mariadb://host:3306/database); drop them")
+        .contains("invalid --no-notify: they do not apply: MariaDB has no LISTEN/NOTIFY in txbox: relays poll;"
+            + " drop them")
         .doesNotContain("s3cret");
   }
 

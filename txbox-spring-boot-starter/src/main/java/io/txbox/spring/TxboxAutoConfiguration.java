@@ -10,11 +10,11 @@ import io.txbox.Relay;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.WalOutboxStore;
-import io.txbox.jdbc.Database;
-import io.txbox.jdbc.Database.Capability;
-import io.txbox.jdbc.Database.OutboxSettings;
-import io.txbox.jdbc.Database.Tables;
 import io.txbox.jdbc.JdbcOutboxStore;
+import io.txbox.jdbc.spi.Database.Capability;
+import io.txbox.jdbc.spi.Database.OutboxSettings;
+import io.txbox.jdbc.spi.Database.Tables;
+import io.txbox.jdbc.spi.Database;
 import io.txbox.spi.EventWriter;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.JanitorStore;
@@ -172,21 +172,19 @@ public class TxboxAutoConfiguration {
 
   /** A setting the database does not honour would be ignored in silence: it is refused instead. */
   private static void refuseWhatTheDatabaseLacks(Database database, TxboxProperties properties) {
-    String name = database.name();
-    refuse(database, Capability.SCHEMAS, !Tables.DEFAULT_SCHEMA.equals(properties.schema()), "txbox.schema",
-        "on " + name + " the tables live in the database spring.datasource.url names: remove it");
+    refuse(database, Capability.SCHEMAS, !Tables.DEFAULT_SCHEMA.equals(properties.schema()), "txbox.schema");
     refuse(database, Capability.LOGICAL_DECODING, properties.usesLogicalDecoding(),
-        "txbox.relay.source / txbox.outbox.write-mode",
-        name + " has no logical decoding in txbox: use the table relay (the default)");
-    refuse(database, Capability.NOTIFY, properties.relay().listenJdbcUrl() != null, "txbox.relay.listen-jdbc-url",
-        name + " has no LISTEN/NOTIFY in txbox: the relay polls; remove it");
-    refuse(database, Capability.PARTITIONS, properties.outboxPartitionSize() > 0, "txbox.outbox-partition-size",
-        name + "'s outbox is not partitioned: remove it");
+        "txbox.relay.source / txbox.outbox.write-mode");
+    refuse(database, Capability.NOTIFY, properties.relay().listenJdbcUrl() != null, "txbox.relay.listen-jdbc-url");
+    refuse(database, Capability.PARTITIONS, properties.outboxPartitionSize() > 0, "txbox.outbox-partition-size");
   }
 
-  private static void refuse(Database database, Capability needed, boolean given, String setting, String why) {
-    if (given && !database.has(needed)) {
-      throw new IllegalArgumentException("txbox setting refused, " + setting + ": " + why);
+  /** Refuses {@code setting}, when given, in the database's own words ({@link Database#lacks}). */
+  private static void refuse(Database database, Capability needed, boolean given, String setting) {
+    if (given) {
+      database.lacks(needed).ifPresent(why -> {
+        throw new IllegalArgumentException("txbox setting refused, " + setting + ": " + why + "; remove it");
+      });
     }
   }
 

@@ -1,7 +1,7 @@
 package io.txbox.spring;
 
 import io.txbox.Delivery;
-import io.txbox.jdbc.Database;
+import io.txbox.jdbc.spi.Database;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;

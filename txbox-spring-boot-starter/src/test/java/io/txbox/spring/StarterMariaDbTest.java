@@ -105,7 +105,7 @@ class StarterMariaDbTest {
   @Test
   void whatMariaDbLacksIsRefusedAtStartNamingTheSetting() {
     refused("txbox.schema=shop", "txbox setting refused, txbox.schema: on MariaDB the tables live in the database"
-        + " spring.datasource.url names");
+        + " the JDBC URL names");
     refused("txbox.outbox-partition-size=1000", "txbox setting refused, txbox.outbox-partition-size: MariaDB's"
         + " outbox is not partitioned");
     refused("txbox.relay.listen-jdbc-url=" + db.jdbcUrl(), "txbox setting refused, txbox.relay.listen-jdbc-url:"

@@ -1,6 +1,6 @@
 package io.txbox.mariadb.internal;
 
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

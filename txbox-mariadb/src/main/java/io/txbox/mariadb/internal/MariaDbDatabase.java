@@ -1,10 +1,9 @@
 package io.txbox.mariadb.internal;
 
-import io.txbox.jdbc.Database;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.support.NoConnections;
+import io.txbox.jdbc.spi.Database;
 import io.txbox.mariadb.MariaDbInboxStore;
 import io.txbox.mariadb.MariaDbOutboxStore;
 import io.txbox.spi.InboxStore;
@@ -44,6 +43,16 @@ public final class MariaDbDatabase implements Database {
   @Override
   public Set<Capability> capabilities() {
     return Set.of();
+  }
+
+  /** {@inheritDoc} Without schemas, says where the tables are; without partitions, what the outbox is. */
+  @Override
+  public Optional<String> lacks(Capability capability) {
+    return switch (capability) {
+      case SCHEMAS -> Optional.of("on MariaDB the tables live in the database the JDBC URL names (" + exampleUrl() + ")");
+      case PARTITIONS -> Optional.of("MariaDB's outbox is not partitioned");
+      default -> Database.super.lacks(capability);
+    };
   }
 
   /** Connector/J counts milliseconds. */
@@ -116,21 +125,26 @@ public final class MariaDbDatabase implements Database {
   /** {@inheritDoc} The idle limit comes from {@link #relayPoolInitSql}; what MariaDB lacks is refused. */
   @Override
   public JdbcOutboxStore outboxStore(DataSource dataSource, OutboxSettings settings) {
-    if (settings.listen() || settings.listenDataSource() != null) {
-      throw new IllegalArgumentException("listen: MariaDB has no LISTEN/NOTIFY in txbox; relays poll");
-    }
-    if (settings.outboxPartitionSize() > 0 || settings.partitionsAhead() != null
-        || settings.partitionLockTimeout() != null) {
-      throw new IllegalArgumentException("outboxPartitionSize, partitionsAhead, partitionLockTimeout: MariaDB's outbox"
-          + " is not partitioned");
-    }
+    refuseWhatMariaDbLacks(settings);
     return MariaDbOutboxStore.builder(dataSource).tablePrefix(settings.tables().tablePrefix())
         .buckets(settings.buckets()).build();
   }
 
+  private void refuseWhatMariaDbLacks(OutboxSettings settings) {
+    if (settings.listen() || settings.listenDataSource() != null) {
+      throw new IllegalArgumentException("listen: " + lacks(Capability.NOTIFY).orElseThrow());
+    }
+    if (settings.outboxPartitionSize() > 0 || settings.partitionsAhead() != null
+        || settings.partitionLockTimeout() != null) {
+      throw new IllegalArgumentException("outboxPartitionSize, partitionsAhead, partitionLockTimeout: "
+          + lacks(Capability.PARTITIONS).orElseThrow());
+    }
+  }
+
   @Override
   public List<MigrationScript> migrationScripts(OutboxSettings settings) {
-    return outboxStore(new NoConnections(), settings).migrationScripts();
+    refuseWhatMariaDbLacks(settings);
+    return MariaDbMigration.of(new MariaDbTables(settings.tables().tablePrefix()), settings.buckets()).scripts();
   }
 
   @Override

@@ -1,6 +1,6 @@
 package io.txbox.mariadb.internal;
 
-import io.txbox.jdbc.sql.SqlDialect;
+import io.txbox.jdbc.spi.SqlDialect;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;

@@ -1,7 +1,7 @@
 package io.txbox.mariadb.internal;
 
 import io.txbox.Message;
-import io.txbox.jdbc.sql.InboxParking;
+import io.txbox.jdbc.spi.InboxParking;
 import io.txbox.spi.QueuedMessage;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -14,7 +14,7 @@ import java.util.Optional;
 
 /**
  * How {@link io.txbox.InboxQueue}'s workers claim a key on MariaDB: which key's first message may
- * be processed now (what becomes of it is {@link io.txbox.jdbc.sql.JdbcInboxStore}'s, shared).
+ * be processed now (what becomes of it is {@link io.txbox.jdbc.spi.JdbcInboxStore}'s, shared).
  *
  * <p>A worker holds a key by locking the key's first message with {@code FOR UPDATE SKIP
  * LOCKED}. Only a key's first message is ever processed, so while one worker has it, every other

@@ -2,7 +2,8 @@ package io.txbox.mariadb.internal;
 
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
-import io.txbox.jdbc.sql.JdbcOperatorStore;
+import io.txbox.jdbc.spi.JdbcOperatorStore;
+import io.txbox.mariadb.MariaDbOutboxStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -27,12 +28,21 @@ public final class MariaDbMigration implements JdbcOperatorStore.Migration {
       "V4__outbox_id.sql", "V5__relay_fences.sql");
   private static final int LOCK_SECONDS = 60;
 
-  private final DataSource dataSource;
   private final MariaDbTables tables;
   private final int buckets;
 
-  public MariaDbMigration(DataSource dataSource, MariaDbTables tables, int buckets) {
-    this.dataSource = dataSource;
+  /**
+   * The migration of the tables {@code tables} names, refusing a bucket count out of its range,
+   * named as {@link MariaDbOutboxStore.Builder} names it.
+   */
+  public static MariaDbMigration of(MariaDbTables tables, int buckets) {
+    if (buckets < 1 || buckets > MariaDbOutboxStore.MAX_BUCKETS) {
+      throw new IllegalArgumentException("buckets must be 1 to " + MariaDbOutboxStore.MAX_BUCKETS + ", was " + buckets);
+    }
+    return new MariaDbMigration(tables, buckets);
+  }
+
+  private MariaDbMigration(MariaDbTables tables, int buckets) {
     this.tables = tables;
     this.buckets = buckets;
   }
@@ -60,7 +70,8 @@ public final class MariaDbMigration implements JdbcOperatorStore.Migration {
    *
    * @return how many versions it applied
    */
-  public int run() {
+  @Override
+  public int run(DataSource dataSource) {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(true);
       String lock = "txbox_migrate_" + tables.prefix();

@@ -1,7 +1,7 @@
 package io.txbox.mariadb.internal;
 
-import io.txbox.jdbc.sql.JdbcRelayStore;
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.JdbcRelayStore;
+import io.txbox.jdbc.spi.Transactions;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.OpenTransaction;
 import java.util.Optional;

@@ -1,9 +1,9 @@
 package io.txbox.mariadb.internal;
 
 import io.txbox.jdbc.StoreStatus;
-import io.txbox.jdbc.sql.JanitorSql;
-import io.txbox.jdbc.sql.JdbcJanitorStore;
-import io.txbox.jdbc.sql.RelaySql;
+import io.txbox.jdbc.spi.JanitorSql;
+import io.txbox.jdbc.spi.JdbcJanitorStore;
+import io.txbox.jdbc.spi.RelaySql;
 import java.util.List;
 import java.util.stream.Collectors;
 

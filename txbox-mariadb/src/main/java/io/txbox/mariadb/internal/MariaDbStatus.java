@@ -1,6 +1,6 @@
 package io.txbox.mariadb.internal;
 
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.Transactions;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.OpenTransaction;
 import java.sql.Connection;

@@ -1,6 +1,6 @@
 package io.txbox.cdc.internal;
 
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.Transactions;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,6 +1,6 @@
 package io.txbox.postgres.internal;
 
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.Transactions;
 import io.txbox.postgres.PostgresTables;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,12 +1,12 @@
 package io.txbox.postgres.internal;
 
-import io.txbox.jdbc.Database;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.support.NoConnections;
+import io.txbox.jdbc.spi.Database;
 import io.txbox.postgres.PostgresInboxStore;
 import io.txbox.postgres.PostgresOutboxStore;
+import io.txbox.postgres.PostgresTables;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.support.Secrets;
 import java.time.Duration;
@@ -126,7 +126,10 @@ public final class PostgresDatabase implements Database {
 
   @Override
   public List<MigrationScript> migrationScripts(OutboxSettings settings) {
-    return outboxStore(new NoConnections(), settings).migrationScripts();
+    Integer ahead = settings.partitionsAhead();
+    return PostgresMigration.of(new PostgresTables(settings.tables().schema(), settings.tables().tablePrefix()),
+        settings.buckets(), settings.outboxPartitionSize(),
+        ahead == null ? PostgresOutboxStore.DEFAULT_PARTITIONS_AHEAD : ahead).scripts();
   }
 
   @Override

@@ -1,6 +1,6 @@
 package io.txbox.postgres.internal;
 
-import io.txbox.jdbc.sql.LogKey;
+import io.txbox.jdbc.spi.LogKey;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 

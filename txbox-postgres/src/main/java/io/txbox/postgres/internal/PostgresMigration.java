@@ -2,7 +2,8 @@ package io.txbox.postgres.internal;
 
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
-import io.txbox.jdbc.sql.JdbcOperatorStore;
+import io.txbox.jdbc.spi.JdbcOperatorStore;
+import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.postgres.PostgresTables;
 import io.txbox.spi.support.Rollback;
 import java.io.IOException;
@@ -32,19 +33,36 @@ public final class PostgresMigration implements JdbcOperatorStore.Migration {
       "V5__inbox_dead_letters.sql", "V6__audit.sql", "V7__inbox_retry_requests.sql",
       "V8__outbox_check_function.sql", "V9__slot_checkpoint.sql", "V10__outbox_id.sql", "V11__relay_fences.sql");
 
-  private final DataSource dataSource;
   private final PostgresTables tables;
   private final int buckets;
   private final long partitionSize;
   private final int partitionsAhead;
 
   /**
+   * The migration of the tables {@code tables} names, refusing settings out of their range, named
+   * as {@link PostgresOutboxStore.Builder} names them.
+   *
    * @param partitionSize positions per outbox partition, or 0 to leave the outbox as it is (a
    *     plain table, unless an earlier migration partitioned it)
    */
-  public PostgresMigration(DataSource dataSource, PostgresTables tables, int buckets, long partitionSize,
-      int partitionsAhead) {
-    this.dataSource = dataSource;
+  public static PostgresMigration of(PostgresTables tables, int buckets, long partitionSize, int partitionsAhead) {
+    if (buckets < 1 || buckets > PostgresOutboxStore.MAX_BUCKETS) {
+      throw new IllegalArgumentException(
+          "buckets must be >= 1 and <= " + PostgresOutboxStore.MAX_BUCKETS + ", was " + buckets);
+    }
+    if (partitionSize != 0 && (partitionSize < PostgresOutboxStore.MIN_PARTITION_SIZE
+        || partitionSize > PostgresOutboxStore.MAX_PARTITION_SIZE)) {
+      throw new IllegalArgumentException("outboxPartitionSize must be 0 (a plain table) or >= "
+          + PostgresOutboxStore.MIN_PARTITION_SIZE + " and <= " + PostgresOutboxStore.MAX_PARTITION_SIZE
+          + ", was " + partitionSize);
+    }
+    if (partitionsAhead < 1 || partitionsAhead > 100) {
+      throw new IllegalArgumentException("partitionsAhead must be >= 1 and <= 100, was " + partitionsAhead);
+    }
+    return new PostgresMigration(tables, buckets, partitionSize, partitionsAhead);
+  }
+
+  private PostgresMigration(PostgresTables tables, int buckets, long partitionSize, int partitionsAhead) {
     this.tables = tables;
     this.buckets = buckets;
     this.partitionSize = partitionSize;
@@ -57,8 +75,8 @@ public final class PostgresMigration implements JdbcOperatorStore.Migration {
   }
 
   /**
-   * Every version as SQL that creates what {@link #run()} creates and records the version as
-   * {@code run()} does, so that either may follow the other.
+   * Every version as SQL that creates what {@link #run} creates and records the version as
+   * {@code run} does, so that either may follow the other.
    */
   public List<MigrationScript> scripts() {
     List<MigrationScript> scripts = new ArrayList<>();
@@ -78,7 +96,8 @@ public final class PostgresMigration implements JdbcOperatorStore.Migration {
   }
 
   /** Applies the missing versions; returns how many were applied. */
-  public int run() {
+  @Override
+  public int run(DataSource dataSource) {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try {

@@ -2,8 +2,8 @@ package io.txbox.postgres.internal;
 
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.StoreStatus;
-import io.txbox.jdbc.sql.JdbcOperatorStore;
-import io.txbox.jdbc.sql.JdbcStatus;
+import io.txbox.jdbc.spi.JdbcOperatorStore;
+import io.txbox.jdbc.spi.JdbcStatus;
 import io.txbox.postgres.PostgresTables;
 import io.txbox.spi.OutboxStore;
 import java.sql.Connection;

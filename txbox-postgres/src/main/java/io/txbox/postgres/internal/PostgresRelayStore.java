@@ -2,7 +2,7 @@ package io.txbox.postgres.internal;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.Transactions;
 import io.txbox.postgres.PostgresTables;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.BucketProgress;

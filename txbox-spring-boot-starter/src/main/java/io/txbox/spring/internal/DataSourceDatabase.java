@@ -1,6 +1,6 @@
 package io.txbox.spring.internal;
 
-import io.txbox.jdbc.Database;
+import io.txbox.jdbc.spi.Database;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;

@@ -1,8 +1,7 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
 import io.txbox.Relay;
 import io.txbox.jdbc.StoreStatus;
-import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.Backlog;
 import io.txbox.spi.OpenTransaction;
 import java.sql.Connection;

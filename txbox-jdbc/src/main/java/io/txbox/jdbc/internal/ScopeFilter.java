@@ -1,6 +1,7 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.internal;
 
 import io.txbox.jdbc.Scope;
+import io.txbox.jdbc.spi.SqlDialect;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Instant;

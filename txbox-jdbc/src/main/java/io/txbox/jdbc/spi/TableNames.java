@@ -1,4 +1,4 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
 import java.sql.SQLException;
 

@@ -1,6 +1,5 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
-import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.JanitorStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

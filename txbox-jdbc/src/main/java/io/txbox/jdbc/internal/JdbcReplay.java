@@ -1,12 +1,15 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.internal;
 
 import io.txbox.Message;
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.PacedPublishing;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.Scope;
-import io.txbox.jdbc.sql.LogKey.Cursor;
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.LogKey.Cursor;
+import io.txbox.jdbc.spi.LogKey;
+import io.txbox.jdbc.spi.SqlDialect;
+import io.txbox.jdbc.spi.TableNames;
+import io.txbox.jdbc.spi.Transactions;
 import io.txbox.spi.Publisher;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

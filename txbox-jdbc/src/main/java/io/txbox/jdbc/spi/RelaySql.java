@@ -1,4 +1,4 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
 import java.util.Collections;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.txbox.jdbc.support;
+package io.txbox.jdbc.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

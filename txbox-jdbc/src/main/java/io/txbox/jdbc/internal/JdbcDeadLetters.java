@@ -1,8 +1,10 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.internal;
 
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.Scope;
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.spi.SqlDialect;
+import io.txbox.jdbc.spi.TableNames;
+import io.txbox.jdbc.spi.Transactions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,9 +1,7 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
 import io.txbox.DeadLetter;
 import io.txbox.Message;
-import io.txbox.jdbc.support.JsonHeaders;
-import io.txbox.jdbc.support.Transactions;
 import io.txbox.spi.BucketProgress;
 import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;

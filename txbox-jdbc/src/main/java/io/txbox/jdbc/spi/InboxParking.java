@@ -1,8 +1,7 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
-import io.txbox.jdbc.support.JsonHeaders;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,11 +1,12 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
 import io.txbox.jdbc.DeadLetters;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.Replay;
 import io.txbox.jdbc.StoreStatus;
-import io.txbox.jdbc.support.Transactions;
+import io.txbox.jdbc.internal.JdbcDeadLetters;
+import io.txbox.jdbc.internal.JdbcReplay;
 import io.txbox.spi.RelayStore;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -27,10 +28,13 @@ public final class JdbcOperatorStore implements OperatorStore {
   private final Parts parts;
   private final Transactions tx;
 
-  /** A database's migration: applies the missing versions, and renders them as SQL. */
+  /**
+   * A database's migration: renders its versions as SQL from the store's settings alone, and
+   * applies the missing ones to a database.
+   */
   public interface Migration {
-    /** Applies the versions not applied yet; how many it applied. */
-    int run();
+    /** Applies the versions not applied yet to {@code dataSource}'s database; how many it applied. */
+    int run(DataSource dataSource);
 
     /** Every version as SQL; reads no database. */
     List<MigrationScript> scripts();
@@ -71,7 +75,7 @@ public final class JdbcOperatorStore implements OperatorStore {
 
   @Override
   public int migrate() {
-    return parts.migration().run();
+    return parts.migration().run(dataSource);
   }
 
   @Override

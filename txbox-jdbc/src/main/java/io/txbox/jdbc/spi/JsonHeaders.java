@@ -1,4 +1,4 @@
-package io.txbox.jdbc.support;
+package io.txbox.jdbc.spi;
 
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
 /**
  * The statements of a {@link JdbcJanitorStore}, in one database's SQL for one store's tables; the

@@ -1,5 +1,9 @@
-package io.txbox.jdbc;
+package io.txbox.jdbc.spi;
 
+import io.txbox.jdbc.JdbcOutboxStore;
+import io.txbox.jdbc.MigrationScript;
+import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.ServerConnections;
 import io.txbox.spi.InboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -15,10 +19,12 @@ import java.util.Set;
 import javax.sql.DataSource;
 
 /**
- * A database txbox keeps its tables in, as the {@code txbox} command sees it: its name, the URLs
- * that are its, what it can do, and the stores the operators' commands take. Each database module
- * provides one through {@link ServiceLoader} ({@code META-INF/services/io.txbox.jdbc.Database}),
- * so that the command chooses by the JDBC URL instead of naming databases.
+ * A database txbox keeps its tables in, as the front ends (the {@code txbox} command, the Spring
+ * Boot starter, the demo) see it: its name, the URLs that are its, what it can do, and the stores
+ * they build from settings. Each database module provides one through {@link ServiceLoader}
+ * ({@code META-INF/services/io.txbox.jdbc.spi.Database}), so that a front end chooses by the JDBC
+ * URL instead of naming databases. An application builds its database module's store instead
+ * ({@code PostgresOutboxStore.builder(dataSource)}).
  *
  * <pre>{@code
  * Database database = Database.forUrl("jdbc:mariadb://db:3306/shop").orElseThrow();
@@ -28,21 +34,42 @@ import javax.sql.DataSource;
  */
 public interface Database {
 
-  /** What a database can do beyond what every txbox database does. */
+  /**
+   * What a database can do beyond what every txbox database does. A front end refuses a setting
+   * that needs a capability the URL's database lacks, quoting {@link Database#lacks}.
+   */
   enum Capability {
     /** The tables live in a schema the user names; without it, in the database the URL names. */
-    SCHEMAS,
+    SCHEMAS("schemas for its tables", ""),
     /** The database wakes a relay when events commit ({@code LISTEN/NOTIFY}). */
-    NOTIFY,
+    NOTIFY("LISTEN/NOTIFY", "relays poll"),
     /** The outbox can be partitioned by time, and the janitor drops whole partitions. */
-    PARTITIONS,
+    PARTITIONS("outbox partitions", ""),
     /** Logical decoding: the logical relay, WAL messages and replication slots. */
-    LOGICAL_DECODING,
+    LOGICAL_DECODING("logical decoding", "use the table relay"),
     /**
      * txbox can tell when a pooler lends server connections per transaction ({@link #sessionIdQuery}),
      * and then gives the pool the driver's {@link #perTransactionPoolerProperties}.
      */
-    POOLER_DETECTION
+    POOLER_DETECTION("a check for poolers that lend connections per transaction", "");
+
+    private final String what;
+    private final String instead;
+
+    Capability(String what, String instead) {
+      this.what = what;
+      this.instead = instead;
+    }
+
+    /** What it is, in a few words, as a refusal names it. */
+    public String what() {
+      return what;
+    }
+
+    /** What a user does instead on a database without it, or empty. */
+    public String instead() {
+      return instead;
+    }
   }
 
   /**
@@ -127,6 +154,27 @@ public interface Database {
   /** Whether it can do {@code capability}. */
   default boolean has(Capability capability) {
     return capabilities().contains(capability);
+  }
+
+  /**
+   * Why this database cannot do {@code capability}, with what to do instead where there is
+   * something: the words every front end quotes when it refuses a setting that needs it (the
+   * {@code txbox} command names its option, the starter its property). Empty when it can. A
+   * database says more than the default where it helps, as where its tables live instead of in a
+   * schema.
+   *
+   * <pre>{@code
+   * database.lacks(Capability.NOTIFY).ifPresent(why -> {
+   *   throw new IllegalArgumentException("txbox setting refused, txbox.relay.listen-jdbc-url: " + why);
+   * });
+   * }</pre>
+   */
+  default Optional<String> lacks(Capability capability) {
+    if (has(capability)) {
+      return Optional.empty();
+    }
+    String why = name() + " has no " + capability.what() + " in txbox";
+    return Optional.of(capability.instead().isEmpty() ? why : why + ": " + capability.instead());
   }
 
   /** The driver's properties that make a connection attempt give up after {@code timeout}. */

@@ -1,4 +1,4 @@
-package io.txbox.jdbc.support;
+package io.txbox.jdbc.spi;
 
 import io.txbox.TxboxException;
 import io.txbox.spi.support.Rollback;

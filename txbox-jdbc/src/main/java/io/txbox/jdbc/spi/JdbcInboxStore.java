@@ -1,8 +1,8 @@
-package io.txbox.jdbc.sql;
+package io.txbox.jdbc.spi;
 
 import io.txbox.Message;
 import io.txbox.ParkedMessage;
-import io.txbox.jdbc.sql.InboxParking.Body;
+import io.txbox.jdbc.spi.InboxParking.Body;
 import io.txbox.spi.InboxQueueStore;
 import io.txbox.spi.InboxStore;
 import io.txbox.spi.QueuedMessage;
