@@ -114,6 +114,17 @@ class PackageGraphTest {
   }
 
   /**
+   * An application builds its database module's store with that module's builder, the one public
+   * way per database: the examples, written as applications are, reach nothing of
+   * {@code io.txbox.jdbc.spi}, which is the database modules' and the front ends'.
+   */
+  @Test
+  void anApplicationBuildsItsStoreWithoutTheDatabaseModulesSpi() {
+    assertThat(dependenciesOf("io.txbox.examples", target -> target.startsWith("io.txbox.jdbc.spi.")))
+        .as("build the store with its module's builder (PostgresOutboxStore.builder)").isEmpty();
+  }
+
+  /**
    * Logical decoding is one front end's business: outside the classes that run or show the logical
    * relay, the command and the starter import nothing of {@code io.txbox.cdc}, and the JDBC core
    * nothing at all.
