@@ -1,6 +1,5 @@
 package io.txbox.jdbc;
 
-import io.txbox.jdbc.spi.Database;
 import io.txbox.spi.JanitorStore;
 import io.txbox.spi.OutboxStore;
 
@@ -8,7 +7,7 @@ import io.txbox.spi.OutboxStore;
  * A table outbox whole: the writers' and relays' part ({@link OutboxStore}), the janitor's
  * ({@link JanitorStore}) and the operators' ({@link OperatorStore}). Each database module's store
  * is one, built by its builder; a front end that names no database has it built by the URL's
- * {@link Database}.
+ * {@link io.txbox.jdbc.spi.Database}.
  *
  * <pre>{@code
  * JdbcOutboxStore store = PostgresOutboxStore.builder(dataSource).schema("shop").build();

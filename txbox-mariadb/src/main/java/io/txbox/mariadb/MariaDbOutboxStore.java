@@ -65,7 +65,7 @@ public final class MariaDbOutboxStore extends ComposedOutboxStore {
   /** Default number of buckets the log is split into; the most relay instances that share work. */
   public static final int DEFAULT_BUCKETS = Database.OutboxSettings.DEFAULT_BUCKETS;
   /** Most buckets. */
-  public static final int MAX_BUCKETS = 1024;
+  public static final int MAX_BUCKETS = MariaDbMigration.MAX_BUCKETS;
 
   private final MariaDbMigration migration;
 

@@ -77,13 +77,13 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
   /** Default number of buckets the log is split into; the most relay instances that share work. */
   public static final int DEFAULT_BUCKETS = Database.OutboxSettings.DEFAULT_BUCKETS;
   /** Most buckets. */
-  public static final int MAX_BUCKETS = 1024;
+  public static final int MAX_BUCKETS = PostgresMigration.MAX_BUCKETS;
   /** Default least time between two NOTIFYs from one store. */
   public static final Duration DEFAULT_NOTIFY_INTERVAL = Duration.ofMillis(10);
   /** Fewest positions per outbox partition. */
-  public static final long MIN_PARTITION_SIZE = 1_000;
+  public static final long MIN_PARTITION_SIZE = PostgresMigration.MIN_PARTITION_SIZE;
   /** Most positions per outbox partition. */
-  public static final long MAX_PARTITION_SIZE = 1_000_000_000;
+  public static final long MAX_PARTITION_SIZE = PostgresMigration.MAX_PARTITION_SIZE;
   /** Default empty partitions kept ahead of the writers. */
   public static final int DEFAULT_PARTITIONS_AHEAD = Database.OutboxSettings.DEFAULT_PARTITIONS_AHEAD;
   /** Default longest wait for the outbox's lock to create or drop a partition. */

@@ -3,7 +3,6 @@ package io.txbox.jdbc.spi;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.ServerConnections;
 import io.txbox.spi.InboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -182,7 +181,7 @@ public interface Database {
 
   /**
    * A query whose one row and column is the id of the server session that answers it, such as
-   * PostgreSQL's {@code SELECT pg_backend_pid()}: how {@link ServerConnections} tells whether a
+   * PostgreSQL's {@code SELECT pg_backend_pid()}: how {@link io.txbox.jdbc.ServerConnections} tells whether a
    * pooler lends server connections per transaction. Asked of a database with
    * {@link Capability#POOLER_DETECTION}.
    */

@@ -3,7 +3,6 @@ package io.txbox.mariadb.internal;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.spi.JdbcOperatorStore;
-import io.txbox.mariadb.MariaDbOutboxStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -31,13 +30,16 @@ public final class MariaDbMigration implements JdbcOperatorStore.Migration {
   private final MariaDbTables tables;
   private final int buckets;
 
+  /** Most buckets an outbox can have. */
+  public static final int MAX_BUCKETS = 1024;
+
   /**
    * The migration of the tables {@code tables} names, refusing a bucket count out of its range,
-   * named as {@link MariaDbOutboxStore.Builder} names it.
+   * named as the store's builder names it.
    */
   public static MariaDbMigration of(MariaDbTables tables, int buckets) {
-    if (buckets < 1 || buckets > MariaDbOutboxStore.MAX_BUCKETS) {
-      throw new IllegalArgumentException("buckets must be 1 to " + MariaDbOutboxStore.MAX_BUCKETS + ", was " + buckets);
+    if (buckets < 1 || buckets > MAX_BUCKETS) {
+      throw new IllegalArgumentException("buckets must be 1 to " + MAX_BUCKETS + ", was " + buckets);
     }
     return new MariaDbMigration(tables, buckets);
   }

@@ -3,7 +3,6 @@ package io.txbox.postgres.internal;
 import io.txbox.TxboxException;
 import io.txbox.jdbc.MigrationScript;
 import io.txbox.jdbc.spi.JdbcOperatorStore;
-import io.txbox.postgres.PostgresOutboxStore;
 import io.txbox.postgres.PostgresTables;
 import io.txbox.spi.support.Rollback;
 import java.io.IOException;
@@ -33,6 +32,13 @@ public final class PostgresMigration implements JdbcOperatorStore.Migration {
       "V5__inbox_dead_letters.sql", "V6__audit.sql", "V7__inbox_retry_requests.sql",
       "V8__outbox_check_function.sql", "V9__slot_checkpoint.sql", "V10__outbox_id.sql", "V11__relay_fences.sql");
 
+  /** Most buckets an outbox can have. */
+  public static final int MAX_BUCKETS = 1024;
+  /** Fewest positions per outbox partition. */
+  public static final long MIN_PARTITION_SIZE = 1_000;
+  /** Most positions per outbox partition. */
+  public static final long MAX_PARTITION_SIZE = 1_000_000_000;
+
   private final PostgresTables tables;
   private final int buckets;
   private final long partitionSize;
@@ -40,20 +46,20 @@ public final class PostgresMigration implements JdbcOperatorStore.Migration {
 
   /**
    * The migration of the tables {@code tables} names, refusing settings out of their range, named
-   * as {@link PostgresOutboxStore.Builder} names them.
+   * as the store's builder names them.
    *
    * @param partitionSize positions per outbox partition, or 0 to leave the outbox as it is (a
    *     plain table, unless an earlier migration partitioned it)
    */
   public static PostgresMigration of(PostgresTables tables, int buckets, long partitionSize, int partitionsAhead) {
-    if (buckets < 1 || buckets > PostgresOutboxStore.MAX_BUCKETS) {
+    if (buckets < 1 || buckets > MAX_BUCKETS) {
       throw new IllegalArgumentException(
-          "buckets must be >= 1 and <= " + PostgresOutboxStore.MAX_BUCKETS + ", was " + buckets);
+          "buckets must be >= 1 and <= " + MAX_BUCKETS + ", was " + buckets);
     }
-    if (partitionSize != 0 && (partitionSize < PostgresOutboxStore.MIN_PARTITION_SIZE
-        || partitionSize > PostgresOutboxStore.MAX_PARTITION_SIZE)) {
+    if (partitionSize != 0 && (partitionSize < MIN_PARTITION_SIZE
+        || partitionSize > MAX_PARTITION_SIZE)) {
       throw new IllegalArgumentException("outboxPartitionSize must be 0 (a plain table) or >= "
-          + PostgresOutboxStore.MIN_PARTITION_SIZE + " and <= " + PostgresOutboxStore.MAX_PARTITION_SIZE
+          + MIN_PARTITION_SIZE + " and <= " + MAX_PARTITION_SIZE
           + ", was " + partitionSize);
     }
     if (partitionsAhead < 1 || partitionsAhead > 100) {
