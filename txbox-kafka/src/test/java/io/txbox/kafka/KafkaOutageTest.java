@@ -76,6 +76,37 @@ class KafkaOutageTest {
     }
   }
 
+  /**
+   * In an outage the broker is asked about a topic once, not before every batch: a record that
+   * expired unanswered makes the publisher forget its topic (a refusal may mean the topic changed),
+   * and asking a broker that is down waits 10 s. A relay saw each retry of an outage take 11 to
+   * 21 s for it, whatever its retry policy said. After one unanswered question the broker is not
+   * asked for 30 s, so the batches after it wait only for the producer's own timeouts.
+   */
+  @Test
+  void aBrokerThatIsDownIsAskedAboutATopicOnceNotBeforeEveryBatch() throws Exception {
+    try (KafkaBroker kafka = KafkaBroker.start("384m");
+        KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers())
+            .property("delivery.timeout.ms", "3000").property("request.timeout.ms", "1000")
+            .property("max.block.ms", "1000").build()) {
+      kafka.createTopic("orders", 1);
+      assertThat(publisher.publish(List.of(OutboxFixture.event("orders", "k", 1))).failures()).isEmpty();
+      kafka.stop(); // the producer still has the topic's metadata: the next record waits, then expires
+      assertThat(publisher.publish(List.of(OutboxFixture.event("orders", "k", 2))).failure(0))
+          .hasMessageContaining("Expiring");
+      assertThat(publisher.publish(List.of(OutboxFixture.event("orders", "k", 3))).failure(0))
+          .as("asks about the forgotten topic, unanswered").isNotNull();
+
+      for (int seq = 4; seq < 7; seq++) {
+        long start = System.nanoTime();
+        assertThat(publisher.publish(List.of(OutboxFixture.event("orders", "k", seq))).failure(0)).isNotNull();
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+            .as("batch %d: the producer's max.block.ms (1 s) and a margin, not another question's 10 s", seq)
+            .isLessThan(Duration.ofSeconds(6));
+      }
+    }
+  }
+
   private static void write(OutboxFixture fixture, int events) {
     try {
       fixture.commitMany("orders", events, 5);

@@ -8,10 +8,12 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
@@ -25,6 +27,11 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
  * <p>The size limit ({@value #TOPIC_LIMIT}) is read again after {@link #LIMIT_TTL}, at once after
  * {@link #forgetLimits()}, and before an event is refused for it ({@link #maxMessageBytesNow}),
  * so that a limit an operator changes is seen, by a retried dead letter at once.
+ *
+ * <p>A broker that leaves a question unanswered ({@link #ASK_TIMEOUT}) is not asked again for
+ * {@link #UNANSWERED_PAUSE}: in an outage each batch would otherwise wait that long for a topic
+ * its last failure made the publisher forget, whatever the relay's retry policy says. Sends go on
+ * meanwhile with what is known (the topic's existence unknown, its last limit read).
  */
 public final class TopicCheck implements AutoCloseable {
   /** What the broker says of a topic. */
@@ -44,6 +51,11 @@ public final class TopicCheck implements AutoCloseable {
   /** How long a topic's size limit is trusted before it is read again. */
   static final Duration LIMIT_TTL = Duration.ofMinutes(1);
 
+  /** How long a question to the broker may wait for its answer. */
+  static final Duration ASK_TIMEOUT = Duration.ofSeconds(10);
+  /** How long a broker that left a question unanswered is not asked again. */
+  static final Duration UNANSWERED_PAUSE = Duration.ofSeconds(30);
+
   private record Limit(OptionalInt bytes, long readAtNanos) {}
 
   private final Map<String, Limit> limits = new ConcurrentHashMap<>();
@@ -52,6 +64,8 @@ public final class TopicCheck implements AutoCloseable {
   private final Set<String> known = ConcurrentHashMap.newKeySet();
   private Admin admin;
   private Boolean brokerCreatesTopics;
+  /** Until when the broker is not asked, after it left a question unanswered; 0 for none. */
+  private long quietUntilNanos;
 
   public TopicCheck(Supplier<Admin> adminFactory) {
     this.adminFactory = adminFactory;
@@ -62,8 +76,11 @@ public final class TopicCheck implements AutoCloseable {
     if (known.contains(topic)) {
       return Answer.EXISTS;
     }
+    if (quiet()) {
+      return Answer.UNKNOWN;
+    }
     try {
-      Map<String, ?> found = admin().describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS);
+      Map<String, ?> found = ask(admin().describeTopics(List.of(topic)).allTopicNames());
       if (found.containsKey(topic)) {
         known.add(topic);
         return Answer.EXISTS;
@@ -79,6 +96,30 @@ public final class TopicCheck implements AutoCloseable {
     }
   }
 
+  /** Waits for the broker's answer; one that does not come makes the broker {@link #quiet()} for a while. */
+  private <T> T ask(KafkaFuture<T> answer) throws InterruptedException, ExecutionException, TimeoutException {
+    try {
+      return answer.get(ASK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      beQuiet();
+      throw e;
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof org.apache.kafka.common.errors.TimeoutException) {
+        beQuiet(); // the admin client's own deadline, which may come first
+      }
+      throw e;
+    }
+  }
+
+  private void beQuiet() {
+    quietUntilNanos = System.nanoTime() + UNANSWERED_PAUSE.toNanos();
+  }
+
+  /** Whether the broker left a question unanswered less than {@link #UNANSWERED_PAUSE} ago. */
+  private boolean quiet() {
+    return quietUntilNanos != 0 && System.nanoTime() - quietUntilNanos < 0;
+  }
+
   private Answer missing() {
     return brokerCreatesTopics() ? Answer.CREATED_ON_SEND : Answer.MISSING;
   }
@@ -87,9 +128,9 @@ public final class TopicCheck implements AutoCloseable {
   private boolean brokerCreatesTopics() {
     if (brokerCreatesTopics == null) {
       try {
-        int node = admin().describeCluster().nodes().get(10, TimeUnit.SECONDS).iterator().next().id();
+        int node = ask(admin().describeCluster().nodes()).iterator().next().id();
         ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, Integer.toString(node));
-        Config config = admin().describeConfigs(List.of(broker)).all().get(10, TimeUnit.SECONDS).get(broker);
+        Config config = ask(admin().describeConfigs(List.of(broker)).all()).get(broker);
         ConfigEntry entry = config == null ? null : config.get(BROKER_SETTING);
         brokerCreatesTopics = entry != null && Boolean.parseBoolean(entry.value());
       } catch (InterruptedException e) {
@@ -136,9 +177,12 @@ public final class TopicCheck implements AutoCloseable {
   }
 
   private OptionalInt readLimit(String topic) {
+    if (quiet()) {
+      return OptionalInt.empty();
+    }
     ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
     try {
-      Config config = admin().describeConfigs(List.of(resource)).all().get(10, TimeUnit.SECONDS).get(resource);
+      Config config = ask(admin().describeConfigs(List.of(resource)).all()).get(resource);
       ConfigEntry entry = config == null ? null : config.get(TOPIC_LIMIT);
       return entry == null || entry.value() == null ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(entry.value()));
     } catch (InterruptedException e) {
