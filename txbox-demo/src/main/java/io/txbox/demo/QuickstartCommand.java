@@ -5,10 +5,10 @@ import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.jdbc.JdbcOutboxStore;
+import io.txbox.jdbc.spi.Database;
 import io.txbox.jdbc.spi.Database.Capability;
 import io.txbox.jdbc.spi.Database.OutboxSettings;
 import io.txbox.jdbc.spi.Database.Tables;
-import io.txbox.jdbc.spi.Database;
 import io.txbox.kafka.KafkaPublisher;
 import io.txbox.server.DatabaseOptions;
 import io.txbox.spi.OutboxStore;
@@ -32,13 +32,13 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine;
 
 /**
  * {@code java -jar txbox-demo.jar quickstart}: starts a Kafka broker of its own, writes events through the outbox

@@ -3,8 +3,8 @@ package io.txbox.mariadb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.txbox.jdbc.spi.Database.Capability;
 import io.txbox.jdbc.spi.Database;
+import io.txbox.jdbc.spi.Database.Capability;
 import io.txbox.testkit.TestDatabase;
 import io.txbox.testkit.TestMariaDb;
 import java.sql.Connection;

@@ -3,8 +3,8 @@ package io.txbox.server;
 import com.zaxxer.hikari.HikariDataSource;
 import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.MigrationScript;
-import io.txbox.jdbc.spi.Database.Capability;
 import io.txbox.jdbc.spi.Database;
+import io.txbox.jdbc.spi.Database.Capability;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -53,7 +53,7 @@ final class MigrateCommand implements Callable<Integer> {
           + partitionSize + "` against the database after the scripts");
     }
     Database db = database.database();
-    refuseWhatTheDatabaseLacks(db);
+    refuseWhatTheDatabaseLacks();
     Database.OutboxSettings settings = Database.OutboxSettings.of(database.tables(), buckets);
     if (partitionSize != 0) { // a negative size reaches the store, which names the setting and its range
       settings = settings.withPartitions(partitionSize, null);
@@ -82,7 +82,7 @@ final class MigrateCommand implements Callable<Integer> {
   }
 
   /** The options that name what the URL's database cannot do, refused by capability and by name. */
-  private void refuseWhatTheDatabaseLacks(Database db) {
+  private void refuseWhatTheDatabaseLacks() {
     database.refuseWhatTheDatabaseLacks(spec);
     database.refuseGiven(spec, Capability.PARTITIONS, "--outbox-partition-size");
     database.refuseGiven(spec, Capability.LOGICAL_DECODING, "--logical");
