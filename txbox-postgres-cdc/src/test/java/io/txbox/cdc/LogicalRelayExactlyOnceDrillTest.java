@@ -97,6 +97,9 @@ class LogicalRelayExactlyOnceDrillTest {
         List<String> passed = passedCounts(dir);
         System.out.printf("one transaction of %d events, killed after %d: %d records; the second relay passed %s%n",
             events, events / 10, got.size(), passed);
+        if (passed.size() != 1 || got.size() != events) {
+          printTroubles(dir); // why a session restarted, for the one reading a failed run
+        }
         assertThat(passed).as("events passed by the second relay").hasSize(1);
         assertThat(Integer.parseInt(passed.get(0))).isGreaterThanOrEqualTo(events / 10);
         assertThat(got).as("no event twice").hasSize(events);
@@ -121,6 +124,17 @@ class LogicalRelayExactlyOnceDrillTest {
       }
     }
     return lines;
+  }
+
+  /** Prints the relays' warnings and errors, at most 40 lines of each log. */
+  private static void printTroubles(Path dir) throws Exception {
+    try (var files = Files.list(dir)) {
+      for (Path log : files.sorted().toList()) {
+        System.out.println("-- " + log.getFileName() + ", its warnings and errors:");
+        Files.readAllLines(log).stream().filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")
+            || l.startsWith("Caused by")).limit(40).forEach(System.out::println);
+      }
+    }
   }
 
   private static Process startRelay(LogicalDatabase db, KafkaBroker kafka, Path dir, int n) throws Exception {
