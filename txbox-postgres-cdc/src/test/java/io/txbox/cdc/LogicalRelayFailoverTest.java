@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.txbox.Delivery;
+import io.txbox.Message;
 import io.txbox.Outbox;
 import io.txbox.Relay;
 import io.txbox.kafka.KafkaExactlyOncePublisher;
@@ -31,6 +32,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -75,6 +77,57 @@ class LogicalRelayFailoverTest {
       assertThat(run.twice).as("records read twice by a read_committed consumer").isZero();
       assertThat(run.outOfOrder).isEmpty();
       assertThat(run.flowingAgain).isLessThan(FLOWING_AGAIN);
+    }
+  }
+
+  /**
+   * The hole drill 5 once fell into, made to happen: on 15 the former primary's stream delivers a
+   * transaction whose commit never reached the synchronous standby (decoding there does not wait
+   * for it, only the writer does), so the promoted standby never had it and gives its transaction
+   * id to a new one. The broker's note names that id as delivered; the catch-up must still relay
+   * the new transaction's event.
+   */
+  @Test
+  void onPostgres15ATransactionIdThePromotedStandbyGivesAgainIsRelayedNotPassedAsDeliveredBefore() throws Exception {
+    try (FailoverCluster cluster = FailoverCluster.start(PostgresNode.debianBinaries(15), false)) {
+      String topic = topic();
+      String prefix = "failover-" + UUID.randomUUID() + "-"; // both relays: the second reads the first's note
+      PostgresOutboxStore store = PostgresOutboxStore.builder(cluster.pool).build();
+      LogicalReplication replication = LogicalReplication.builder(cluster.pool, store).build();
+      replication.migrate();
+      Outbox outbox = Outbox.create(store);
+      try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
+        AtomicLong lostXid = new AtomicLong();
+        String lost;
+        try (LogicalRelay relay = relay(cluster, replication, Delivery.EXACTLY_ONCE, topic, prefix).build().start()) {
+          await().atMost(Duration.ofSeconds(30)).until(relay::isStreaming);
+          String kept = commitOne(cluster.primary.jdbcUrl("postgres"), outbox, topic, new AtomicLong());
+          reader.readUntil(r -> TopicReader.distinctIds(r).contains(kept), Duration.ofSeconds(30));
+          cluster.standby.stop(); // from now on the primary's commits wait for it, and the writer with them
+          Message m = event(topic);
+          lost = m.id().toString();
+          CompletableFuture.runAsync(() -> {
+            try {
+              commitOne(cluster.primary.jdbcUrl("postgres"), outbox, m, lostXid);
+            } catch (Exception e) {
+              // the primary is stopped under the waiting commit: it never returns
+            }
+          });
+          List<TopicReader.Received> got = reader.readUntil(r -> TopicReader.distinctIds(r).contains(lost),
+              Duration.ofSeconds(30));
+          assertThat(TopicReader.distinctIds(got)).as("the stream delivers a commit the standby lacks").contains(lost);
+          cluster.primary.stopImmediately();
+        }
+        cluster.standby.start();
+        cluster.standby.promote();
+        String reused = commitWithTransactionId(cluster, outbox, topic, lostXid.get());
+        try (LogicalRelay relay = relay(cluster, replication, Delivery.EXACTLY_ONCE, topic, prefix).build().start()) {
+          List<TopicReader.Received> got = reader.readUntil(r -> TopicReader.distinctIds(r).contains(reused),
+              Duration.ofSeconds(60));
+          assertThat(TopicReader.distinctIds(got)).as("the new transaction with id " + lostXid.get()).contains(reused);
+          assertThat(got.size()).as("records read twice").isEqualTo(TopicReader.distinctIds(got).size());
+        }
+      }
     }
   }
 
@@ -215,6 +268,55 @@ class LogicalRelayFailoverTest {
     }
   }
 
+  private static Message event(String topic) {
+    return Message.builder().type("Test").destination(topic).key("k").payload("0:0".getBytes(StandardCharsets.UTF_8))
+        .build();
+  }
+
+  /** Commits one event at {@code url}, its transaction's id put in {@code xid} before the commit. */
+  private static String commitOne(String url, Outbox outbox, String topic, AtomicLong xid) throws Exception {
+    Message m = event(topic);
+    commitOne(url, outbox, m, xid);
+    return m.id().toString();
+  }
+
+  private static void commitOne(String url, Outbox outbox, Message m, AtomicLong xid) throws Exception {
+    try (Connection c = java.sql.DriverManager.getConnection(url)) {
+      c.setAutoCommit(false);
+      outbox.send(c, m);
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text")) {
+        rs.next();
+        xid.set(Long.parseLong(rs.getString(1)));
+      }
+      c.commit();
+    }
+  }
+
+  /**
+   * On the promoted standby, uses up transaction ids until the next is {@code xid}, and commits one
+   * event in the transaction that gets it.
+   */
+  private static String commitWithTransactionId(FailoverCluster cluster, Outbox outbox, String topic, long xid)
+      throws Exception {
+    String url = cluster.standby.jdbcUrl("postgres");
+    try (Connection c = java.sql.DriverManager.getConnection(url); Statement s = c.createStatement()) {
+      for (int i = 0; i < 1000 && nextTransactionId(s) < xid; i++) {
+        s.execute("SELECT pg_current_xact_id()"); // uses up one id
+      }
+    }
+    AtomicLong got = new AtomicLong();
+    String id = commitOne(url, outbox, topic, got);
+    assertThat(got.get()).as("the promoted standby gives the lost transaction's id again").isEqualTo(xid);
+    return id;
+  }
+
+  private static long nextTransactionId(Statement s) throws Exception {
+    try (ResultSet rs = s.executeQuery("SELECT pg_snapshot_xmax(pg_current_snapshot())::text")) {
+      rs.next();
+      return Long.parseLong(rs.getString(1));
+    }
+  }
+
   /** What a drill found. */
   private record Run(Set<String> missing, List<String> outOfOrder, Duration flowingAgain,
       java.util.Optional<SlotGap> gap, List<String> slotProblems, int twice) {}
@@ -230,11 +332,16 @@ class LogicalRelayFailoverTest {
   /** A logical relay of {@code replication}'s slot to Kafka, through the cluster's two-host URL. */
   private LogicalRelay.Builder relay(FailoverCluster cluster, LogicalReplication replication, Delivery delivery,
       String topic) {
+    return relay(cluster, replication, delivery, topic, "failover-" + UUID.randomUUID() + "-");
+  }
+
+  private LogicalRelay.Builder relay(FailoverCluster cluster, LogicalReplication replication, Delivery delivery,
+      String topic, String transactionalIdPrefix) {
     Properties credentials = new Properties();
     credentials.setProperty("user", "postgres");
     Publisher publisher = delivery == Delivery.EXACTLY_ONCE
         ? KafkaExactlyOncePublisher.builder().bootstrapServers(kafka.bootstrapServers())
-            .transactionalIdPrefix("failover-" + UUID.randomUUID() + "-").build()
+            .transactionalIdPrefix(transactionalIdPrefix).build()
         : KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build();
     return LogicalRelay.builder(replication, publisher).delivery(delivery).connection(cluster.url, credentials);
   }

@@ -1,9 +1,11 @@
 package io.txbox.cdc.internal;
 
 import java.time.Instant;
-import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.TreeMap;
 
 /**
@@ -13,21 +15,37 @@ import java.util.TreeMap;
  * table relays what the checkpoint does not cover; this says which of those transactions the
  * former primary's stream delivered already, so that they are passed, not sent again.
  *
- * <p>Kept as ranges of transaction ids (consecutive ids are the common case), each range pruned
- * once a checkpoint written later covers it; at most {@value #MAX_RANGES} ranges. Past that, new
- * transactions are not recorded and the note says it is incomplete until a checkpoint taken after
- * the last one unrecorded is written. The last transaction may be delivered in part: how many of
- * its rows is kept with it. Loop thread only.
+ * <p>The last {@value #MAX_RECENT} transactions delivered are kept with where their commit record
+ * ends: on PostgreSQL 15 and 16 the stream may deliver a commit the synchronous standby never got
+ * (decoding does not wait for it; only the writer does, one commit per session), and the standby,
+ * once promoted, gives that transaction's id to a new one. {@link Note#heldUpTo} keeps only what a
+ * server that replayed the former primary's WAL up to a point holds. Older transactions are kept
+ * as ranges of ids (consecutive ids are the common case), with the end of the latest commit among
+ * them; each range is pruned once a checkpoint written later covers it; at most {@value
+ * #MAX_RANGES} ranges. Past that, new transactions are not recorded and the note says it is
+ * incomplete until a checkpoint taken after the last one unrecorded is written. The last
+ * transaction may be delivered in part: how many of its rows is kept with it. Loop thread only.
  *
- * <p>A note reads {@code 1|<ranges>|<partial>|<complete>}: ranges as {@code a-b} or {@code a},
- * comma-separated; the partial transaction as {@code <id>:<rows>}, or empty; {@code c} when
- * complete, {@code i} when not.
+ * <p>A note reads {@code 2|<ranges>|<recent>|<ranges' last commit end>|<partial>|<complete>}:
+ * ranges as {@code a-b} or {@code a}, comma-separated; recent transactions as {@code
+ * <id>@<commit end>}, comma-separated; the partial transaction as {@code <id>:<rows>}, or empty;
+ * {@code c} when complete, {@code i} when not. A note of version 1 (txbox before 0.1.0's
+ * release) has no recent transactions and no commit ends: {@code 1|<ranges>|<partial>|<complete>}.
  */
 final class DeliveredPastMark {
   static final int MAX_RANGES = 10_000;
+  /**
+   * How many of the last transactions delivered are kept with their commit's end: more than the
+   * sessions whose commit can wait for a standby at once, which {@code max_connections} bounds.
+   */
+  static final int MAX_RECENT = 4_096;
 
   /** Start of each range to its end, both included. */
   private final TreeMap<Long, Long> ranges = new TreeMap<>();
+  /** The end of the latest commit folded into the ranges; 0 when unknown (a note of version 1). */
+  private long rangesThrough;
+  /** The last transactions delivered, in delivery order, each to the end of its commit record. */
+  private final LinkedHashMap<Long, Long> recent = new LinkedHashMap<>();
   private long partialXid;
   private long partialRows;
   /** When a transaction delivered was last left unrecorded, or {@code null}. */
@@ -35,13 +53,41 @@ final class DeliveredPastMark {
   /** A nearby full transaction id: the stream reports 32 bits of each. */
   private long reference;
 
-  /** What a note said: the transactions delivered, and how many rows of a transaction delivered in part. */
-  record Note(TreeMap<Long, Long> ranges, long partialXid, long partialRows, boolean complete) {
-    static final Note NONE = new Note(new TreeMap<>(), 0, 0, true);
+  /**
+   * What a note said: the transactions delivered, older ones as ranges (their latest commit ending
+   * at {@code rangesThrough}) and recent ones each with the end of its commit, and how many rows
+   * of a transaction delivered in part.
+   */
+  record Note(TreeMap<Long, Long> ranges, long rangesThrough, Map<Long, Long> recent, long partialXid,
+      long partialRows, boolean complete) {
+    static final Note NONE = new Note(new TreeMap<>(), 0, Map.of(), 0, 0, true);
 
     /** Whether every row of transaction {@code xid} was delivered. */
     boolean deliveredWhole(long xid) {
-      return xid != partialXid && contains(ranges, xid);
+      return xid != partialXid && delivered(xid);
+    }
+
+    private boolean delivered(long xid) {
+      return recent.containsKey(xid) || contains(ranges, xid);
+    }
+
+    /**
+     * What of this a server holds that replayed the former primary's WAL up to {@code replayEnd}:
+     * a transaction committed past it is not there, and its id may name a new one. Ranges whose
+     * latest commit is past it are dropped whole, so their rows are sent again rather than lost.
+     */
+    Note heldUpTo(long replayEnd) {
+      Map<Long, Long> held = new LinkedHashMap<>();
+      recent.forEach((xid, end) -> {
+        if (Long.compareUnsigned(end, replayEnd) <= 0) {
+          held.put(xid, end);
+        }
+      });
+      boolean rangesHeld = Long.compareUnsigned(rangesThrough, replayEnd) <= 0;
+      Note kept = new Note(rangesHeld ? ranges : new TreeMap<>(), rangesHeld ? rangesThrough : 0, held, 0, 0,
+          complete && (rangesHeld || ranges.isEmpty()));
+      return kept.delivered(partialXid)
+          ? new Note(kept.ranges, kept.rangesThrough, held, partialXid, partialRows, kept.complete) : kept;
     }
   }
 
@@ -50,6 +96,9 @@ final class DeliveredPastMark {
     Note n = parse(note);
     ranges.clear();
     ranges.putAll(n.ranges());
+    rangesThrough = n.rangesThrough();
+    recent.clear();
+    recent.putAll(n.recent());
     partialXid = n.partialXid();
     partialRows = n.partialRows();
     unrecordedSince = n.complete() ? null : Instant.EPOCH; // until a checkpoint taken from now on is written
@@ -63,8 +112,9 @@ final class DeliveredPastMark {
         continue; // a WAL message outside any transaction: no table holds it
       }
       long xid = widen(e.xid());
-      if (!add(xid)) {
-        unrecordedSince = now;
+      recent.putIfAbsent(xid, e.place().endLsn());
+      if (recent.size() > MAX_RECENT) {
+        fold(now);
       }
       partialXid = e.place().events() < e.transactionSize() ? xid : 0;
       partialRows = partialXid == 0 ? 0 : e.rowsUpTo();
@@ -90,7 +140,8 @@ final class DeliveredPastMark {
     }
     ranges.clear();
     ranges.putAll(kept);
-    if (partialXid != 0 && !contains(ranges, partialXid)) {
+    recent.keySet().removeIf(xid -> xid < below && Arrays.stream(mark.stillOpen()).noneMatch(open -> open == xid));
+    if (partialXid != 0 && !asNote().delivered(partialXid)) {
       partialXid = 0;
       partialRows = 0;
     }
@@ -102,25 +153,20 @@ final class DeliveredPastMark {
 
   /** What the note says now, as {@link #parse} would read it back. */
   Note asNote() {
-    return new Note(new TreeMap<>(ranges), partialXid, partialRows, unrecordedSince == null);
+    return new Note(new TreeMap<>(ranges), rangesThrough, new LinkedHashMap<>(recent), partialXid, partialRows,
+        unrecordedSince == null);
   }
 
   /** The note to keep beside the place at the broker. */
   String note() {
-    StringBuilder b = new StringBuilder("1|");
-    String sep = "";
-    for (Map.Entry<Long, Long> r : ranges.entrySet()) {
-      b.append(sep).append(Long.toUnsignedString(r.getKey()));
-      if (!r.getValue().equals(r.getKey())) {
-        b.append('-').append(Long.toUnsignedString(r.getValue()));
-      }
-      sep = ",";
-    }
-    b.append('|');
-    if (partialXid != 0) {
-      b.append(Long.toUnsignedString(partialXid)).append(':').append(partialRows);
-    }
-    return b.append('|').append(unrecordedSince == null ? 'c' : 'i').toString();
+    StringJoiner rangeList = new StringJoiner(",");
+    ranges.forEach((start, end) -> rangeList.add(Long.toUnsignedString(start)
+        + (end.equals(start) ? "" : "-" + Long.toUnsignedString(end))));
+    StringJoiner recentList = new StringJoiner(",");
+    recent.forEach((xid, end) -> recentList.add(Long.toUnsignedString(xid) + "@" + Long.toUnsignedString(end)));
+    String partial = partialXid == 0 ? "" : Long.toUnsignedString(partialXid) + ":" + partialRows;
+    return String.join("|", "2", rangeList.toString(), recentList.toString(), Long.toUnsignedString(rangesThrough),
+        partial, unrecordedSince == null ? "c" : "i");
   }
 
   /** Reads a note; {@link Note#NONE} for none. */
@@ -129,24 +175,36 @@ final class DeliveredPastMark {
       return Note.NONE;
     }
     String[] parts = note.split("\\|", -1);
-    if (parts.length != 4 || !parts[0].equals("1")) {
+    boolean first = parts.length == 4 && parts[0].equals("1");
+    if (!first && !(parts.length == 6 && parts[0].equals("2"))) {
       throw new IllegalArgumentException("a note txbox did not write beside the slot's place (" + note.length()
           + " characters)");
     }
     TreeMap<Long, Long> ranges = new TreeMap<>();
-    for (String r : parts[1].isEmpty() ? new String[0] : parts[1].split(",")) {
+    for (String r : list(parts[1])) {
       int dash = r.indexOf('-');
       long start = Long.parseUnsignedLong(dash < 0 ? r : r.substring(0, dash));
       ranges.put(start, dash < 0 ? start : Long.parseUnsignedLong(r.substring(dash + 1)));
     }
+    Map<Long, Long> recent = new LinkedHashMap<>();
+    for (String r : first ? new String[0] : list(parts[2])) {
+      String[] p = r.split("@");
+      recent.put(Long.parseUnsignedLong(p[0]), Long.parseUnsignedLong(p[1]));
+    }
+    long rangesThrough = first ? 0 : Long.parseUnsignedLong(parts[3]);
+    String partial = parts[parts.length - 2];
     long partialXid = 0;
     long partialRows = 0;
-    if (!parts[2].isEmpty()) {
-      String[] p = parts[2].split(":");
+    if (!partial.isEmpty()) {
+      String[] p = partial.split(":");
       partialXid = Long.parseUnsignedLong(p[0]);
       partialRows = Long.parseLong(p[1]);
     }
-    return new Note(ranges, partialXid, partialRows, parts[3].equals("c"));
+    return new Note(ranges, rangesThrough, recent, partialXid, partialRows, parts[parts.length - 1].equals("c"));
+  }
+
+  private static String[] list(String part) {
+    return part.isEmpty() ? new String[0] : part.split(",");
   }
 
   /** The full id of a transaction the stream names by its 32 low bits, the one nearest the reference. */
@@ -169,6 +227,16 @@ final class DeliveredPastMark {
   private static boolean contains(TreeMap<Long, Long> ranges, long xid) {
     Map.Entry<Long, Long> r = ranges.floorEntry(xid);
     return r != null && r.getValue() >= xid;
+  }
+
+  /** Moves the oldest recent transaction into the ranges. */
+  private void fold(Instant now) {
+    Map.Entry<Long, Long> oldest = recent.entrySet().iterator().next();
+    recent.remove(oldest.getKey());
+    if (!add(oldest.getKey())) {
+      unrecordedSince = now;
+    }
+    rangesThrough = Math.max(rangesThrough, oldest.getValue());
   }
 
   /** Adds one id, joining neighbouring ranges; false when there is no room for another range. */

@@ -1,6 +1,9 @@
 package io.txbox.cdc.internal;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -56,7 +59,7 @@ final class TableCatchUp {
     CatchUpProgress resume = null;
     if (transactions != null) {
       transactions.takeOver(from.deliveredBelow()); // the catch-up's batches are broker transactions too
-      delivered = transactions.deliveredPastCheckpoint();
+      delivered = heldHere(transactions.deliveredPastCheckpoint());
       resume = transactions.catchUpFrom(from).orElse(null);
       tellWhatIsTakenOver(delivered, resume);
     }
@@ -97,6 +100,42 @@ final class TableCatchUp {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * What of the note this server holds. A promoted standby replayed the former primary's WAL up to
+   * a point; a transaction the former stream delivered past it is not here, and its id may name a
+   * new transaction, whose rows are then relayed, not passed. A server that never recovered says
+   * NULL: it is the one the stream read, and holds all of it.
+   */
+  private DeliveredPastMark.Note heldHere(DeliveredPastMark.Note note) throws SQLException {
+    String replayEnd = calls.call("the database to say up to where it replayed WAL before it took writes",
+        this::replayEnd);
+    if (replayEnd == null) {
+      return note;
+    }
+    DeliveredPastMark.Note held = note.heldUpTo(Lsn.parse(replayEnd));
+    int notHere = note.recent().size() - held.recent().size();
+    if (notHere > 0) {
+      log.warn("slot {}: {} transaction(s) the former stream delivered committed past {}, where this server's"
+          + " recovery ended: this server never had them, and rows here with their ids are new ones, relayed",
+          settings.slot(), notHere, replayEnd);
+    }
+    if (!note.ranges().isEmpty() && held.ranges().isEmpty()) {
+      log.warn("slot {}: more than {} transactions the former stream delivered committed past {}, where this"
+          + " server's recovery ended (was it an asynchronous standby?): the rows of the {} range(s) of older"
+          + " ones are sent again rather than risk passing new ones", settings.slot(), DeliveredPastMark.MAX_RECENT,
+          replayEnd, note.ranges().size());
+    }
+    return held;
+  }
+
+  private String replayEnd() throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pg_last_wal_replay_lsn()::text")) {
+      rs.next();
+      return rs.getString(1);
+    }
   }
 
   /** Exactly once, in the catch-up's order: how far it got is then the last row sent. */

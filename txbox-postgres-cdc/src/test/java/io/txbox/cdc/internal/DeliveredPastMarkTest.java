@@ -2,6 +2,7 @@ package io.txbox.cdc.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.entry;
 
 import io.txbox.Message;
 import java.time.Instant;
@@ -14,13 +15,13 @@ class DeliveredPastMarkTest {
   private final Instant now = Instant.parse("2026-11-30T10:00:00Z");
 
   @Test
-  void theNoteNamesEveryTransactionDeliveredAsRangesAndTheOneDeliveredInPart() {
+  void theNoteNamesEveryTransactionDeliveredWithItsCommitsEndAndTheOneDeliveredInPart() {
     DeliveredPastMark delivered = new DeliveredPastMark();
     delivered.restore(null, EPOCH + 100);
     delivered.delivered(batch(tx(101, 1, 1), tx(102, 2, 2), tx(104, 3, 1)), now);
     DeliveredPastMark.Note note = DeliveredPastMark.parse(delivered.note());
-    assertThat(note.ranges()).containsExactly(java.util.Map.entry(EPOCH + 101, EPOCH + 102),
-        java.util.Map.entry(EPOCH + 104, EPOCH + 104));
+    assertThat(note.recent()).as("each id to the end of its commit record")
+        .containsExactly(entry(EPOCH + 101, 101L), entry(EPOCH + 102, 104L), entry(EPOCH + 104, 108L));
     assertThat(note.partialXid()).as("the last transaction, one of its three events delivered").isEqualTo(EPOCH + 104);
     assertThat(note.partialRows()).isOne();
     assertThat(note.deliveredWhole(EPOCH + 102)).isTrue();
@@ -31,9 +32,55 @@ class DeliveredPastMarkTest {
 
     delivered.delivered(batch(tx(104, 3, 3)), now); // the rest of it
     assertThat(DeliveredPastMark.parse(delivered.note()).partialXid()).isZero();
-    delivered.delivered(batch(tx(103, 1, 1)), now); // committed after 104: fills the gap
-    assertThat(DeliveredPastMark.parse(delivered.note()).ranges())
-        .containsExactly(java.util.Map.entry(EPOCH + 101, EPOCH + 104));
+  }
+
+  @Test
+  void pastItsRecentTransactionsItKeepsRangesOfIdsAndTheirLatestCommitsEnd() {
+    DeliveredPastMark delivered = new DeliveredPastMark();
+    delivered.restore(null, EPOCH + 100);
+    List<Tx> txs = new ArrayList<>();
+    for (int i = 0; i <= DeliveredPastMark.MAX_RECENT + 1; i++) {
+      txs.add(tx(101 + i, 1, 1));
+    }
+    delivered.delivered(batch(txs.toArray(Tx[]::new)), now);
+    DeliveredPastMark.Note note = DeliveredPastMark.parse(delivered.note());
+    assertThat(note.ranges()).as("the two oldest, joined").containsExactly(entry(EPOCH + 101, EPOCH + 102));
+    assertThat(note.rangesThrough()).isEqualTo(103L);
+    assertThat(note.recent()).hasSize(DeliveredPastMark.MAX_RECENT);
+    assertThat(note.deliveredWhole(EPOCH + 101)).isTrue();
+  }
+
+  @Test
+  void aServerThatReplayedUpToAPointHoldsOnlyTheTransactionsCommittedBeforeIt() {
+    DeliveredPastMark delivered = new DeliveredPastMark();
+    delivered.restore(null, EPOCH + 100);
+    delivered.delivered(batch(tx(101, 1, 1), tx(102, 1, 1), tx(103, 2, 1)), now); // commits end at 101, 103, 106
+    DeliveredPastMark.Note note = delivered.asNote();
+
+    DeliveredPastMark.Note held = note.heldUpTo(103);
+    assertThat(held.deliveredWhole(EPOCH + 102)).as("its commit ends at the replay's end").isTrue();
+    assertThat(held.recent()).containsOnlyKeys(EPOCH + 101, EPOCH + 102);
+    assertThat(held.partialXid()).as("the transaction delivered in part is not there either").isZero();
+    assertThat(note.heldUpTo(106)).as("a server that has it all").isEqualTo(note);
+  }
+
+  @Test
+  void rangesWhoseLatestCommitIsPastTheReplaysEndAreDroppedWholeSentAgainNotLost() {
+    DeliveredPastMark.Note note = DeliveredPastMark.parse("2|5-9|12@500|400||c");
+    assertThat(note.heldUpTo(450).deliveredWhole(7)).isTrue();
+    DeliveredPastMark.Note held = note.heldUpTo(350);
+    assertThat(held.deliveredWhole(7)).isFalse();
+    assertThat(held.recent()).isEmpty();
+    assertThat(held.complete()).as("some rows may be sent again").isFalse();
+  }
+
+  @Test
+  void aNoteOfTheFirstLayoutIsReadItsRangesHeldAnywhere() {
+    DeliveredPastMark.Note note = DeliveredPastMark.parse("1|5-9,12|12:3|c");
+    assertThat(note.ranges()).containsExactly(entry(5L, 9L), entry(12L, 12L));
+    assertThat(note.recent()).isEmpty();
+    assertThat(note.partialXid()).isEqualTo(12);
+    assertThat(note.heldUpTo(1).deliveredWhole(7)).as("no commit ends known: as before").isTrue();
   }
 
   @Test
@@ -42,8 +89,7 @@ class DeliveredPastMarkTest {
     delivered.restore(null, EPOCH + 100);
     delivered.delivered(batch(tx(101, 1, 1), tx(102, 1, 1), tx(103, 1, 1), tx(110, 1, 1)), now);
     delivered.covered(new SlotCheckpoints.Candidate(EPOCH + 105, new long[] {EPOCH + 102}, 0, 1, now));
-    assertThat(DeliveredPastMark.parse(delivered.note()).ranges()).containsExactly(
-        java.util.Map.entry(EPOCH + 102, EPOCH + 102), java.util.Map.entry(EPOCH + 110, EPOCH + 110));
+    assertThat(DeliveredPastMark.parse(delivered.note()).recent()).containsOnlyKeys(EPOCH + 102, EPOCH + 110);
   }
 
   @Test
@@ -64,7 +110,7 @@ class DeliveredPastMarkTest {
     DeliveredPastMark delivered = new DeliveredPastMark();
     delivered.restore(null, EPOCH);
     List<PendingEvents.Entry> many = new ArrayList<>();
-    for (int i = 0; i <= DeliveredPastMark.MAX_RANGES; i++) {
+    for (int i = 0; i <= DeliveredPastMark.MAX_RANGES + DeliveredPastMark.MAX_RECENT; i++) {
       many.addAll(batch(tx(2 * i + 1, 1, 1))); // every other id: no range joins another
     }
     delivered.delivered(many, now);
