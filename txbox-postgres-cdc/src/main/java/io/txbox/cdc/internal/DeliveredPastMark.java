@@ -141,7 +141,7 @@ final class DeliveredPastMark {
     ranges.clear();
     ranges.putAll(kept);
     recent.keySet().removeIf(xid -> xid < below && Arrays.stream(mark.stillOpen()).noneMatch(open -> open == xid));
-    if (partialXid != 0 && !asNote().delivered(partialXid)) {
+    if (partialXid != 0 && !recent.containsKey(partialXid) && !contains(ranges, partialXid)) {
       partialXid = 0;
       partialRows = 0;
     }
