@@ -85,7 +85,7 @@ final class DeliveredPastMark {
       });
       boolean rangesHeld = Long.compareUnsigned(rangesThrough, replayEnd) <= 0;
       Note kept = new Note(rangesHeld ? ranges : new TreeMap<>(), rangesHeld ? rangesThrough : 0, held, 0, 0,
-          complete && (rangesHeld || ranges.isEmpty()));
+          complete);
       return kept.delivered(partialXid)
           ? new Note(kept.ranges, kept.rangesThrough, held, partialXid, partialRows, kept.complete) : kept;
     }
