@@ -63,6 +63,11 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   @Option(names = "--events", defaultValue = "300000", description = "Backlog the relay drains")
   int events;
 
+  @Option(names = "--events-per-transaction", defaultValue = "1000",
+      description = "How many of the backlog's events the exactly-once part writes in one transaction (1 to 1000):"
+          + " the note exactly-once delivery keeps at the broker names every transaction. Default: ${DEFAULT-VALUE}")
+  int eventsPerTransaction;
+
   @Option(names = "--latency-seconds", defaultValue = "20", description = "Length of each latency run")
   int latencySeconds;
 
@@ -76,6 +81,10 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (eventsPerTransaction < 1 || eventsPerTransaction > 1000) {
+      throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+          "invalid --events-per-transaction " + eventsPerTransaction + ": give 1 to 1000");
+    }
     try (Server server = Server.start(jdbcUrl);
         BenchDatabase db = new BenchDatabase(server.url(), threads + 4); KafkaBench kafka = new KafkaBench(8)) {
       Results results = new Results("logical", "java -jar txbox-bench/target/txbox-bench.jar logical");
@@ -181,6 +190,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   private void exactlyOnce(BenchDatabase db, String url, KafkaBench kafka, Results results) throws Exception {
     PostgresOutboxStore store = WriteOverhead.migrated(db.store().tablePrefix("eos_").notifyOnAppend(false).build());
     results.setting("exactlyOnceEvents", events);
+    results.setting("exactlyOnceEventsPerTransaction", eventsPerTransaction);
     for (int round = 1; round <= rounds; round++) {
       double[][] measured = new double[2][];
       for (int turn = 0; turn < 2; turn++) {
@@ -190,7 +200,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
             .build();
         replication.migrate();
         try {
-          backlog(db, Outbox.create(store));
+          backlog(db, Outbox.create(store), events, eventsPerTransaction, BenchBroker.RELAY_DESTINATION);
           measured[eos ? 1 : 0] = drainWithCpu(replication, url, kafka, eos, slot);
         } finally {
           replication.drop();
@@ -286,11 +296,17 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
 
   /** Commits {@code count} events for {@code destination} in transactions of 1,000. */
   static void backlog(BenchDatabase db, Outbox outbox, int count, String destination) throws Exception {
-    for (int done = 0; done < count; done += 1000) {
+    backlog(db, outbox, count, 1000, destination);
+  }
+
+  /** Commits {@code count} events for {@code destination} in transactions of {@code perTransaction}. */
+  static void backlog(BenchDatabase db, Outbox outbox, int count, int perTransaction, String destination)
+      throws Exception {
+    for (int done = 0; done < count; done += perTransaction) {
       try (Connection c = db.dataSource.getConnection()) {
         c.setAutoCommit(false);
-        List<Message> batch = new ArrayList<>(1000);
-        for (int i = done; i < Math.min(count, done + 1000); i++) {
+        List<Message> batch = new ArrayList<>(perTransaction);
+        for (int i = done; i < Math.min(count, done + perTransaction); i++) {
           batch.add(Events.orderPlaced(destination, i));
         }
         outbox.send(c, batch);

@@ -26,11 +26,16 @@ import java.util.TreeMap;
  * incomplete until a checkpoint taken after the last one unrecorded is written. The last
  * transaction may be delivered in part: how many of its rows is kept with it. Loop thread only.
  *
- * <p>A note reads {@code 2|<ranges>|<recent>|<ranges' last commit end>|<partial>|<complete>}:
- * ranges as {@code a-b} or {@code a}, comma-separated; recent transactions as {@code
- * <id>@<commit end>}, comma-separated; the partial transaction as {@code <id>:<rows>}, or empty;
- * {@code c} when complete, {@code i} when not. A note of version 1 (txbox before 0.1.0's
- * release) has no recent transactions and no commit ends: {@code 1|<ranges>|<partial>|<complete>}.
+ * <p>A note reads {@code 3|<ranges>|<recent>|<ranges' last commit end>|<partial>|<complete>}:
+ * ranges as {@code a-b} or {@code a}, comma-separated; recent transactions in delivery order,
+ * comma-separated, each as {@code <id>@<commit end>} written as differences from the one before
+ * (the first from 0) in base 36, the id's left out when it is 1 more; the partial transaction as
+ * {@code <id>:<rows>}, or empty; {@code c} when complete, {@code i} when not. The note goes to
+ * the broker with every batch, and differences keep it small: consecutive transactions of a few
+ * rows take 4 or 5 characters each, where {@code <id>@<commit end>} in full took about 20.
+ * Notes of version 2 wrote the recent transactions in full, in base 10; notes of version 1 (txbox
+ * before 0.1.0's release) have no recent transactions and no commit ends: {@code
+ * 1|<ranges>|<partial>|<complete>}. Both are still read.
  */
 final class DeliveredPastMark {
   static final int MAX_RANGES = 10_000;
@@ -68,7 +73,7 @@ final class DeliveredPastMark {
     }
 
     private boolean delivered(long xid) {
-      return recent.containsKey(xid) || contains(ranges, xid);
+      return named(recent, ranges, xid);
     }
 
     /**
@@ -84,10 +89,10 @@ final class DeliveredPastMark {
         }
       });
       boolean rangesHeld = Long.compareUnsigned(rangesThrough, replayEnd) <= 0;
-      Note kept = new Note(rangesHeld ? ranges : new TreeMap<>(), rangesHeld ? rangesThrough : 0, held, 0, 0,
-          complete);
-      return kept.delivered(partialXid)
-          ? new Note(kept.ranges, kept.rangesThrough, held, partialXid, partialRows, kept.complete) : kept;
+      TreeMap<Long, Long> heldRanges = rangesHeld ? ranges : new TreeMap<>();
+      boolean partialHeld = named(held, heldRanges, partialXid);
+      return new Note(heldRanges, rangesHeld ? rangesThrough : 0, held, partialHeld ? partialXid : 0,
+          partialHeld ? partialRows : 0, complete);
     }
   }
 
@@ -141,7 +146,7 @@ final class DeliveredPastMark {
     ranges.clear();
     ranges.putAll(kept);
     recent.keySet().removeIf(xid -> xid < below && Arrays.stream(mark.stillOpen()).noneMatch(open -> open == xid));
-    if (partialXid != 0 && !recent.containsKey(partialXid) && !contains(ranges, partialXid)) {
+    if (partialXid != 0 && !named(recent, ranges, partialXid)) {
       partialXid = 0;
       partialRows = 0;
     }
@@ -162,11 +167,26 @@ final class DeliveredPastMark {
     StringJoiner rangeList = new StringJoiner(",");
     ranges.forEach((start, end) -> rangeList.add(Long.toUnsignedString(start)
         + (end.equals(start) ? "" : "-" + Long.toUnsignedString(end))));
-    StringJoiner recentList = new StringJoiner(",");
-    recent.forEach((xid, end) -> recentList.add(Long.toUnsignedString(xid) + "@" + Long.toUnsignedString(end)));
     String partial = partialXid == 0 ? "" : Long.toUnsignedString(partialXid) + ":" + partialRows;
-    return String.join("|", "2", rangeList.toString(), recentList.toString(), Long.toUnsignedString(rangesThrough),
+    return String.join("|", "3", rangeList.toString(), recentAsDifferences(), Long.toUnsignedString(rangesThrough),
         partial, unrecordedSince == null ? "c" : "i");
+  }
+
+  /**
+   * The recent transactions, each as its id's and its commit end's difference from the one before.
+   * Differences wrap around as unsigned numbers do, so adding them up gives every value back.
+   */
+  private String recentAsDifferences() {
+    StringJoiner list = new StringJoiner(",");
+    long xid = 0;
+    long end = 0;
+    for (Map.Entry<Long, Long> e : recent.entrySet()) {
+      long xidStep = e.getKey() - xid;
+      list.add((xidStep == 1 ? "" : Long.toString(xidStep, 36)) + "@" + Long.toString(e.getValue() - end, 36));
+      xid = e.getKey();
+      end = e.getValue();
+    }
+    return list.toString();
   }
 
   /** Reads a note; {@link Note#NONE} for none. */
@@ -176,7 +196,7 @@ final class DeliveredPastMark {
     }
     String[] parts = note.split("\\|", -1);
     boolean first = parts.length == 4 && parts[0].equals("1");
-    if (!first && !(parts.length == 6 && parts[0].equals("2"))) {
+    if (!first && !(parts.length == 6 && (parts[0].equals("2") || parts[0].equals("3")))) {
       throw new IllegalArgumentException("a note txbox did not write beside the slot's place (" + note.length()
           + " characters)");
     }
@@ -186,11 +206,7 @@ final class DeliveredPastMark {
       long start = Long.parseUnsignedLong(dash < 0 ? r : r.substring(0, dash));
       ranges.put(start, dash < 0 ? start : Long.parseUnsignedLong(r.substring(dash + 1)));
     }
-    Map<Long, Long> recent = new LinkedHashMap<>();
-    for (String r : first ? new String[0] : list(parts[2])) {
-      String[] p = r.split("@");
-      recent.put(Long.parseUnsignedLong(p[0]), Long.parseUnsignedLong(p[1]));
-    }
+    Map<Long, Long> recent = first ? Map.of() : readRecent(parts[2], parts[0].equals("3"));
     long rangesThrough = first ? 0 : Long.parseUnsignedLong(parts[3]);
     String partial = parts[parts.length - 2];
     long partialXid = 0;
@@ -201,6 +217,31 @@ final class DeliveredPastMark {
       partialRows = Long.parseLong(p[1]);
     }
     return new Note(ranges, rangesThrough, recent, partialXid, partialRows, parts[parts.length - 1].equals("c"));
+  }
+
+  /** The recent transactions of a note of version 3 (as differences) or 2 (in full). */
+  private static Map<Long, Long> readRecent(String part, boolean differences) {
+    Map<Long, Long> recent = new LinkedHashMap<>();
+    long xid = 0;
+    long end = 0;
+    for (String r : list(part)) {
+      int at = r.indexOf('@');
+      if (at < 0) {
+        throw new IllegalArgumentException("a recent transaction without its commit's end in the note beside the"
+            + " slot's place (" + r.length() + " characters)");
+      }
+      String id = r.substring(0, at);
+      String commitEnd = r.substring(at + 1);
+      if (differences) {
+        xid += id.isEmpty() ? 1 : Long.parseLong(id, 36);
+        end += Long.parseLong(commitEnd, 36);
+      } else {
+        xid = Long.parseUnsignedLong(id);
+        end = Long.parseUnsignedLong(commitEnd);
+      }
+      recent.put(xid, end);
+    }
+    return recent;
   }
 
   private static String[] list(String part) {
@@ -222,6 +263,11 @@ final class DeliveredPastMark {
       full += 1L << 32;
     }
     return full;
+  }
+
+  /** Whether transaction {@code xid} is among {@code recent} or in one of {@code ranges}. */
+  private static boolean named(Map<Long, Long> recent, TreeMap<Long, Long> ranges, long xid) {
+    return recent.containsKey(xid) || contains(ranges, xid);
   }
 
   private static boolean contains(TreeMap<Long, Long> ranges, long xid) {

@@ -35,6 +35,34 @@ class DeliveredPastMarkTest {
   }
 
   @Test
+  void recentTransactionsAreWrittenAsDifferencesSoAFullNoteStaysSmall() {
+    DeliveredPastMark delivered = new DeliveredPastMark();
+    delivered.restore(null, EPOCH + 100);
+    List<Tx> txs = new ArrayList<>();
+    for (int i = 0; i < DeliveredPastMark.MAX_RECENT - 2; i++) {
+      txs.add(tx(101 + i, 1, 1));
+    }
+    txs.add(tx(90, 1, 1)); // commit order is not id order: an id below the one before
+    txs.add(tx(91, 1, 1));
+    // past 28 GB of WAL, each commit about 600 bytes after the one before
+    delivered.delivered(batch(7L << 32, 600, txs.toArray(Tx[]::new)), now);
+    String note = delivered.note();
+    assertThat(DeliveredPastMark.parse(note)).as("read back as it was").isEqualTo(delivered.asNote());
+    assertThat(DeliveredPastMark.parse(note).recent()).hasSize(DeliveredPastMark.MAX_RECENT)
+        .containsKeys(EPOCH + 90, EPOCH + 91);
+    assertThat(note.length()).as("4 or 5 characters a transaction, not about 20").isLessThan(
+        5 * DeliveredPastMark.MAX_RECENT);
+  }
+
+  @Test
+  void aNoteOfTheSecondLayoutIsReadItsRecentTransactionsInFull() {
+    DeliveredPastMark.Note note = DeliveredPastMark.parse("2|5-9|12@500,11@520|400|11:2|c");
+    assertThat(note.recent()).containsExactly(entry(12L, 500L), entry(11L, 520L));
+    assertThat(note.heldUpTo(510).deliveredWhole(12)).isTrue();
+    assertThat(note.heldUpTo(510).partialXid()).as("committed past the replay's end").isZero();
+  }
+
+  @Test
   void pastItsRecentTransactionsItKeepsRangesOfIdsAndTheirLatestCommitsEnd() {
     DeliveredPastMark delivered = new DeliveredPastMark();
     delivered.restore(null, EPOCH + 100);
@@ -137,15 +165,21 @@ class DeliveredPastMarkTest {
   }
 
   private static List<PendingEvents.Entry> batch(Tx... txs) {
+    return batch(100, 1, txs);
+  }
+
+  /** Transactions whose events follow one another from {@code firstLsn}, each commit {@code gap} past its last. */
+  private static List<PendingEvents.Entry> batch(long firstLsn, long gap, Tx... txs) {
     PendingEvents pending = new PendingEvents();
     List<PendingEvents.Entry> all = new ArrayList<>();
-    long lsn = 100;
+    long lsn = firstLsn;
     for (Tx t : txs) {
       List<StreamEvent> events = new ArrayList<>();
       for (int i = 0; i < t.size; i++) {
         events.add(StreamEvent.of(lsn++, Message.builder().destination("d").type("T").payload(new byte[0]).build())
             .asRow());
       }
+      lsn += gap - 1;
       pending.add(new CommittedTransaction(t.xid & 0xFFFF_FFFFL, lsn++, Instant.EPOCH, events));
     }
     for (PendingEvents.Entry e : pending.sendableInOrder(Instant.EPOCH, Integer.MAX_VALUE)) {
