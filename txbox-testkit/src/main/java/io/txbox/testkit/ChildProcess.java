@@ -44,6 +44,10 @@ public final class ChildProcess {
       java.util.Map<String, String> environment, Path output) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    String testJvm = System.getProperty(TestDatabase.JVM_PROPERTY);
+    if (testJvm != null) { // a child that opens the test database must open this JVM's own
+      command.add("-D" + TestDatabase.JVM_PROPERTY + "=" + testJvm);
+    }
     command.addAll(jvmOptions);
     command.add("-cp");
     command.add(classPath.equals(System.getProperty("java.class.path"))

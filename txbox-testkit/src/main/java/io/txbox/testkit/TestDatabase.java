@@ -14,6 +14,12 @@ import javax.sql.DataSource;
  * rows. Connects to {@code jdbc:postgresql://127.0.0.1:5432/test} as {@code postgres}, or to the
  * URL in the environment variable {@value #URL_VARIABLE}.
  *
+ * <p>A test JVM Maven starts gets a database of its own on that server, named for it (system
+ * property {@value #JVM_PROPERTY}, the module and Surefire's fork number: {@code test_txbox_kafka_1}),
+ * created when missing, so that modules and forks can run at once. Schemas alone would not keep
+ * them apart: the table relay waits for every open transaction of its own database, so a test
+ * holding one open would stall the relays of every test running beside it.
+ *
  * <pre>{@code
  * try (TestDatabase db = TestDatabase.create()) {
  *   PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
@@ -24,6 +30,9 @@ public final class TestDatabase implements AutoCloseable {
   /** Environment variable that overrides the JDBC URL. */
   public static final String URL_VARIABLE = "TXBOX_TEST_JDBC_URL";
   private static final String DEFAULT_URL = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
+  /** System property naming this test JVM among those that may run at once: module and fork number. */
+  public static final String JVM_PROPERTY = "txbox.test.jvm";
+  private static String jvmUrl;
 
   private final String schema;
   private final HikariDataSource dataSource;
@@ -33,10 +42,36 @@ public final class TestDatabase implements AutoCloseable {
     this.dataSource = dataSource;
   }
 
-  /** The JDBC URL tests connect to. */
+  /** The JDBC URL tests connect to: this test JVM's own database when Maven named the JVM. */
   public static String jdbcUrl() {
     String url = System.getenv(URL_VARIABLE);
-    return url == null || url.isBlank() ? DEFAULT_URL : url;
+    String given = url == null || url.isBlank() ? DEFAULT_URL : url;
+    String jvm = System.getProperty(JVM_PROPERTY, "");
+    return jvm.isBlank() ? given : jvmDatabase(given, jvm);
+  }
+
+  /** The URL of database {@code <given's>_<jvm>} on {@code given}'s server, created the first time. */
+  private static synchronized String jvmDatabase(String given, String jvm) {
+    if (jvmUrl == null) {
+      java.net.URI uri = java.net.URI.create(given.substring("jdbc:".length()));
+      String database = (uri.getPath().substring(1) + "_" + jvm).toLowerCase(java.util.Locale.ROOT)
+          .replaceAll("[^a-z0-9_]", "_");
+      try (Connection c = java.sql.DriverManager.getConnection(given); Statement s = c.createStatement()) {
+        boolean exists;
+        try (ResultSet rs = s.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + database + "'")) {
+          exists = rs.next();
+        }
+        if (!exists) {
+          s.execute("CREATE DATABASE " + database);
+        }
+      } catch (SQLException e) {
+        if (!"42P04".equals(e.getSQLState())) { // created by another JVM just now: as good
+          throw new IllegalStateException("cannot create test database " + database + " at " + given, e);
+        }
+      }
+      jvmUrl = given.replaceFirst("(//[^/]*/)[^?]*", "$1" + database);
+    }
+    return jvmUrl;
   }
 
   /** Creates a schema with a random name and a pool of up to 20 connections. */
