@@ -2,6 +2,7 @@ package io.txbox.testkit;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.txbox.spi.support.Secrets;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -66,7 +67,8 @@ public final class TestDatabase implements AutoCloseable {
         }
       } catch (SQLException e) {
         if (!"42P04".equals(e.getSQLState())) { // created by another JVM just now: as good
-          throw new IllegalStateException("cannot create test database " + database + " at " + given, e);
+          throw new IllegalStateException("cannot create test database " + database + " at "
+              + Secrets.maskUrl(given), e);
         }
       }
       jvmUrl = given.replaceFirst("(//[^/]*/)[^?]*", "$1" + database);
@@ -90,7 +92,7 @@ public final class TestDatabase implements AutoCloseable {
       s.execute("CREATE SCHEMA " + schema);
     } catch (SQLException e) {
       ds.close();
-      throw new IllegalStateException("cannot create a test schema at " + jdbcUrl()
+      throw new IllegalStateException("cannot create a test schema at " + Secrets.maskUrl(jdbcUrl())
           + " (is PostgreSQL running? set " + URL_VARIABLE + " to point elsewhere)", e);
     }
     return new TestDatabase(schema, ds);
