@@ -33,7 +33,7 @@ final class BacklogQuery implements Callable<Integer> {
     try (BenchDatabase db = new BenchDatabase(jdbcUrl, 2)) {
       PostgresOutboxStore store = db.store().build();
       store.migrate();
-      store.openSubscription("default");
+      store.relay().openSubscription("default");
       System.out.printf("writing %,d events...%n", events);
       db.execute("INSERT INTO " + BenchDatabase.SCHEMA + ".txbox_outbox (key, type, destination, payload)"
               + " SELECT 'key-' || (g % 10000), 'OrderPlaced', 'orders', '\\x00'::bytea"
@@ -48,11 +48,11 @@ final class BacklogQuery implements Callable<Integer> {
   }
 
   private void measure(PostgresOutboxStore store, int limit, Results results) {
-    Backlog backlog = store.backlog("default", limit).orElseThrow(); // warm-up
+    Backlog backlog = store.relay().backlog("default", limit).orElseThrow(); // warm-up
     List<Double> millis = new ArrayList<>();
     for (int run = 0; run < runs; run++) {
       long start = System.nanoTime();
-      store.backlog("default", limit);
+      store.relay().backlog("default", limit);
       millis.add((System.nanoTime() - start) / 1e6);
     }
     double median = WriteOverhead.median(millis);

@@ -204,11 +204,11 @@ final class DebeziumBench implements Callable<Integer> {
   }
 
   private ColdDrain txboxDrain(PostgresOutboxStore rows, int round) throws Exception {
-    db.execute("TRUNCATE " + rows.outboxTable());
+    db.execute("TRUNCATE " + rows.operator().outboxTable());
     LogicalReplication replication = LogicalReplication.builder(db.dataSource, rows)
         .slot("txbox_drain_" + round).publication("txbox_drain_" + round).build();
     replication.migrate();
-    txbox.backlog(db, Outbox.create(rows));
+    txbox.backlog(db, Outbox.create(rows.writer()));
     // In a JVM of its own, started for this drain as Debezium's engine is, and timed the same way:
     // a relay warmed by the rounds before would drain faster than a cold engine for that alone.
     Path log = Files.createTempFile("txbox-bench-logical-relay", ".log");
@@ -334,7 +334,7 @@ final class DebeziumBench implements Callable<Integer> {
     double cpu;
     try {
       awaitSlot(slot, true);
-      Outbox outbox = Outbox.create(rows);
+      Outbox outbox = Outbox.create(rows.writer());
       cpu = cpuPerEvent(relay, committed, (c, n) -> {
         Message m = Events.orderPlaced(topic, n);
         outbox.send(c, m);
@@ -460,14 +460,14 @@ final class DebeziumBench implements Callable<Integer> {
 
   /** Events txbox's logical relay sends twice when killed halfway through a backlog and started again. */
   private double txboxResends(PostgresOutboxStore rows, int round) throws Exception {
-    db.execute("TRUNCATE " + rows.outboxTable());
+    db.execute("TRUNCATE " + rows.operator().outboxTable());
     String slot = "txbox_kill_" + round;
     String topic = "txbox-kill-" + round;
     kafka.createTopic(topic, 8);
     LogicalReplication replication = LogicalReplication.builder(db.dataSource, rows).slot(slot).publication(slot).build();
     replication.migrate();
     try {
-      LogicalBench.backlog(db, Outbox.create(rows), killEvents, topic);
+      LogicalBench.backlog(db, Outbox.create(rows.writer()), killEvents, topic);
       Process first = txboxRelay(slot, Files.createTempFile("txbox-acks", ".txt"));
       try {
         kafka.awaitRecords(topic, killEvents / 2);

@@ -93,14 +93,14 @@ final class ExactlyOnceBench implements Callable<Integer> {
     System.out.printf("writing a backlog of %,d events...%n", events);
     for (int done = 0; done < events; done += 100_000) {
       int n = Math.min(100_000, events - done);
-      db.execute("INSERT INTO " + store.outboxTable()
+      db.execute("INSERT INTO " + store.operator().outboxTable()
           + " (id, key, type, destination, payload, content_type, headers, created_at)"
           + " SELECT gen_random_uuid(), 'customer-' || (g % 10000), 'OrderPlaced', '" + BenchBroker.RELAY_DESTINATION
           + "', convert_to(repeat('x', 300), 'UTF8'), 'application/json',"
           + " jsonb_build_object('traceparent', '" + Events.TRACEPARENT + "'), now()"
           + " FROM generate_series(" + (done + 1) + ", " + (done + n) + ") AS g");
     }
-    db.execute("VACUUM ANALYZE " + store.outboxTable());
+    db.execute("VACUUM ANALYZE " + store.operator().outboxTable());
   }
 
   private Drain drain(PostgresOutboxStore store, Publisher publisher, String subscription, boolean eos)
@@ -118,7 +118,7 @@ final class ExactlyOnceBench implements Callable<Integer> {
     OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     long cpuStart = os.getProcessCpuTime();
     long start = System.nanoTime();
-    try (Relay relay = Relay.builder(store, publisher).subscription(subscription)
+    try (Relay relay = Relay.builder(store.relay(), publisher).subscription(subscription)
         .delivery(eos ? Delivery.EXACTLY_ONCE : Delivery.AT_LEAST_ONCE).metrics(counting).build().start()) {
       if (!done.await(30, TimeUnit.MINUTES)) {
         throw new IllegalStateException("the relay did not drain the backlog in 30 minutes");

@@ -77,15 +77,15 @@ final class ExactlyOnceLatency implements Callable<Integer> {
   private void measure(BenchDatabase db, KafkaBroker kafka, boolean eos, int round, Results results)
       throws Exception {
     PostgresOutboxStore store = db.store().build();
-    db.execute("TRUNCATE " + store.outboxTable()); // each phase starts from an empty log
+    db.execute("TRUNCATE " + store.operator().outboxTable()); // each phase starts from an empty log
     CommitToAck run = new CommitToAck(WRITERS);
     AtomicBoolean reading = new AtomicBoolean(true);
     Thread consumer = eos ? startConsumer(kafka, run, reading) : null;
     String subscription = (eos ? "eos-" : "alo-") + UUID.randomUUID().toString().substring(0, 8);
-    try (Relay relay = Relay.builder(store, publisher(kafka, eos, subscription)).subscription(subscription)
+    try (Relay relay = Relay.builder(store.relay(), publisher(kafka, eos, subscription)).subscription(subscription)
         .delivery(eos ? Delivery.EXACTLY_ONCE : Delivery.AT_LEAST_ONCE)
         .metrics(eos ? new Metrics() {} : run.stamp()).build().start()) {
-      run.write(db.dataSource, Outbox.create(store), rate, 1, seconds);
+      run.write(db.dataSource, Outbox.create(store.writer()), rate, 1, seconds);
       Await.until(run::allArrived, "not every committed event arrived");
     } finally {
       reading.set(false);

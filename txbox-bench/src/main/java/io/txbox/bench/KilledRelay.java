@@ -16,7 +16,7 @@ public final class KilledRelay {
   public static void main(String[] args) throws Exception {
     PostgresOutboxStore store = PostgresOutboxStore.builder(TestDatabase.pool(args[0], 4))
         .schema(args[1]).tablePrefix(args[2]).build();
-    Relay.builder(store, KafkaPublisher.builder().bootstrapServers(args[3]).build())
+    Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(args[3]).build())
         .instanceId("killed").batchSize(Integer.parseInt(args[4])).build().start();
     new CountDownLatch(1).await(); // until the benchmark kills this JVM
   }

@@ -62,10 +62,10 @@ final class Latency implements Callable<Integer> {
       Results results, String label) throws Exception {
     PostgresOutboxStore store = db.store().notifyOnAppend(notify).build();
     // Each phase starts from an empty log, so that no relay first drains an earlier phase's events.
-    db.execute("TRUNCATE " + store.outboxTable());
+    db.execute("TRUNCATE " + store.operator().outboxTable());
     CommitToAck run = new CommitToAck(WRITERS);
     try (Relay relay = relay(store, kafka, run.stamp()).start()) {
-      run.write(db.dataSource, Outbox.create(store), txPerSecond, eventsPerTx, seconds);
+      run.write(db.dataSource, Outbox.create(store.writer()), txPerSecond, eventsPerTx, seconds);
       Thread.sleep(3000); // let the last events arrive
     }
     long[] sorted = run.sortedMicros();
@@ -76,7 +76,7 @@ final class Latency implements Callable<Integer> {
   }
 
   private Relay relay(PostgresOutboxStore store, KafkaBroker kafka, Metrics metrics) {
-    return Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    return Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .subscription("latency-" + UUID.randomUUID().toString().substring(0, 8))
         .metrics(metrics)
         .batchSize(batchSize)

@@ -155,7 +155,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
       measured.put(PUBLISHER_TWO, kafka.publisherRate(events, batchSize, 2));
       measured.put(FROM_WAL, drainWal(db, url, kafka));
       measured.put(FROM_ROWS, drainRows(db, rowsStore, url, kafka));
-      backlog(db, Outbox.create(tableStore));
+      backlog(db, Outbox.create(tableStore.writer()));
       measured.put(POLLED, drainByPolling(tableStore, kafka, events));
       double after = kafka.bareRate(events);
       rates.get(PRODUCER_PERFORMANCE).add(after);
@@ -200,7 +200,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
             .build();
         replication.migrate();
         try {
-          backlog(db, Outbox.create(store), events, eventsPerTransaction, BenchBroker.RELAY_DESTINATION);
+          backlog(db, Outbox.create(store.writer()), events, eventsPerTransaction, BenchBroker.RELAY_DESTINATION);
           measured[eos ? 1 : 0] = drainWithCpu(replication, url, kafka, eos, slot);
         } finally {
           replication.drop();
@@ -259,7 +259,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
         .slot("bench_rows").publication("bench_rows").build();
     fromRows.migrate();
     try {
-      backlog(db, Outbox.create(rowsStore));
+      backlog(db, Outbox.create(rowsStore.writer()));
       return drain(fromRows, url, kafka, events);
     } finally {
       fromRows.drop();
@@ -269,7 +269,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
   private double drainByPolling(PostgresOutboxStore store, KafkaBench kafka, int count) throws Exception {
     CountDownLatch done = new CountDownLatch(1);
     long start = System.nanoTime();
-    try (Relay relay = Relay.builder(store, kafka.publisher()).subscription("bench").metrics(counting(count, done))
+    try (Relay relay = Relay.builder(store.relay(), kafka.publisher()).subscription("bench").metrics(counting(count, done))
         .build().start()) {
       if (!done.await(30, TimeUnit.MINUTES)) {
         throw new IllegalStateException("the table relay did not drain the backlog in 30 minutes");
@@ -342,7 +342,7 @@ final class LogicalBench implements java.util.concurrent.Callable<Integer> {
         LogicalReplication replication = rows
             ? LogicalReplication.builder(db.dataSource, rowsStore).slot(slot).publication(slot).build()
             : replication(db, slot);
-        Outbox outbox = Outbox.create(rows ? rowsStore : WalOutboxStore.create());
+        Outbox outbox = Outbox.create(rows ? rowsStore.writer() : WalOutboxStore.create());
         String mode = rows ? "outbox rows" : "WAL messages";
         double[] p50p99 = latency(db, url, kafka, replication, outbox, mode, shape[0], shape[1]);
         results.add("latency commit -> Kafka ack, " + mode + ", at " + shape[0] + " events/s, p50", p50p99[0], "ms");

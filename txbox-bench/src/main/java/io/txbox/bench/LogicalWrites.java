@@ -44,7 +44,7 @@ record LogicalWrites(int threads, int seconds, int rounds) {
         + " headers jsonb DEFAULT '{}', available_at timestamptz DEFAULT NULL, id uuid DEFAULT gen_random_uuid(),"
         + " message_prefix text DEFAULT 'bench-write') RETURNS uuid LANGUAGE plpgsql AS $f$ DECLARE lsn pg_lsn;"
         + " BEGIN lsn := pg_logical_emit_message(true, message_prefix, payload); RETURN id; END $f$");
-    Outbox table = Outbox.create(tableStore);
+    Outbox table = Outbox.create(tableStore.writer());
     Outbox wal = Outbox.create(WalOutboxStore.withPrefix("bench-write"));
     db.execute(DebeziumBench.createTable());
     Map<String, TransactionRate.Work> variants = writeVariants(table, wal);

@@ -134,9 +134,9 @@ final class MariaDbBench implements Callable<Integer> {
             s.execute("DELETE FROM txbox_outbox");
           }
         } else {
-          pg.execute("TRUNCATE " + pgNotifying.outboxTable());
+          pg.execute("TRUNCATE " + pgNotifying.operator().outboxTable());
         }
-        OutboxStore store = onMariaDb ? mariaStore : pgNotifying;
+        OutboxStore store = onMariaDb ? mariaStore.relay() : pgNotifying.relay();
         CommitToAck run = new CommitToAck(LATENCY_WRITERS);
         Relay.Builder relay = Relay.builder(store, kafka.publisher()).subscription("latency-" + round)
             .metrics(run.stamp());
@@ -169,7 +169,7 @@ final class MariaDbBench implements Callable<Integer> {
   private Map<String, List<Double>> janitorRounds(HikariDataSource maria, MariaDbOutboxStore store, KafkaBench kafka)
       throws Exception {
     Map<String, List<Double>> measured = new LinkedHashMap<>();
-    store.openSubscription("janitor");
+    store.relay().openSubscription("janitor");
     for (int round = 1; round <= rounds; round++) {
       try (Connection c = maria.getConnection(); Statement s = c.createStatement()) {
         s.execute("DELETE FROM txbox_outbox");
@@ -182,7 +182,7 @@ final class MariaDbBench implements Callable<Integer> {
       }
       double sizeMiB = outboxSizeMiB(maria);
       long start = System.nanoTime();
-      long deleted = Janitor.builder(store).outboxRetention(Duration.ofDays(1))
+      long deleted = Janitor.builder(store.janitor()).outboxRetention(Duration.ofDays(1))
           .maxBatches(100_000).build().runOnce().outboxEvents();
       double perSecond = deleted / ((System.nanoTime() - start) / 1e9);
       double historyAfter = historyLength(maria);
@@ -239,8 +239,8 @@ final class MariaDbBench implements Callable<Integer> {
 
   private Map<String, List<Double>> writeRounds(BenchDatabase pg, PostgresOutboxStore pgStore,
       HikariDataSource maria, MariaDbOutboxStore mariaStore) throws Exception {
-    Outbox pgOutbox = Outbox.create(pgStore);
-    Outbox mariaOutbox = Outbox.create(mariaStore);
+    Outbox pgOutbox = Outbox.create(pgStore.writer());
+    Outbox mariaOutbox = Outbox.create(mariaStore.writer());
     Map<String, HikariDataSource> sources = Map.of("mariadb", maria, "postgres", pg.dataSource);
     Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
     variants.put("mariadb bare", MariaDbBench::insertMariaDbOrder);
@@ -290,15 +290,15 @@ final class MariaDbBench implements Callable<Integer> {
             + " REPEAT('x', 300), 'application/json', '{\"traceparent\": \"" + Events.TRACEPARENT + "\"}'"
             + " FROM seq_1_to_" + events);
       }
-      pg.execute("TRUNCATE " + pgStore.outboxTable());
-      pg.execute("INSERT INTO " + pgStore.outboxTable()
+      pg.execute("TRUNCATE " + pgStore.operator().outboxTable());
+      pg.execute("INSERT INTO " + pgStore.operator().outboxTable()
           + " (id, key, type, destination, payload, content_type, headers, created_at)"
           + " SELECT gen_random_uuid(), 'customer-' || (g % 10000), 'OrderPlaced', '" + kafka.relayDestination() + "',"
           + " convert_to(repeat('x', 300), 'UTF8'), 'application/json',"
           + " jsonb_build_object('traceparent', '" + Events.TRACEPARENT + "'), now()"
-          + " FROM generate_series(1, " + events + ") AS g", "VACUUM ANALYZE " + pgStore.outboxTable());
-      double m = drain(mariaStore, kafka, subscription);
-      double p = drain(pgStore, kafka, subscription);
+          + " FROM generate_series(1, " + events + ") AS g", "VACUUM ANALYZE " + pgStore.operator().outboxTable());
+      double m = drain(mariaStore.relay(), kafka, subscription);
+      double p = drain(pgStore.relay(), kafka, subscription);
       drains.get("mariadb").add(m);
       drains.get("postgres").add(p);
       System.out.printf("round %d  drain: MariaDB %,.0f msgs/s, PostgreSQL %,.0f msgs/s%n", round, m, p);

@@ -67,12 +67,12 @@ final class PoolerLatency implements Callable<Integer> {
 
   private void measure(BenchDatabase db, PostgresOutboxStore store, KafkaBroker kafka, Results results, String label)
       throws Exception {
-    db.execute("TRUNCATE " + store.outboxTable());
+    db.execute("TRUNCATE " + store.operator().outboxTable());
     CommitToAck run = new CommitToAck(WRITERS);
-    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .subscription("pooler-" + UUID.randomUUID().toString().substring(0, 8)).metrics(run.stamp()).build().start()) {
       Thread.sleep(4000); // the listener's check of its own NOTIFY takes up to 3 s
-      run.write(db.dataSource, Outbox.create(store), 1_000, 1, seconds);
+      run.write(db.dataSource, Outbox.create(store.writer()), 1_000, 1, seconds);
       Thread.sleep(3000); // let the last events arrive
     }
     long[] sorted = run.sortedMicros();

@@ -103,14 +103,14 @@ final class RelayThroughput implements Callable<Integer> {
     System.out.printf("writing a backlog of %,d events...%n", events);
     for (int done = 0; done < events; done += 100_000) {
       int n = Math.min(100_000, events - done);
-      db.execute("INSERT INTO " + store.outboxTable()
+      db.execute("INSERT INTO " + store.operator().outboxTable()
           + " (id, key, type, destination, payload, content_type, headers, created_at)"
           + " SELECT gen_random_uuid(), 'customer-' || (g % 10000), 'OrderPlaced', '" + destination + "',"
           + " convert_to(repeat('x', 300), 'UTF8'), 'application/json',"
           + " jsonb_build_object('traceparent', '" + Events.TRACEPARENT + "'), now()"
           + " FROM generate_series(" + (done + 1) + ", " + (done + n) + ") AS g");
     }
-    db.execute("VACUUM ANALYZE " + store.outboxTable());
+    db.execute("VACUUM ANALYZE " + store.operator().outboxTable());
   }
 
   /** The same backlog written again and drained by the broker's former wire format; NaN where it has none. */
@@ -120,7 +120,7 @@ final class RelayThroughput implements Callable<Integer> {
     if (former == null) {
       return Double.NaN;
     }
-    db.execute("TRUNCATE " + store.outboxTable()); // a fresh table, as the first drain had
+    db.execute("TRUNCATE " + store.operator().outboxTable()); // a fresh table, as the first drain had
     fill(db, store, target.relayDestination());
     System.out.println("again, in the former wire format:");
     return drain(store, former);
@@ -139,7 +139,7 @@ final class RelayThroughput implements Callable<Integer> {
     };
     System.out.printf("relaying %,d events...%n", events);
     long start = System.nanoTime();
-    try (Relay relay = Relay.builder(store, publisher).batchSize(batchSize).metrics(counting).build().start()) {
+    try (Relay relay = Relay.builder(store.relay(), publisher).batchSize(batchSize).metrics(counting).build().start()) {
       if (!done.await(30, TimeUnit.MINUTES)) {
         throw new IllegalStateException("the relay did not drain the backlog in 30 minutes");
       }

@@ -91,23 +91,23 @@ final class Resends implements Callable<Integer> {
     store.migrate();
     for (int done = 0; done < events; done += 100_000) {
       int n = Math.min(100_000, events - done);
-      db.execute("INSERT INTO " + store.outboxTable()
+      db.execute("INSERT INTO " + store.operator().outboxTable()
           + " (id, key, type, destination, payload, content_type, headers, created_at)"
           + " SELECT gen_random_uuid(), 'customer-' || (g % 10000), 'OrderPlaced', '" + topic + "',"
           + " convert_to(repeat('x', 300), 'UTF8'), 'application/json', '{}'::jsonb, now()"
           + " FROM generate_series(" + (done + 1) + ", " + (done + n) + ") AS g");
     }
-    db.execute("VACUUM ANALYZE " + store.outboxTable());
+    db.execute("VACUUM ANALYZE " + store.operator().outboxTable());
     return store;
   }
 
   private Relay relay(PostgresOutboxStore store, KafkaBench kafka, String instance) {
-    return Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    return Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .instanceId(instance).batchSize(batchSize).build();
   }
 
   private static void awaitDrained(PostgresOutboxStore store) throws Exception {
-    Await.until(() -> store.backlog(Relay.DEFAULT_SUBSCRIPTION, 1).map(b -> b.pending() == 0).orElse(false),
+    Await.until(() -> store.relay().backlog(Relay.DEFAULT_SUBSCRIPTION, 1).map(b -> b.pending() == 0).orElse(false),
         "the backlog was not drained");
   }
 }

@@ -73,7 +73,7 @@ final class Settle implements Callable<Integer> {
       PostgresOutboxStore store = db.store().build();
       store.migrate();
       run(db, store, kafka, "warm-up-" + UUID.randomUUID().toString().substring(0, 8), 1);
-      db.execute("TRUNCATE " + store.outboxTable());
+      db.execute("TRUNCATE " + store.operator().outboxTable());
       committed.clear();
       acked.clear();
       figures.clear();
@@ -91,7 +91,7 @@ final class Settle implements Callable<Integer> {
   private void run(BenchDatabase db, PostgresOutboxStore store, KafkaBroker kafka, String subscription, int cycles)
       throws Exception {
     AtomicBoolean writing = new AtomicBoolean(true);
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     Thread writer = new Thread(() -> write(db, outbox, writing), "settle-writer");
     long start = System.nanoTime();
     writer.start();
@@ -195,7 +195,7 @@ final class Settle implements Callable<Integer> {
         acknowledged.forEach(m -> acked.putIfAbsent(m.id(), now));
       }
     };
-    return Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    return Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .subscription(subscription).instanceId(instance).metrics(stamp).build();
   }
 

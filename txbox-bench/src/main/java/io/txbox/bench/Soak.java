@@ -115,10 +115,10 @@ final class Soak implements Callable<Integer> {
       PostgresOutboxStore store = db.store().outboxPartitionSize(partitionSize).build();
       store.migrate();
       results.setting("autovacuum", db.setting("autovacuum"));
-      Janitor janitor = Janitor.builder(store).outboxRetention(retention).build();
+      Janitor janitor = Janitor.builder(store.janitor()).outboxRetention(retention).build();
       AtomicBoolean writing = new AtomicBoolean(true);
-      List<Thread> writers = startWriters(db.dataSource, Outbox.create(store), writing);
-      try (Relay relay = relay(store, kafka).start()) {
+      List<Thread> writers = startWriters(db.dataSource, Outbox.create(store.writer()), writing);
+      try (Relay relay = relay(store.relay(), kafka).start()) {
         run(janitor, samples, (minute, writtenInWindow, ackedInWindow) ->
             sample(db, store, minute, writtenInWindow, ackedInWindow));
         writing.set(false);
@@ -154,10 +154,10 @@ final class Soak implements Callable<Integer> {
         kafka.createTopic("soak", 8);
         MariaDbOutboxStore store = MariaDbOutboxStore.builder(db).build();
         store.migrate();
-        Janitor janitor = Janitor.builder(store).outboxRetention(retention).build();
+        Janitor janitor = Janitor.builder(store.janitor()).outboxRetention(retention).build();
         AtomicBoolean writing = new AtomicBoolean(true);
-        List<Thread> writers = startWriters(db, Outbox.create(store), writing);
-        try (Relay relay = relay(store, kafka).start()) {
+        List<Thread> writers = startWriters(db, Outbox.create(store.writer()), writing);
+        try (Relay relay = relay(store.relay(), kafka).start()) {
           run(janitor, samples, (minute, writtenInWindow, ackedInWindow) ->
               sampleMariaDb(db, minute, writtenInWindow, ackedInWindow));
           writing.set(false);
@@ -289,8 +289,8 @@ final class Soak implements Callable<Integer> {
             + " coalesce(sum(s.n_dead_tup), 0), coalesce(sum(s.autovacuum_count), 0), count(s.relid)"
             + " FROM (SELECT relid FROM pg_partition_tree(?::regclass) UNION SELECT ?::regclass) AS t"
             + " LEFT JOIN pg_stat_user_tables s ON s.relid = t.relid")) {
-      p.setString(1, store.outboxTable());
-      p.setString(2, store.outboxTable());
+      p.setString(1, store.operator().outboxTable());
+      p.setString(2, store.operator().outboxTable());
       try (ResultSet rs = p.executeQuery()) {
         rs.next();
         return new Sample(Math.round(minute * 100) / 100.0, writtenInWindow / (double) sampleSeconds,

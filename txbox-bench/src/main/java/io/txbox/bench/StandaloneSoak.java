@@ -69,7 +69,7 @@ final class StandaloneSoak {
       Process prometheus = startPrometheus(work, port);
       try {
         AtomicBoolean writing = new AtomicBoolean(true);
-        List<Thread> writers = soak.startWriters(db.dataSource, Outbox.create(store), writing);
+        List<Thread> writers = soak.startWriters(db.dataSource, Outbox.create(store.writer()), writing);
         long start = System.nanoTime();
         long end = start + Duration.ofMinutes(soak.minutes).toNanos();
         long nextSample = start + Duration.ofSeconds(soak.sampleSeconds).toNanos();

@@ -40,11 +40,11 @@ final class WriteOverhead implements Callable<Integer> {
   public Integer call() throws Exception {
     try (BenchDatabase db = new BenchDatabase(jdbcUrl, threads + 2)) {
       // Each variant writes to an outbox table of its own, so that none pays for another's rows.
-      Outbox silent = Outbox.create(migrated(db.store().tablePrefix("silent_").notifyOnAppend(false).build()));
-      Outbox limitedNotify = Outbox.create(migrated(db.store().build())); // the default: NOTIFY at most once per 10 ms
+      Outbox silent = Outbox.create(migrated(db.store().tablePrefix("silent_").notifyOnAppend(false).build()).writer());
+      Outbox limitedNotify = Outbox.create(migrated(db.store().build()).writer()); // the default: NOTIFY at most once per 10 ms
       Outbox everyNotify = Outbox.create(migrated(db.store().tablePrefix("every_").notifyOnAppend(true)
-          .notifyInterval(Duration.ZERO).build()));
-      Outbox unchecked = Outbox.create(uncheckedStore(db));
+          .notifyInterval(Duration.ZERO).build()).writer());
+      Outbox unchecked = Outbox.create(uncheckedStore(db).writer());
       Map<String, TransactionRate.Work> variants = new LinkedHashMap<>();
       variants.put("bare", WriteOverhead::insertOrder);
       variants.put("outbox", (c, n) -> {
@@ -104,7 +104,7 @@ final class WriteOverhead implements Callable<Integer> {
   /** An outbox, NOTIFY off, without the CHECK constraint of the message rules: to price it. */
   private static PostgresOutboxStore uncheckedStore(BenchDatabase db) throws SQLException {
     PostgresOutboxStore store = migrated(db.store().tablePrefix("unchecked_").notifyOnAppend(false).build());
-    db.execute("ALTER TABLE " + store.outboxTable() + " DROP CONSTRAINT unchecked_outbox_valid");
+    db.execute("ALTER TABLE " + store.operator().outboxTable() + " DROP CONSTRAINT unchecked_outbox_valid");
     return store;
   }
 

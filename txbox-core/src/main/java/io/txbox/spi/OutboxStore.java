@@ -6,7 +6,7 @@ package io.txbox.spi;
  * ({@link RelayStore}) over the same table, which a polling {@link io.txbox.Relay} reads.
  *
  * <pre>{@code
- * OutboxStore store = PostgresOutboxStore.builder(dataSource).build();
+ * OutboxStore store = PostgresOutboxStore.builder(dataSource).build().relay();
  * Outbox outbox = Outbox.create(store);
  * Relay relay = Relay.builder(store, publisher).build().start();
  * }</pre>

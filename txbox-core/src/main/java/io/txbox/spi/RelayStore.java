@@ -14,7 +14,7 @@ import java.util.Set;
  * io.txbox.TxboxException} when the store cannot do its work. {@link io.txbox.Relay} takes one.
  *
  * <pre>{@code
- * RelayStore store = PostgresOutboxStore.builder(dataSource).build();
+ * RelayStore store = PostgresOutboxStore.builder(dataSource).build().relay();
  * Relay relay = Relay.builder(store, publisher).build().start();
  * }</pre>
  */

@@ -141,7 +141,7 @@ final class Demo {
           try (Connection c = ds.getConnection()) {
             ShopSchema.create(c, database, settings.products());
           }
-          return runServices(ds, Outbox.create(store), jdbcUrl, broker, database);
+          return runServices(ds, Outbox.create(store.writer()), jdbcUrl, broker, database);
         }
       } finally {
         if (!settings.keep()) {
@@ -171,7 +171,7 @@ final class Demo {
   private Outbox migrate(PostgresOutboxStore store, LogicalReplication replication) {
     if (settings.source() == Source.table) {
       store.migrate();
-      return Outbox.create(store);
+      return Outbox.create(store.writer());
     }
     replication.migrate();
     out.printf("events are WAL messages, streamed from replication slot %s in commit order%n", replication.slot());

@@ -184,7 +184,7 @@ final class QuickstartCommand implements Callable<Integer> {
     String schema = "txbox_quickstart_" + run;
     JdbcOutboxStore store = db.outboxStore(ds, OutboxSettings.of(new Tables(schema, "txbox_"), 64));
     store.migrate();
-    return new Place(store, store.outboxTable(), c -> {
+    return new Place(store.relay(), store.operator().outboxTable(), c -> {
       try (Statement s = c.createStatement()) {
         s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
       }
@@ -196,7 +196,7 @@ final class QuickstartCommand implements Callable<Integer> {
     String prefix = "txbox_qs_" + run + "_";
     JdbcOutboxStore store = db.outboxStore(ds, OutboxSettings.of(new Tables(null, prefix), 64));
     store.migrate();
-    return new Place(store, store.outboxTable(), c -> dropTablesStartingWith(c, prefix));
+    return new Place(store.relay(), store.operator().outboxTable(), c -> dropTablesStartingWith(c, prefix));
   }
 
   private static void dropTablesStartingWith(Connection c, String prefix) throws SQLException {

@@ -62,10 +62,10 @@ class EventTypesTest {
   @Test
   void anOutboxWithoutEventTypesSaysHowToSendAnEventObject() {
     PostgresOutboxStore store = PostgresOutboxStore.builder(new PGSimpleDataSource()).build(); // never reached
-    Outbox plain = Outbox.create(store);
+    Outbox plain = Outbox.create(store.writer());
     assertThatThrownBy(() -> plain.sendEvent(new Cancelled("sku-1"))).isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("Outbox.builder(store).events(eventTypes)");
-    Outbox typed = Outbox.builder(store).events(types).build();
+    Outbox typed = Outbox.builder(store.writer()).events(types).build();
     assertThatThrownBy(() -> typed.sendEvent(new Cancelled("sku-1"))).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("Cancelled is not registered");
   }

@@ -43,7 +43,7 @@ class EvolvedEventsOverKafkaTest {
   private final PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build();
   private final Inbox inbox = Inbox.create(db.dataSource(), PostgresInboxStore.builder().schema(db.schema()).build());
   private final EventTypes types = OrderPlaced.types(new ObjectMapper(), topic);
-  private final Outbox outbox = Outbox.builder(store).events(types).build();
+  private final Outbox outbox = Outbox.builder(store.writer()).events(types).build();
 
   @AfterEach
   void dropSchema() {
@@ -77,7 +77,7 @@ class EvolvedEventsOverKafkaTest {
     kafka.createTopic(sandbox, 3);
 
     try (KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build()) {
-      Replay.Result replayed = store.replay().replay(Replay.Request.of(
+      Replay.Result replayed = store.operator().replay().replay(Replay.Request.of(
           Scope.ALL.withSubscription("default"), "test").withToDestination(sandbox), publisher, n -> { });
       assertThat(replayed.published()).isEqualTo(6);
     }
@@ -106,7 +106,7 @@ class EvolvedEventsOverKafkaTest {
   }
 
   private Relay relay() {
-    return Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    return Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start();
   }
 

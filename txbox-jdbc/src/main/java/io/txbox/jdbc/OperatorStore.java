@@ -8,16 +8,15 @@ import java.util.List;
  * console and the Spring meters and health take one.
  *
  * <pre>{@code
- * OperatorStore store = PostgresOutboxStore.builder(dataSource).schema("shop").build();
+ * OperatorStore store = PostgresOutboxStore.builder(dataSource).schema("shop").build().operator();
  * StoreStatus status = store.status(10_000);
  * long waiting = store.deadLetters().count(Scope.ALL);
  * }</pre>
  *
- * <p>An outbox store is three things behind three interfaces: the relay's part
- * ({@link io.txbox.spi.OutboxStore}: append, and leases, reads, checkpoints), the janitor's
- * ({@link io.txbox.spi.JanitorStore}: bounded deletes) and this one. A
- * {@link JdbcOutboxStore} is all three; a store for another database implements the relay's part first, which is all
- * writers and relays need, and the others later.
+ * <p>It is one of the parts a {@link JdbcOutboxStore} hands out, beside the relay's
+ * ({@link io.txbox.spi.OutboxStore}: append, and leases, reads, checkpoints) and the janitor's
+ * ({@link io.txbox.spi.JanitorStore}: bounded deletes). A store for another database implements
+ * the relay's part first, which is all writers and relays need, and the others later.
  */
 public interface OperatorStore {
 

@@ -57,8 +57,8 @@ class ExactlyOnceTest {
     try (OutboxFixture fixture = new OutboxFixture(8)) {
       String subscription = "eos-" + UUID.randomUUID().toString().substring(0, 8);
       fixture.commitMany(topic, 1000, 50);
-      try (Relay a = relay(fixture, fixture.store, bootstrap, subscription).build().start();
-          Relay b = relay(fixture, fixture.store, bootstrap, subscription).build().start()) {
+      try (Relay a = relay(fixture, fixture.store.relay(), bootstrap, subscription).build().start();
+          Relay b = relay(fixture, fixture.store.relay(), bootstrap, subscription).build().start()) {
         fixture.commitMany(topic, 1000, 50);
         List<TopicReader.Received> got = readAll(bootstrap, topic, 2000);
 
@@ -82,7 +82,7 @@ class ExactlyOnceTest {
     try (OutboxFixture fixture = new OutboxFixture(8)) {
       String subscription = "eos-" + UUID.randomUUID().toString().substring(0, 8);
       Freeze freeze = new Freeze();
-      FreezableStore frozenStore = new FreezableStore(fixture.store, freeze);
+      FreezableStore frozenStore = new FreezableStore(fixture.store.relay(), freeze);
       Map<Metrics.TransactionOutcome, AtomicInteger> outcomes = new ConcurrentHashMap<>();
       Relay.Builder frozenRelay = relay(fixture, frozenStore, bootstrap, subscription).metrics(new Metrics() {
         @Override
@@ -96,7 +96,7 @@ class ExactlyOnceTest {
         freeze.armed.set(true); // A's next commit freezes it, round in hand
         fixture.commitMany(topic, 200, 30);
         assertThat(freeze.frozen.await(30, TimeUnit.SECONDS)).as("relay A froze before a commit").isTrue();
-        try (Relay b = relay(fixture, fixture.store, bootstrap, subscription).build().start()) {
+        try (Relay b = relay(fixture, fixture.store.relay(), bootstrap, subscription).build().start()) {
           await().atMost(Duration.ofSeconds(30)).until(() -> b.ownedBuckets().size() == 8);
           fixture.commitMany(topic, 300, 30);
           readAll(bootstrap, topic, 800);
@@ -108,7 +108,7 @@ class ExactlyOnceTest {
           assertThat(freeze.commitFailure.get()).as("A's commit after the freeze").isInstanceOf(FencedException.class);
           assertThat(outcomes.get(Metrics.TransactionOutcome.FENCED)).as("A's fenced transactions").hasPositiveValue();
           assertThat(outcomes.get(Metrics.TransactionOutcome.COMMITTED)).as("A's committed ones").hasPositiveValue();
-          assertThat(fixture.store.status(100).fencedRelays()).as("what txbox status lists")
+          assertThat(fixture.store.operator().status(100).fencedRelays()).as("what txbox status lists")
               .singleElement().satisfies(r -> {
                 assertThat(r.instance()).isEqualTo(a.member());
                 assertThat(r.fences()).isEqualTo(outcomes.get(Metrics.TransactionOutcome.FENCED).get());
@@ -130,7 +130,7 @@ class ExactlyOnceTest {
     KafkaBroker.shared().createTopic(topic, 4);
     try (OutboxFixture fixture = new OutboxFixture(8)) {
       String subscription = "eos-" + UUID.randomUUID().toString().substring(0, 8);
-      FreezableStore failing = new FreezableStore(fixture.store, null);
+      FreezableStore failing = new FreezableStore(fixture.store.relay(), null);
       failing.failSaves.set(3);
       try (Relay a = relay(fixture, failing, bootstrap, subscription).build().start()) {
         fixture.commitMany(topic, 500, 20);
@@ -151,7 +151,7 @@ class ExactlyOnceTest {
   void anAtLeastOncePublisherIsRefusedForExactlyOnceNamingWhatToUse() {
     try (OutboxFixture fixture = new OutboxFixture(8)) {
       KafkaPublisher plain = KafkaPublisher.builder().bootstrapServers("localhost:9").build();
-      assertThatThrownBy(() -> Relay.builder(fixture.store, plain).delivery(Delivery.EXACTLY_ONCE).build())
+      assertThatThrownBy(() -> Relay.builder(fixture.store.relay(), plain).delivery(Delivery.EXACTLY_ONCE).build())
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("KafkaExactlyOncePublisher")
           .hasMessageContaining("KafkaPublisher is not one");
@@ -175,19 +175,19 @@ class ExactlyOnceTest {
     KafkaBroker.shared().createTopic(firstTopic, 4);
     KafkaBroker.shared().createTopic(secondTopic, 4);
     try (OutboxFixture first = new OutboxFixture(8); OutboxFixture second = new OutboxFixture(8)) {
-      assertThat(first.store.outboxId()).isPresent().isNotEqualTo(second.store.outboxId());
+      assertThat(first.store.relay().outboxId()).isPresent().isNotEqualTo(second.store.relay().outboxId());
       first.commitMany(firstTopic, 400, 50);
-      try (Relay a = relay(first.store, bootstrap, subscription, shared).build().start()) {
+      try (Relay a = relay(first.store.relay(), bootstrap, subscription, shared).build().start()) {
         assertDeliveredOnceInOrder(first, firstTopic, readAll(bootstrap, firstTopic, 400), 400);
       }
       second.commitMany(secondTopic, 100, 50); // fewer than the first: its checkpoints lie beyond them
-      try (Relay b = relay(second.store, bootstrap, subscription, shared).build().start();
+      try (Relay b = relay(second.store.relay(), bootstrap, subscription, shared).build().start();
           TopicReader reader = TopicReader.open(bootstrap, secondTopic)) {
         await().atMost(Duration.ofSeconds(30)).until(b::isTroubled);
         assertThat(reader.readUntil(r -> false, Duration.ofSeconds(2))).as("sent from another outbox's checkpoints")
             .isEmpty();
       }
-      try (Relay b = relay(second.store, bootstrap, subscription, shared + "second-").build().start()) {
+      try (Relay b = relay(second.store.relay(), bootstrap, subscription, shared + "second-").build().start()) {
         assertDeliveredOnceInOrder(second, secondTopic, readAll(bootstrap, secondTopic, 100), 100);
       }
     }

@@ -95,7 +95,7 @@ class KafkaWedgeTest {
         .property("interceptor.classes", NetworkThreadKiller.class.getName())
         .build();
     try (OutboxFixture fixture = new OutboxFixture(4);
-        Relay relay = Relay.builder(fixture.store, publisher)
+        Relay relay = Relay.builder(fixture.store.relay(), publisher)
             .idleInterval(Duration.ofMillis(20)).heartbeatInterval(Duration.ofMillis(200)).build().start()) {
       fixture.commit(OutboxFixture.event(topic, "a", 0), OutboxFixture.event(topic, NetworkThreadKiller.KEY, 1));
       fixture.commitMany(topic, 20, 4);

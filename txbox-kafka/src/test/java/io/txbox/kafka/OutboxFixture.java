@@ -28,7 +28,7 @@ final class OutboxFixture implements AutoCloseable {
   OutboxFixture(int buckets) {
     store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(buckets).build();
     store.migrate();
-    outbox = Outbox.create(store);
+    outbox = Outbox.create(store.writer());
   }
 
   /** A relay with settings fast enough for tests. */
@@ -43,7 +43,7 @@ final class OutboxFixture implements AutoCloseable {
         .property("request.timeout.ms", "2000")
         .property("max.block.ms", "2000")
         .build();
-    return Relay.builder(store, publisher)
+    return Relay.builder(store.relay(), publisher)
         .batchSize(100)
         .idleInterval(Duration.ofMillis(20))
         .heartbeatInterval(Duration.ofMillis(200))
@@ -90,7 +90,7 @@ final class OutboxFixture implements AutoCloseable {
   Map<String, List<String>> expectedByKey(String topic) throws SQLException {
     Map<String, List<String>> byKey = new LinkedHashMap<>();
     try (Connection c = db.dataSource().getConnection();
-        PreparedStatement p = c.prepareStatement("SELECT key, id FROM " + store.outboxTable()
+        PreparedStatement p = c.prepareStatement("SELECT key, id FROM " + store.operator().outboxTable()
             + " WHERE destination = ? ORDER BY tx_id, position")) {
       p.setString(1, topic);
       try (ResultSet rs = p.executeQuery()) {

@@ -1,7 +1,7 @@
 package io.txbox.mariadb;
 
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.spi.ComposedOutboxStore;
 import io.txbox.jdbc.spi.Database;
 import io.txbox.jdbc.spi.JdbcJanitorStore;
 import io.txbox.jdbc.spi.JdbcOperatorStore;
@@ -13,6 +13,7 @@ import io.txbox.mariadb.internal.MariaDbRelayStore;
 import io.txbox.mariadb.internal.MariaDbSql;
 import io.txbox.mariadb.internal.MariaDbTables;
 import io.txbox.spi.JanitorStore;
+import io.txbox.spi.OutboxStore;
 import java.util.Objects;
 import java.util.Optional;
 import javax.sql.DataSource;
@@ -26,7 +27,8 @@ import javax.sql.DataSource;
  *     .tablePrefix("txbox_")
  *     .build();
  * store.migrate();                        // creates the tables; safe to repeat
- * Outbox outbox = Outbox.create(store);
+ * Outbox outbox = Outbox.create(store.writer());
+ * Relay relay = Relay.builder(store.relay(), publisher).build().start();
  * }</pre>
  *
  * <table>
@@ -48,17 +50,17 @@ import javax.sql.DataSource;
  * Tables live in the database the JDBC URL names; the relay's user needs {@code INSERT} and
  * {@code DELETE} on the epoch table, as on the others.
  *
- * <p>As a {@link JanitorStore}, it deletes relayed events past their retention ({@link
+ * <p>Its {@link #janitor()} deletes relayed events past their retention ({@link
  * io.txbox.Janitor}); several janitors take turns on a row lock. It passes over a bucket whose
  * oldest relayed event is within the retention, and otherwise looks at most a limit of rows into
  * it, in position order, at {@code READ COMMITTED}, so that the delete locks no gap a writer
- * inserts into; inbox records of messages still queued, dead or parked stay. As an
- * {@link OperatorStore} it gives {@code txbox status}, {@code dead-letters}, {@code replay} and
+ * inserts into; inbox records of messages still queued, dead or parked stay. Its
+ * {@link #operator()} gives {@code txbox status}, {@code dead-letters}, {@code replay} and
  * the console what they read: its outbox table is named without the database
  * ({@code txbox_outbox} by default), its migration scripts are one per version with
  * {@code DELIMITER} lines around the trigger's body, and its status has no partitions.
  */
-public final class MariaDbOutboxStore extends ComposedOutboxStore {
+public final class MariaDbOutboxStore implements JdbcOutboxStore {
 
   /** Default prefix of every table name. */
   public static final String DEFAULT_TABLE_PREFIX = Database.Tables.DEFAULT_TABLE_PREFIX;
@@ -67,12 +69,31 @@ public final class MariaDbOutboxStore extends ComposedOutboxStore {
   /** Most buckets. */
   public static final int MAX_BUCKETS = MariaDbMigration.MAX_BUCKETS;
 
+  private final MariaDbRelayStore relay;
+  private final JanitorStore janitor;
+  private final OperatorStore operator;
   private final MariaDbMigration migration;
 
   private MariaDbOutboxStore(Builder b, MariaDbTables tables, MariaDbRelayStore relay, MariaDbMigration migration) {
-    super(relay, new JdbcJanitorStore(b.dataSource, MariaDbSql.janitor(tables)),
-        operator(b.dataSource, tables, relay, migration));
+    this.relay = relay;
+    this.janitor = new JdbcJanitorStore(b.dataSource, MariaDbSql.janitor(tables));
+    this.operator = operator(b.dataSource, tables, relay, migration);
     this.migration = migration;
+  }
+
+  @Override
+  public OutboxStore relay() {
+    return relay;
+  }
+
+  @Override
+  public JanitorStore janitor() {
+    return janitor;
+  }
+
+  @Override
+  public OperatorStore operator() {
+    return operator;
   }
 
   private static OperatorStore operator(DataSource dataSource, MariaDbTables tables, MariaDbRelayStore relay,

@@ -17,7 +17,7 @@ class MariaDbDeadLettersTest extends OperatorStoreContract {
     db = TestMariaDb.create();
     MariaDbOutboxStore store = MariaDbOutboxStore.builder(db.dataSource()).buckets(4).build();
     store.migrate();
-    return store;
+    return store.operator();
   }
 
   @Override

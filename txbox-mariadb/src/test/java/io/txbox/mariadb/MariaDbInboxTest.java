@@ -66,7 +66,7 @@ class MariaDbInboxTest extends InboxContract {
 
   @Override
   protected Janitor janitor(Duration inboxRetention) {
-    return Janitor.builder(MariaDbOutboxStore.builder(db.dataSource()).build()).inboxRetention(inboxRetention).build();
+    return Janitor.builder(MariaDbOutboxStore.builder(db.dataSource()).build().janitor()).inboxRetention(inboxRetention).build();
   }
 
   @Override

@@ -27,15 +27,19 @@ class MariaDbJanitorTest extends JanitorStoreContract {
   private MariaDbOutboxStore store;
 
   @Override
-  protected OutboxStore freshStore() {
+  protected Parts freshStore() {
     db = TestMariaDb.create();
-    store = storeOnSameTables();
+    store = newStore();
     store.migrate();
-    return store;
+    return new Parts(store.relay(), store.janitor());
   }
 
   @Override
-  protected MariaDbOutboxStore storeOnSameTables() {
+  protected OutboxStore storeOnSameTables() {
+    return newStore().relay();
+  }
+
+  private MariaDbOutboxStore newStore() {
     return MariaDbOutboxStore.builder(db.dataSource()).buckets(BUCKETS).build();
   }
 
@@ -56,13 +60,13 @@ class MariaDbJanitorTest extends JanitorStoreContract {
 
   @Test
   void aBucketWhoseOldestRelayedEventIsWithinTheRetentionIsPassedOver() throws SQLException {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     write(outbox, 0, 20, Instant.now());
     write(outbox, 20, 20, TWO_DAYS_AGO); // older by their clock, but behind young events in every bucket
     checkpoint("fast", Long.MAX_VALUE);
     checkpoint("slow", Long.MAX_VALUE);
 
-    assertThat(Janitor.builder(store).outboxRetention(Duration.ofDays(1)).build().runOnce().outboxEvents())
+    assertThat(Janitor.builder(store.janitor()).outboxRetention(Duration.ofDays(1)).build().runOnce().outboxEvents())
         .as("they go once the events before them do").isZero();
     assertThat(db.queryLong("SELECT COUNT(*) FROM txbox_outbox")).isEqualTo(40);
   }

@@ -17,7 +17,7 @@ class MariaDbOutboxStoreContractTest extends OutboxStoreContract {
     db = TestMariaDb.create();
     MariaDbOutboxStore store = MariaDbOutboxStore.builder(db.dataSource()).buckets(8).build();
     store.migrate();
-    return store;
+    return store.relay();
   }
 
   @Override

@@ -41,8 +41,8 @@ class MariaDbOutboxStoreTest {
     db = TestMariaDb.create();
     store = MariaDbOutboxStore.builder(db.dataSource()).buckets(BUCKETS).build();
     store.migrate();
-    store.openSubscription("s");
-    outbox = Outbox.create(store);
+    store.relay().openSubscription("s");
+    outbox = Outbox.create(store.writer());
   }
 
   @AfterEach
@@ -163,7 +163,7 @@ class MariaDbOutboxStoreTest {
       for (int b = 0; b < BUCKETS; b++) {
         reads.add(new BucketRead(b, after[b], 50));
       }
-      for (StoredMessage m : store.read("s", reads)) { // the relay moves each checkpoint as it reads
+      for (StoredMessage m : store.relay().read("s", reads)) { // the relay moves each checkpoint as it reads
         read.add(m);
         after[m.bucket()] = m.checkpoint();
       }
@@ -191,22 +191,22 @@ class MariaDbOutboxStoreTest {
   void instancesBeatingClaimingAndSavingAtOnceNeverDeadlock() throws Exception {
     MariaDbOutboxStore many = MariaDbOutboxStore.builder(db.dataSource()).tablePrefix("many_").buckets(64).build();
     many.migrate();
-    many.openSubscription("s");
+    many.relay().openSubscription("s");
     long until = System.nanoTime() + Duration.ofSeconds(4).toNanos();
     CompletableFuture<?>[] instances = IntStream.range(0, 4).mapToObj(i -> CompletableFuture.runAsync(() -> {
       String instance = "i-" + i;
       java.util.Random random = new java.util.Random(i);
       while (System.nanoTime() < until) {
-        Set<Integer> owned = many.heartbeat("s", instance, Duration.ofSeconds(2)).ownedBuckets();
-        many.claimBuckets("s", instance, 1 + random.nextInt(20), Duration.ofSeconds(2));
+        Set<Integer> owned = many.relay().heartbeat("s", instance, Duration.ofSeconds(2)).ownedBuckets();
+        many.relay().claimBuckets("s", instance, 1 + random.nextInt(20), Duration.ofSeconds(2));
         List<BucketProgress> progress = new ArrayList<>();
         for (int bucket : owned) {
           progress.add(new BucketProgress(bucket, new Checkpoint(0, random.nextInt(1000)), 0, null, null));
         }
         java.util.Collections.shuffle(progress, random);
-        many.saveProgress("s", instance, progress, List.of());
+        many.relay().saveProgress("s", instance, progress, List.of());
         if (random.nextInt(4) == 0 && !owned.isEmpty()) {
-          many.releaseBuckets("s", instance, List.of(owned.iterator().next()));
+          many.relay().releaseBuckets("s", instance, List.of(owned.iterator().next()));
         }
       }
     })).toArray(CompletableFuture[]::new);
@@ -228,16 +228,16 @@ class MariaDbOutboxStoreTest {
       s.execute("DELETE FROM txbox_setting WHERE name = 'outbox_id'"); // as at version 3
       s.execute("UPDATE txbox_setting SET value = '3' WHERE name = 'schema_version'");
     }
-    assertThat(store.outboxId()).isEmpty();
+    assertThat(store.relay().outboxId()).isEmpty();
 
     store.migrate();
-    String id = store.outboxId().orElseThrow();
+    String id = store.relay().outboxId().orElseThrow();
     assertThat(UUID.fromString(id)).as("a UUID").isNotNull();
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("UPDATE txbox_setting SET value = '3' WHERE name = 'schema_version'");
     }
     store.migrate();
-    assertThat(store.outboxId()).as("made once").contains(id);
+    assertThat(store.relay().outboxId()).as("made once").contains(id);
   }
 
   @Test
@@ -246,12 +246,12 @@ class MariaDbOutboxStoreTest {
       s.execute("ALTER TABLE txbox_relay_instance DROP COLUMN fences, DROP COLUMN last_fenced_at"); // as at 4
       s.execute("UPDATE txbox_setting SET value = '4' WHERE name = 'schema_version'");
     }
-    store.heartbeat("default", "relay-1", Duration.ofSeconds(30));
+    store.relay().heartbeat("default", "relay-1", Duration.ofSeconds(30));
 
     store.migrate();
 
-    store.recordFence("default", "relay-1");
-    store.recordFence("default", "relay-1");
+    store.relay().recordFence("default", "relay-1");
+    store.relay().recordFence("default", "relay-1");
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT fences, last_fenced_at IS NOT NULL FROM txbox_relay_instance"
             + " WHERE instance = 'relay-1'")) {
@@ -265,7 +265,7 @@ class MariaDbOutboxStoreTest {
   void missingTablesAreExplainedAndABadPrefixIsRefusedByName() {
     MariaDbOutboxStore elsewhere = MariaDbOutboxStore.builder(db.dataSource()).tablePrefix("other_").build();
 
-    assertThatThrownBy(() -> elsewhere.openSubscription("s")).isInstanceOf(TxboxException.class)
+    assertThatThrownBy(() -> elsewhere.relay().openSubscription("s")).isInstanceOf(TxboxException.class)
         .hasMessageContaining("txbox's tables are missing").hasMessageContaining("tablePrefix ('other_')");
     assertThatThrownBy(() -> MariaDbOutboxStore.builder(db.dataSource()).tablePrefix("x; DROP TABLE y").build())
         .hasMessageContaining("tablePrefix must match");
@@ -316,18 +316,18 @@ class MariaDbOutboxStoreTest {
     for (int i = 0; i < 12; i++) {
       send(message("k" + i, "e" + i));
     }
-    assertThat(store.backlog("s", 1000)).hasValueSatisfying(b -> {
+    assertThat(store.relay().backlog("s", 1000)).hasValueSatisfying(b -> {
       assertThat(b.pending()).isEqualTo(12);
       assertThat(b.capped()).isFalse();
       assertThat(b.oldestCreatedAt()).isPresent();
     });
-    assertThat(store.backlog("never-opened", 1000).orElseThrow().pending())
+    assertThat(store.relay().backlog("never-opened", 1000).orElseThrow().pending())
         .as("a subscription no relay opened starts at the beginning").isEqualTo(12);
     db.execute("UPDATE txbox_subscription s SET position = (SELECT COALESCE(MAX(position), 0) FROM txbox_outbox o"
         + " WHERE o.bucket = s.bucket) WHERE subscription = 's'");
     send(message("late", "after the checkpoints"));
-    assertThat(store.backlog("s", 1000).orElseThrow().pending()).isEqualTo(1);
-    assertThat(store.backlog("never-opened", 1).orElseThrow().capped()).isTrue();
+    assertThat(store.relay().backlog("s", 1000).orElseThrow().pending()).isEqualTo(1);
+    assertThat(store.relay().backlog("never-opened", 1).orElseThrow().capped()).isTrue();
   }
 
   @Test
@@ -335,7 +335,7 @@ class MariaDbOutboxStoreTest {
     try (Connection reader = db.dataSource().getConnection(); Connection writer = db.dataSource().getConnection()) {
       reader.setAutoCommit(false);
       reader.createStatement().executeQuery("SELECT COUNT(*) FROM txbox_outbox").close();
-      assertThat(store.oldestOpenTransaction()).as("a reader holds nothing back").isEmpty();
+      assertThat(store.relay().oldestOpenTransaction()).as("a reader holds nothing back").isEmpty();
 
       writer.setAutoCommit(false);
       outbox.send(writer, message("k", "held"));
@@ -345,7 +345,7 @@ class MariaDbOutboxStoreTest {
         connectionId = rs.getLong(1);
       }
       // INNODB_TRX is a cache that InnoDB refreshes when it was not read for 100 ms
-      await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(store.oldestOpenTransaction())
+      await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(store.relay().oldestOpenTransaction())
           .hasValueSatisfying(tx -> {
             assertThat(tx.pid()).isEqualTo(connectionId);
             assertThat(tx.age().isNegative()).isFalse();
@@ -354,7 +354,7 @@ class MariaDbOutboxStoreTest {
       writer.rollback();
       reader.rollback();
     }
-    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(store.oldestOpenTransaction()).isEmpty());
+    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(store.relay().oldestOpenTransaction()).isEmpty());
   }
 
   private List<StoredMessage> readAll() {
@@ -362,7 +362,7 @@ class MariaDbOutboxStoreTest {
     for (int b = 0; b < BUCKETS; b++) {
       reads.add(new BucketRead(b, Checkpoint.START, 10_000));
     }
-    List<StoredMessage> all = new ArrayList<>(store.read("s", reads));
+    List<StoredMessage> all = new ArrayList<>(store.relay().read("s", reads));
     all.sort(java.util.Comparator.comparing(StoredMessage::checkpoint));
     return all;
   }

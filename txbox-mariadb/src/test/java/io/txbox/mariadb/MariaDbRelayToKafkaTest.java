@@ -37,7 +37,7 @@ class MariaDbRelayToKafkaTest {
     db = TestMariaDb.create();
     store = MariaDbOutboxStore.builder(db.dataSource()).buckets(16).build();
     store.migrate();
-    outbox = Outbox.create(store);
+    outbox = Outbox.create(store.writer());
     topic = "t-" + UUID.randomUUID();
     kafka.createTopic(topic, 4);
   }
@@ -77,7 +77,7 @@ class MariaDbRelayToKafkaTest {
   private Relay relay() {
     KafkaPublisher publisher = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers())
         .property("delivery.timeout.ms", "6000").property("request.timeout.ms", "2000").build();
-    return Relay.builder(store, publisher)
+    return Relay.builder(store.relay(), publisher)
         .batchSize(100)
         .idleInterval(Duration.ofMillis(20))
         .heartbeatInterval(Duration.ofMillis(200))

@@ -30,7 +30,7 @@ class BacklogMetersTest {
     db = TestDatabase.create();
     store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(4).build();
     store.migrate();
-    store.openSubscription("default");
+    store.relay().openSubscription("default");
   }
 
   @AfterEach
@@ -41,7 +41,7 @@ class BacklogMetersTest {
   @Test
   void pendingEventsAndTheAgeOfTheOldestAreShownPerSubscription() throws SQLException {
     Instant later = Instant.now().plus(Duration.ofMinutes(5));
-    BacklogMeters.builder(store).refresh(Duration.ZERO).clock(Clock.fixed(later, ZoneOffset.UTC))
+    BacklogMeters.builder(store.relay()).refresh(Duration.ZERO).clock(Clock.fixed(later, ZoneOffset.UTC))
         .build().bindTo(registry);
     assertThat(pending()).isZero();
     assertThat(oldestAgeSeconds()).isZero();
@@ -54,7 +54,7 @@ class BacklogMetersTest {
 
   @Test
   void aReadingIsKeptUntilTheRefreshIsDue() throws SQLException {
-    BacklogMeters.builder(store).refresh(Duration.ofHours(1)).build().bindTo(registry);
+    BacklogMeters.builder(store.relay()).refresh(Duration.ofHours(1)).build().bindTo(registry);
     assertThat(pending()).isZero();
     write(2);
     assertThat(pending()).as("the reading from before the writes").isZero();
@@ -62,7 +62,7 @@ class BacklogMetersTest {
 
   @Test
   void aDatabaseThatCannotBeReadShowsNaNNotAnOldFigure() throws SQLException {
-    BacklogMeters.builder(store).refresh(Duration.ZERO).build().bindTo(registry);
+    BacklogMeters.builder(store.relay()).refresh(Duration.ZERO).build().bindTo(registry);
     write(1);
     assertThat(pending()).isEqualTo(1);
     db.close();
@@ -71,7 +71,7 @@ class BacklogMetersTest {
 
   @Test
   void aScrapeWhileTheDatabaseHangsAnswersAtOnceFromTheLastFiguresAndSaysHowOldTheyAre() throws Exception {
-    BacklogMeters.builder(store).refresh(Duration.ZERO).readWait(Duration.ofMillis(200)).build().bindTo(registry);
+    BacklogMeters.builder(store.relay()).refresh(Duration.ZERO).readWait(Duration.ofMillis(200)).build().bindTo(registry);
     write(2);
     assertThat(pending()).isEqualTo(2);
     assertThat(registry.get("txbox.outbox.database.unreachable").gauge().value()).isZero();
@@ -79,7 +79,7 @@ class BacklogMetersTest {
     try (Connection locker = db.dataSource().getConnection()) {
       locker.setAutoCommit(false);
       try (var s = locker.createStatement()) {
-        s.execute("LOCK TABLE " + store.outboxTable() + " IN ACCESS EXCLUSIVE MODE"); // every read of it waits
+        s.execute("LOCK TABLE " + store.operator().outboxTable() + " IN ACCESS EXCLUSIVE MODE"); // every read of it waits
       }
       long start = System.nanoTime();
       double shown = pending();
@@ -101,13 +101,13 @@ class BacklogMetersTest {
 
   @Test
   void theGaugesOfManySubscriptionsWaitForAHangingDatabaseOnceInAllNotOnceEach() throws Exception {
-    BacklogMeters.builder(store).subscriptions("a", "b", "c", "d").refresh(Duration.ZERO)
+    BacklogMeters.builder(store.relay()).subscriptions("a", "b", "c", "d").refresh(Duration.ZERO)
         .readWait(Duration.ofMillis(500)).build().bindTo(registry);
     registry.getMeters().forEach(m -> m.measure().forEach(x -> { })); // a first scrape, the database answering
     try (Connection locker = db.dataSource().getConnection()) {
       locker.setAutoCommit(false);
       try (var s = locker.createStatement()) {
-        s.execute("LOCK TABLE " + store.outboxTable() + " IN ACCESS EXCLUSIVE MODE");
+        s.execute("LOCK TABLE " + store.operator().outboxTable() + " IN ACCESS EXCLUSIVE MODE");
       }
       long start = System.nanoTime();
       registry.getMeters().forEach(m -> m.measure().forEach(x -> { })); // a scrape of all nine gauges
@@ -120,7 +120,7 @@ class BacklogMetersTest {
 
   @Test
   void aTransactionLeftOpenShowsAsTheAgeThatHoldsDeliveryBack() throws Exception {
-    BacklogMeters.builder(store).refresh(Duration.ZERO).build().bindTo(registry);
+    BacklogMeters.builder(store.relay()).refresh(Duration.ZERO).build().bindTo(registry);
     try (Connection open = db.dataSource().getConnection()) {
       open.setAutoCommit(false);
       try (var s = open.createStatement()) {
@@ -135,7 +135,7 @@ class BacklogMetersTest {
 
   @Test
   void aLimitPerBucketOutsideItsBoundsIsRefusedWithItsName() {
-    assertThatThrownBy(() -> BacklogMeters.builder(store).limitPerBucket(0).build())
+    assertThatThrownBy(() -> BacklogMeters.builder(store.relay()).limitPerBucket(0).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("limitPerBucket must be between 1 and 10,000,000");
   }
@@ -153,7 +153,7 @@ class BacklogMetersTest {
   }
 
   private void write(int events) throws SQLException {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     try (Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false);
       for (int i = 0; i < events; i++) {

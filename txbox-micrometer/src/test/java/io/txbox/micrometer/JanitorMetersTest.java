@@ -36,17 +36,17 @@ class JanitorMetersTest {
 
   @Test
   void removedRowsFailedRunsAndTheLastSuccessAreShown() throws Exception {
-    Janitor janitor = Janitor.builder(store).outboxRetention(Duration.ofDays(1)).build();
+    Janitor janitor = Janitor.builder(store.janitor()).outboxRetention(Duration.ofDays(1)).build();
     new JanitorMeters(janitor).bindTo(registry); // and no reference kept, as txbox relay keeps none
     assertThat(failures()).as("there before the first failure").isZero();
     assertThat(lastSuccess()).isNaN();
     collectGarbage(); // the meters must not freeze when the binder is collected
 
-    store.openSubscription("default");
+    store.relay().openSubscription("default");
     for (int i = 0; i < 3; i++) {
       try (Connection c = db.dataSource().getConnection()) {
         c.setAutoCommit(false);
-        Outbox.create(store).send(c, Message.builder().type("T").key("k" + i).destination("d").payload(new byte[] {1})
+        Outbox.create(store.writer()).send(c, Message.builder().type("T").key("k" + i).destination("d").payload(new byte[] {1})
             .createdAt(Instant.now().minus(Duration.ofDays(2))).build());
         c.commit();
       }

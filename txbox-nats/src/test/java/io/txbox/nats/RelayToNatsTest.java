@@ -64,7 +64,7 @@ class RelayToNatsTest {
   @ParameterizedTest
   @EnumSource(NatsMessages.Format.class)
   void theRelayDeliversEveryEventOnceInOrderPerKeyThroughTheSubscriber(NatsMessages.Format format) throws Exception {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     List<Message> written = new ArrayList<>();
     for (int i = 0; i < 500; i++) {
       Message m = Message.builder().type("OrderPlaced").destination(subject).key("order-" + (i % 7))
@@ -79,7 +79,7 @@ class RelayToNatsTest {
     Map<String, List<String>> received = new ConcurrentHashMap<>();
     Inbox inbox = Inbox.create(db.dataSource(), PostgresInboxStore.builder().schema(db.schema()).build());
 
-    try (Relay relay = Relay.builder(store, NatsPublisher.builder().servers(NatsServer.MACHINE_URL).format(format).build())
+    try (Relay relay = Relay.builder(store.relay(), NatsPublisher.builder().servers(NatsServer.MACHINE_URL).format(format).build())
             .idleInterval(Duration.ofMillis(20)).build().start();
         NatsSubscriber subscriber = NatsSubscriber.builder(inbox, "inventory", (tx, m, key) ->
                 received.computeIfAbsent(m.key(), k -> new CopyOnWriteArrayList<>())

@@ -112,8 +112,8 @@ public final class LogicalRelay implements AutoCloseable {
       throw new IllegalStateException("logical relay of slot " + settings.slot() + " is already started");
     }
     noteAsynchronousCommits();
-    loop = new StreamLoop(settings, publisher, replication.store(), replication.dataSource(), metrics,
-        () -> replication.store().outboxId().orElse(null));
+    loop = new StreamLoop(settings, publisher, replication.store().deadLetterSink(), replication.dataSource(), metrics,
+        () -> replication.store().relay().outboxId().orElse(null));
     thread = new Thread(loop, "txbox-logical-" + settings.slot());
     thread.start();
     StreamLoop started = loop;

@@ -83,7 +83,7 @@ public final class LogicalReplication {
       return new Builder(dataSource, postgres);
     }
     throw new IllegalArgumentException("store must be PostgreSQL's for logical decoding, which is PostgreSQL's"
-        + " alone; was " + (store == null ? "null" : store.getClass().getSimpleName() + " (" + store.outboxTable()
+        + " alone; was " + (store == null ? "null" : store.getClass().getSimpleName() + " (" + store.operator().outboxTable()
         + ")") + ": relay this outbox with the table relay");
   }
 
@@ -112,7 +112,7 @@ public final class LogicalReplication {
         s.execute("SELECT pg_advisory_xact_lock(hashtext('txbox-logical-replication'))");
         s.execute(EmitFunction.sql(store.schema(), store.tablePrefix(), utf8Database(c)));
         if (!exists(c, "SELECT 1 FROM pg_publication WHERE pubname = ?", publication)) {
-          s.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + store.outboxTable()
+          s.execute("CREATE PUBLICATION " + publication + " FOR TABLE " + store.operator().outboxTable()
               // A partitioned outbox's inserts are published under its own name, not its partitions'.
               + " WITH (publish = 'insert', publish_via_partition_root = true)");
         }

@@ -1,7 +1,7 @@
 package io.txbox.cdc;
 
 import io.txbox.TxboxException;
-import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.postgres.PostgresOutboxStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -56,7 +56,7 @@ public record SlotReport(List<SlotStatus> slots, List<String> problems) {
   }
 
   /** The report on {@code store}'s slots in the database {@code dataSource} reaches. */
-  public static SlotReport read(DataSource dataSource, OperatorStore store) {
+  public static SlotReport read(DataSource dataSource, JdbcOutboxStore store) {
     if (!(store instanceof PostgresOutboxStore postgres)) {
       return new SlotReport(List.of(), List.of());
     }

@@ -106,7 +106,7 @@ final class LogicalDatabase implements AutoCloseable {
   }
 
   Outbox tableOutbox() {
-    return Outbox.create(store);
+    return Outbox.create(store.writer());
   }
 
   Outbox walOutbox() {

@@ -83,7 +83,7 @@ class LogicalRelayCrashTest {
         TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
       // One event per transaction, so that each settled batch ends transactions the slot may confirm.
       db.exec("DO $$ BEGIN PERFORM set_config('synchronous_commit', 'off', false); FOR i IN 1.." + events
-          + " LOOP INSERT INTO " + db.store.outboxTable()
+          + " LOOP INSERT INTO " + db.store.operator().outboxTable()
           + " (id, key, type, destination, payload, content_type, headers, created_at)"
           + " VALUES (gen_random_uuid(), 'k' || i % 17, 'Test', '" + topic + "', convert_to(i::text, 'UTF8'),"
           + " 'text/plain', '{}'::jsonb, now()); COMMIT; END LOOP; END $$");

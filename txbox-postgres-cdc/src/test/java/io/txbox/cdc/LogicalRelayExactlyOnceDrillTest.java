@@ -83,7 +83,7 @@ class LogicalRelayExactlyOnceDrillTest {
     int events = 20_000;
     try (LogicalDatabase db = LogicalDatabase.fresh();
         TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
-      db.exec("INSERT INTO " + db.store.outboxTable() + " (id, key, type, destination, payload, content_type, headers,"
+      db.exec("INSERT INTO " + db.store.operator().outboxTable() + " (id, key, type, destination, payload, content_type, headers,"
           + " created_at) SELECT gen_random_uuid(), 'k' || i % 17, 'Test', '" + topic + "',"
           + " convert_to(i::text, 'UTF8'), 'text/plain', '{}'::jsonb, now() FROM generate_series(1, " + events + ") i");
       Process first = startRelay(db, kafka, dir, 0);

@@ -102,7 +102,7 @@ class LogicalRelayExactlyOnceTest {
       await().atMost(Duration.ofSeconds(30)).until(() -> checkpointTakenAfter(committed));
     }
     int rows = 600;
-    db.exec("INSERT INTO " + db.store.outboxTable() + " (id, key, type, destination, payload, content_type, headers,"
+    db.exec("INSERT INTO " + db.store.operator().outboxTable() + " (id, key, type, destination, payload, content_type, headers,"
         + " created_at) SELECT gen_random_uuid(), 'k' || i % 17, 'Test', '" + topic + "', convert_to(i::text, 'UTF8'),"
         + " 'text/plain', '{}'::jsonb, now() FROM generate_series(1, " + rows + ") i");
     db.exec("SELECT pg_drop_replication_slot('" + db.schema + "')"); // the rows are in no slot now

@@ -95,7 +95,7 @@ class LogicalRelayFailoverTest {
       PostgresOutboxStore store = PostgresOutboxStore.builder(cluster.pool).build();
       LogicalReplication replication = LogicalReplication.builder(cluster.pool, store).build();
       replication.migrate();
-      Outbox outbox = Outbox.create(store);
+      Outbox outbox = Outbox.create(store.writer());
       try (TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
         AtomicLong lostXid = new AtomicLong();
         String lost;
@@ -162,7 +162,7 @@ class LogicalRelayFailoverTest {
       PostgresOutboxStore store = PostgresOutboxStore.builder(cluster.pool).build();
       LogicalReplication replication = LogicalReplication.builder(cluster.pool, store).build();
       replication.migrate();
-      Outbox outbox = Outbox.create(store);
+      Outbox outbox = Outbox.create(store.writer());
       try (LogicalRelay relay = relay(cluster, replication, Delivery.AT_LEAST_ONCE, topic).checkpointInterval(Duration.ofMillis(200))
               .waitWarning(Duration.ofSeconds(1)).build().start();
           TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
@@ -257,10 +257,10 @@ class LogicalRelayFailoverTest {
       String topic = topic();
       PostgresOutboxStore store = PostgresOutboxStore.builder(cluster.pool).build();
       store.migrate();
-      try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+      try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
               .build().start();
           TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
-        Run run = drill(cluster, reader, Outbox.create(store), topic);
+        Run run = drill(cluster, reader, Outbox.create(store.writer()), topic);
         assertThat(run.missing).as("events committed and not delivered").isEmpty();
         assertThat(run.outOfOrder).isEmpty();
         assertThat(run.flowingAgain).isLessThan(FLOWING_AGAIN);
@@ -358,7 +358,7 @@ class LogicalRelayFailoverTest {
     try (LogicalRelay relay = relay(cluster, replication, delivery, topic).build().start();
         TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
       await().atMost(Duration.ofSeconds(30)).until(relay::isStreaming);
-      Outbox outbox = walMessages ? Outbox.create(WalOutboxStore.create()) : Outbox.create(store);
+      Outbox outbox = walMessages ? Outbox.create(WalOutboxStore.create()) : Outbox.create(store.writer());
       cluster.write(outbox, topic(), 1, 20, Duration.ofMillis(10)).get(30, TimeUnit.SECONDS); // a topic apart
       cluster.beforeLoad.run();
       cluster.forgetCommitted();

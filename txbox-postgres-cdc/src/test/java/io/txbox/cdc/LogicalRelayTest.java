@@ -344,7 +344,7 @@ class LogicalRelayTest {
       PostgresOutboxStore.builder(db.dataSource).schema(db.schema)
           .outboxPartitionSize(PostgresOutboxStore.MIN_PARTITION_SIZE).build().migrate();
       db.commit(outbox, event("k", "after"));
-      db.exec("INSERT INTO " + db.store.outboxTable() + " (key, type, destination, payload)"
+      db.exec("INSERT INTO " + db.store.operator().outboxTable() + " (key, type, destination, payload)"
           + " SELECT 'k', 'T', '" + topic + "', convert_to('row ' || g, 'UTF8') FROM generate_series(1, 1500) g");
 
       List<String> payloads = payloads(readAll(1_502));
@@ -360,7 +360,7 @@ class LogicalRelayTest {
       db.commit(outbox, event("k", "1"), event("k", "2"));
       readAll(2);
     }
-    Janitor janitor = Janitor.builder(db.store).outboxRetention(Duration.ZERO).build();
+    Janitor janitor = Janitor.builder(db.store.janitor()).outboxRetention(Duration.ZERO).build();
     assertThat(janitor.runOnce().outboxEvents()).isEqualTo(2);
   }
 

@@ -109,7 +109,7 @@ class LogicalRelayWaitsTest {
           await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
               SlotReport.read(db.dataSource, db.store).problems()).anySatisfy(p -> assertThat(p)
               .contains("wait for a synchronous standby").contains("synchronous_standby_names = 'gone_standby'")));
-          assertThat(db.store.oldestOpenTransaction()).hasValueSatisfying(t -> assertThat(t.description())
+          assertThat(db.store.relay().oldestOpenTransaction()).hasValueSatisfying(t -> assertThat(t.description())
               .contains("waiting for a synchronous standby"));
         } finally {
           setSynchronousStandbys("''");

@@ -1,8 +1,7 @@
 package io.txbox.postgres;
 
-import io.txbox.DeadLetter;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.OperatorStore;
-import io.txbox.jdbc.spi.ComposedOutboxStore;
 import io.txbox.jdbc.spi.Database;
 import io.txbox.jdbc.spi.Transactions;
 import io.txbox.postgres.internal.PostgresJanitorStore;
@@ -28,7 +27,8 @@ import javax.sql.DataSource;
  *     .tablePrefix("txbox_")
  *     .build();
  * store.migrate();                       // creates or upgrades the tables; safe to repeat
- * Outbox outbox = Outbox.create(store);
+ * Outbox outbox = Outbox.create(store.writer());
+ * Relay relay = Relay.builder(store.relay(), publisher).build().start();
  * }</pre>
  *
  * <table>
@@ -58,17 +58,17 @@ import javax.sql.DataSource;
  * to hours of writes. {@link #migrate()} converts an existing outbox in place, keeping its rows,
  * under an exclusive lock for as long as two scans of the table take.
  *
- * <p><b>Three parts behind three interfaces.</b> Relays and writers use it as an
- * {@link OutboxStore}, the {@link io.txbox.Janitor} as a {@link JanitorStore}, and operators'
- * tools (status, dead letters, replay, migration, the console) as an {@link OperatorStore}; each
- * part is its own class, and this one holds the settings and hands each call to its part. The
- * backlog counts committed events past each bucket's checkpoint, delayed ones included; before
- * any relay opened a subscription, every event in the log is pending for it, since its relay will
- * start at the beginning of the log. On a partitioned outbox, {@link #deleteRelayed} also creates
+ * <p><b>Parts handed out.</b> Writers take its {@link #writer()}, relays and the backlog meters
+ * its {@link #relay()}, the {@link io.txbox.Janitor} its {@link #janitor()}, and operators' tools
+ * (status, dead letters, replay, migration, the console) its {@link #operator()}; each part is its
+ * own class over the same tables, and this one holds the settings. The backlog counts committed
+ * events past each bucket's checkpoint, delayed ones included; before any relay opened a
+ * subscription, every event in the log is pending for it, since its relay will start at the
+ * beginning of the log. On a partitioned outbox, the janitor's {@code deleteRelayed} also creates
  * partitions ahead of the writers and drops whole partitions that may go (their rows count in its
  * result, which may then exceed its limit), and {@link #migrate()} partitions the outbox.
  */
-public final class PostgresOutboxStore extends ComposedOutboxStore implements DeadLetterSink {
+public final class PostgresOutboxStore implements JdbcOutboxStore {
 
   /** Default schema. */
   public static final String DEFAULT_SCHEMA = Database.Tables.DEFAULT_SCHEMA;
@@ -92,12 +92,13 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
   private final PostgresTables tables;
   private final PostgresRelayStore relay;
   private final PostgresJanitorStore janitor;
+  private final OperatorStore operator;
 
   private PostgresOutboxStore(Parts parts) {
-    super(parts.relay(), parts.janitor(), parts.operator());
     this.tables = parts.tables();
     this.relay = parts.relay();
     this.janitor = parts.janitor();
+    this.operator = parts.operator();
   }
 
   /** The store's parts, built from its settings. */
@@ -120,6 +121,29 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
     return new Builder(dataSource);
   }
 
+  @Override
+  public OutboxStore relay() {
+    return relay;
+  }
+
+  @Override
+  public JanitorStore janitor() {
+    return janitor;
+  }
+
+  @Override
+  public OperatorStore operator() {
+    return operator;
+  }
+
+  /**
+   * Where the logical relay keeps a copy of each dead letter it sends, in this store's
+   * dead-letter table: the relay part, which the table relay dead-letters through too.
+   */
+  public DeadLetterSink deadLetterSink() {
+    return relay;
+  }
+
   /** The names of this store's tables, for code that reads them beside the store. */
   public PostgresTables tables() {
     return tables;
@@ -133,11 +157,6 @@ public final class PostgresOutboxStore extends ComposedOutboxStore implements De
   /** The prefix of this store's table names. */
   public String tablePrefix() {
     return tables.prefix();
-  }
-
-  @Override
-  public void saveDeadLetterCopies(List<DeadLetter> letters) {
-    relay.saveDeadLetterCopies(letters);
   }
 
   /** The outbox's partitions, oldest first and the default partition last; empty for a plain table. */

@@ -138,14 +138,14 @@ class PgBouncerTest {
         @Override
         public void close() {}
       };
-      try (Relay relay = Relay.builder(store, recording).idleInterval(Duration.ofMinutes(1)).build().start()) {
+      try (Relay relay = Relay.builder(store.relay(), recording).idleInterval(Duration.ofMinutes(1)).build().start()) {
         await().atMost(Duration.ofSeconds(30)).until(() -> relay.ownedBuckets().size() == PostgresOutboxStore.DEFAULT_BUCKETS);
         // Idle long enough that the relay's own polls are seconds apart (they double up to a minute).
         Thread.sleep(10_000);
         long committed = System.nanoTime();
         try (Connection c = db.dataSource().getConnection()) {
           c.setAutoCommit(false);
-          Outbox.create(store).send(c, Message.builder().type("Test").destination("t").key("k")
+          Outbox.create(store.writer()).send(c, Message.builder().type("Test").destination("t").key("k")
               .payload(new byte[] {1}).build());
           c.commit();
         }

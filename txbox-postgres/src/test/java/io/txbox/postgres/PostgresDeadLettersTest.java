@@ -17,7 +17,7 @@ class PostgresDeadLettersTest extends OperatorStoreContract {
     db = TestDatabase.create();
     PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(4).build();
     store.migrate();
-    return store;
+    return store.operator();
   }
 
   @Override

@@ -72,7 +72,7 @@ class PostgresInboxTest extends InboxContract {
 
   @Override
   protected Janitor janitor(Duration inboxRetention) {
-    return Janitor.builder(PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build())
+    return Janitor.builder(PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).build().janitor())
         .inboxRetention(inboxRetention).build();
   }
 
@@ -105,7 +105,7 @@ class PostgresInboxTest extends InboxContract {
           .isInstanceOf(SQLException.class).hasMessageContaining("txbox's tables are missing")
           .hasMessageContaining("txbox_inbox").hasMessageContaining("PostgresOutboxStore.migrate()")
           .hasMessageContaining("--schema " + bare.schema());
-      Outbox producer = Outbox.create(PostgresOutboxStore.builder(bare.dataSource()).schema(bare.schema()).build());
+      Outbox producer = Outbox.create(PostgresOutboxStore.builder(bare.dataSource()).schema(bare.schema()).build().writer());
       try (Connection tx = bare.dataSource().getConnection()) {
         tx.setAutoCommit(false);
         assertThatThrownBy(() -> producer.send(tx, message())).isInstanceOf(SQLException.class)

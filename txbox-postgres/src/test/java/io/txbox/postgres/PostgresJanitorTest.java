@@ -20,15 +20,19 @@ class PostgresJanitorTest extends JanitorStoreContract {
   private PostgresOutboxStore store;
 
   @Override
-  protected OutboxStore freshStore() {
+  protected Parts freshStore() {
     db = TestDatabase.create();
-    store = storeOnSameTables();
+    store = newStore();
     store.migrate();
-    return store;
+    return new Parts(store.relay(), store.janitor());
   }
 
   @Override
-  protected PostgresOutboxStore storeOnSameTables() {
+  protected OutboxStore storeOnSameTables() {
+    return newStore().relay();
+  }
+
+  private PostgresOutboxStore newStore() {
     return PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(4).build();
   }
 
@@ -56,7 +60,7 @@ class PostgresJanitorTest extends JanitorStoreContract {
     }
     db.execute("UPDATE {s}.txbox_inbox SET received_at = now() - interval '40 days'"
         + " WHERE message_id IN (SELECT message_id FROM {s}.txbox_inbox LIMIT 20)");
-    Janitor.Cleanup done = Janitor.builder(store).batchSize(6).build().runOnce();
+    Janitor.Cleanup done = Janitor.builder(store.janitor()).batchSize(6).build().runOnce();
     assertThat(done.inboxRecords()).isEqualTo(20);
     assertThat(db.queryLong("SELECT count(*) FROM {s}.txbox_inbox")).isEqualTo(10);
   }
@@ -69,7 +73,7 @@ class PostgresJanitorTest extends JanitorStoreContract {
       queue.enqueue(Message.builder().type("T").destination("d").payload(new byte[0]).build());
     }
     db.execute("UPDATE {s}.txbox_inbox SET received_at = now() - interval '40 days'");
-    assertThat(Janitor.builder(store).build().runOnce().inboxRecords()).isZero();
+    assertThat(Janitor.builder(store.janitor()).build().runOnce().inboxRecords()).isZero();
     assertThat(db.queryLong("SELECT count(*) FROM {s}.txbox_inbox WHERE status = 'queued'")).isEqualTo(5);
   }
 }

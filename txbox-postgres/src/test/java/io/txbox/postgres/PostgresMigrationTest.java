@@ -65,14 +65,14 @@ class PostgresMigrationTest {
     String setting = db.schema() + ".txbox_setting";
     db.execute("DELETE FROM " + setting + " WHERE name = 'outbox_id'"); // as at version 9
     db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version >= 10");
-    assertThat(store.outboxId()).isEmpty();
+    assertThat(store.relay().outboxId()).isEmpty();
 
     store.migrate();
-    String id = store.outboxId().orElseThrow();
+    String id = store.relay().outboxId().orElseThrow();
     assertThat(UUID.fromString(id)).as("a UUID").isNotNull();
     db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version >= 10");
     store.migrate();
-    assertThat(store.outboxId()).as("made once").contains(id);
+    assertThat(store.relay().outboxId()).as("made once").contains(id);
   }
 
   @Test
@@ -81,12 +81,12 @@ class PostgresMigrationTest {
     String table = db.schema() + ".txbox_relay_instance";
     db.execute("ALTER TABLE " + table + " DROP COLUMN fences, DROP COLUMN last_fenced_at"); // as at version 10
     db.execute("DELETE FROM " + db.schema() + ".txbox_schema_version WHERE version >= 11");
-    store.heartbeat("default", "relay-1", Duration.ofSeconds(30));
+    store.relay().heartbeat("default", "relay-1", Duration.ofSeconds(30));
 
     store.migrate();
 
     assertThat(db.queryLong("SELECT fences FROM " + table + " WHERE instance = 'relay-1'")).isZero();
-    store.recordFence("default", "relay-1");
+    store.relay().recordFence("default", "relay-1");
     assertThat(db.queryLong("SELECT fences FROM " + table + " WHERE instance = 'relay-1'"
         + " AND last_fenced_at > now() - interval '1 minute'")).isEqualTo(1);
   }

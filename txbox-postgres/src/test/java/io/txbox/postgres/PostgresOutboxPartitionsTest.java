@@ -70,7 +70,7 @@ class PostgresOutboxPartitionsTest {
   }
 
   private void startRelay(PostgresOutboxStore store) {
-    relay = Relay.builder(store, new Publisher() {
+    relay = Relay.builder(store.relay(), new Publisher() {
       @Override
       public PublishResult publish(List<Message> batch) {
         batch.forEach(m -> published.add(m.id()));
@@ -88,14 +88,14 @@ class PostgresOutboxPartitionsTest {
   }
 
   private static Janitor janitor(PostgresOutboxStore store) {
-    return Janitor.builder(store).outboxRetention(Duration.ZERO).build();
+    return Janitor.builder(store.janitor()).outboxRetention(Duration.ZERO).build();
   }
 
   @Test
   void migrateTurnsAnOutboxHoldingRowsIntoPartitionsAndKeepsEveryRowAndRule() throws SQLException {
     PostgresOutboxStore plain = store(0, 2);
     write(50, 50);
-    assertThat(plain.status(10).outboxPartitions()).isEmpty();
+    assertThat(plain.operator().status(10).outboxPartitions()).isEmpty();
     long before = query("SELECT sum(position) FROM {s}.txbox_outbox");
 
     PostgresOutboxStore store = store(SIZE, 2);
@@ -161,7 +161,7 @@ class PostgresOutboxPartitionsTest {
   @Test
   void aPartitionNotYetRelayedByEverySubscriptionStays() throws SQLException {
     PostgresOutboxStore store = store(SIZE, 1);
-    store.openSubscription("never-ran");
+    store.relay().openSubscription("never-ran");
     write(1_500, 500);
 
     assertThat(janitor(store).runOnce().outboxEvents()).isZero();
@@ -174,21 +174,21 @@ class PostgresOutboxPartitionsTest {
     PostgresOutboxStore store = store(SIZE, 1);
     write(3_500, 500); // partitions cover positions 1 to 1000; 1001 to 3500 go to the default
     assertThat(query("SELECT count(*) FROM {s}.txbox_outbox_default")).isEqualTo(2_500);
-    StoreStatus behind = store.status(10);
+    StoreStatus behind = store.operator().status(10);
     assertThat(behind.outboxPartitions()).contains(new StoreStatus.OutboxPartitions(2, 0, 2_500));
     assertThat(behind.problems(Duration.ofDays(1))).anyMatch(p -> p.startsWith("2500 rows in the outbox's default partition"));
     startRelay(store);
     awaitAllPublished();
     // Published is not yet checkpointed: the relay saves the last batch's checkpoints after the
     // publisher returns, and the janitor deletes only what every checkpoint has passed.
-    await().atMost(Duration.ofSeconds(30)).until(() -> store.backlog(Relay.DEFAULT_SUBSCRIPTION, 10)
+    await().atMost(Duration.ofSeconds(30)).until(() -> store.relay().backlog(Relay.DEFAULT_SUBSCRIPTION, 10)
         .map(b -> b.pending() == 0).orElse(false));
 
     janitor(store).runOnce();
 
     assertThat(published).as("nothing was lost").hasSize(3_500);
     assertThat(query("SELECT count(*) FROM {s}.txbox_outbox")).isZero();
-    assertThat(store.status(10).outboxPartitions()).contains(new StoreStatus.OutboxPartitions(1, 1, 0));
+    assertThat(store.operator().status(10).outboxPartitions()).contains(new StoreStatus.OutboxPartitions(1, 1, 0));
     List<String> partitions = store.outboxPartitions();
     assertThat(partitions).as("a partition begins a tenth of a partition past the writers")
         .containsExactly("txbox_outbox_p3601", "txbox_outbox_default");

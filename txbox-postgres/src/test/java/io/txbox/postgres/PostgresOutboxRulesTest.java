@@ -66,7 +66,7 @@ class PostgresOutboxRulesTest {
     PostgresOutboxStore older = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema())
         .tablePrefix("old_").buckets(4).build();
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-      for (var script : older.migrationScripts().subList(0, 7)) { // as an installation of version 7 left it
+      for (var script : older.operator().migrationScripts().subList(0, 7)) { // as an installation of version 7 left it
         s.execute(script.sql());
       }
     }
@@ -97,7 +97,7 @@ class PostgresOutboxRulesTest {
       try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
         c.setAutoCommit(false); // SET LOCAL ROLE: the pooled connection goes back as it came
         s.execute("SET LOCAL ROLE " + owner);
-        for (var script : owned.migrationScripts()) {
+        for (var script : owned.operator().migrationScripts()) {
           s.execute(script.sql());
         }
         s.execute("GRANT INSERT ON " + db.schema() + ".owned_outbox TO " + writer);

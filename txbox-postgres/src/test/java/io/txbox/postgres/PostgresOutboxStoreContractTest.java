@@ -18,7 +18,7 @@ class PostgresOutboxStoreContractTest extends OutboxStoreContract {
     PostgresOutboxStore store = configure(PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(8))
         .build();
     store.migrate();
-    return store;
+    return store.relay();
   }
 
   /** Where the store's tables are, and how it connects; the test database, directly, here. */

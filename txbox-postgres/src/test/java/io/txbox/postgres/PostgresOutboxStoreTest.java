@@ -42,7 +42,7 @@ class PostgresOutboxStoreTest {
     db = TestDatabase.create();
     store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(BUCKETS).build();
     store.migrate();
-    outbox = Outbox.create(store);
+    outbox = Outbox.create(store.writer());
   }
 
   @AfterEach
@@ -73,7 +73,7 @@ class PostgresOutboxStoreTest {
   void migrationScriptsRunByHandAsFlywayWouldLeaveNothingForMigrateToDo() throws SQLException {
     PostgresOutboxStore byHand = PostgresOutboxStore.builder(db.dataSource())
         .schema(db.schema()).tablePrefix("flyway_").buckets(BUCKETS).build();
-    List<MigrationScript> scripts = byHand.migrationScripts();
+    List<MigrationScript> scripts = byHand.operator().migrationScripts();
     assertThat(scripts).extracting(MigrationScript::version).containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11);
     assertThat(scripts.get(0).sql()).contains("CREATE TABLE " + db.schema() + ".flyway_outbox")
         .doesNotContain("{schema}", "{prefix}", "{buckets}");
@@ -83,13 +83,13 @@ class PostgresOutboxStoreTest {
       }
     }
     assertThat(byHand.migrate()).as("every version recorded as applied").isZero();
-    assertThat(byHand.openSubscription("s")).isEqualTo(BUCKETS);
+    assertThat(byHand.relay().openSubscription("s")).isEqualTo(BUCKETS);
     try (Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false);
-      Outbox.create(byHand).send(c, message("k", 1));
+      Outbox.create(byHand.writer()).send(c, message("k", 1));
       c.commit();
     }
-    assertThat(byHand.backlog("s", 10)).hasValueSatisfying(b -> assertThat(b.pending()).isEqualTo(1));
+    assertThat(byHand.relay().backlog("s", 10)).hasValueSatisfying(b -> assertThat(b.pending()).isEqualTo(1));
   }
 
   @Test
@@ -106,7 +106,7 @@ class PostgresOutboxStoreTest {
   void aWrongTablePrefixFailsWithAMessageNamingTheSetting() {
     PostgresOutboxStore wrong = PostgresOutboxStore.builder(db.dataSource())
         .schema(db.schema()).tablePrefix("nope_").build();
-    assertThatThrownBy(() -> wrong.openSubscription("default"))
+    assertThatThrownBy(() -> wrong.relay().openSubscription("default"))
         .isInstanceOf(TxboxException.class)
         .hasMessageContaining("nope_outbox does not exist")
         .hasMessageContaining("tablePrefix ('nope_')");
@@ -180,7 +180,7 @@ class PostgresOutboxStoreTest {
       send(message("a", 1));
       assertThat(readAll()).as("an event committed while another database's write transaction is open")
           .extracting(r -> r.message().key()).containsExactly("a");
-      assertThat(store.oldestOpenTransaction()).as("not this database's: it holds nothing back").isEmpty();
+      assertThat(store.relay().oldestOpenTransaction()).as("not this database's: it holds nothing back").isEmpty();
       elsewhere.rollback();
     }
   }
@@ -236,7 +236,7 @@ class PostgresOutboxStoreTest {
         for (int b = 0; b < BUCKETS; b++) {
           reads.add(new BucketRead(b, from.getOrDefault(b, Checkpoint.START), 50));
         }
-        for (StoredMessage m : store.read("test", reads)) {
+        for (StoredMessage m : store.relay().read("test", reads)) {
           assertThat(seen.add(m.message().id())).as("each event read once").isTrue();
           from.put(m.bucket(), m.checkpoint());
         }
@@ -262,7 +262,7 @@ class PostgresOutboxStoreTest {
         pid = rs.getInt(1);
       }
       Thread.sleep(50);
-      assertThat(store.oldestOpenTransaction()).hasValueSatisfying(tx -> {
+      assertThat(store.relay().oldestOpenTransaction()).hasValueSatisfying(tx -> {
         assertThat(tx.pid()).isEqualTo(pid);
         assertThat(tx.age()).isGreaterThanOrEqualTo(java.time.Duration.ofMillis(50));
         assertThat(tx.state()).isEqualTo("idle in transaction");
@@ -303,7 +303,7 @@ class PostgresOutboxStoreTest {
   void sendWithoutAConnectionJoinsTheCurrentTransaction() throws SQLException {
     try (Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false);
-      Outbox.builder(store).currentTransaction(() -> c).build().send(message("joined", 1));
+      Outbox.builder(store.writer()).currentTransaction(() -> c).build().send(message("joined", 1));
       assertThat(readAll()).as("not visible before the caller commits").isEmpty();
       c.commit();
     }
@@ -312,7 +312,7 @@ class PostgresOutboxStoreTest {
 
   @Test
   void outgoingHeadersAreAddedToEveryMessageAndTheCallersOwnHeadersWin() throws SQLException {
-    Outbox traced = Outbox.builder(store)
+    Outbox traced = Outbox.builder(store.writer())
         .headers(() -> java.util.Map.of("traceparent", "00-from-the-thread-01", "baggage", "tenant=7"))
         .build();
     Message own = Message.builder().type("T").key("own").destination("t").payload(new byte[0])
@@ -337,8 +337,8 @@ class PostgresOutboxStoreTest {
 
   @Test
   void theBacklogCountsCommittedEventsNotYetRelayedAndStopsCountingAtTheLimit() throws SQLException {
-    store.openSubscription("test");
-    assertThat(store.backlog("test", 100)).hasValueSatisfying(b -> {
+    store.relay().openSubscription("test");
+    assertThat(store.relay().backlog("test", 100)).hasValueSatisfying(b -> {
       assertThat(b.pending()).isZero();
       assertThat(b.oldestCreatedAt()).isEmpty();
     });
@@ -348,14 +348,14 @@ class PostgresOutboxStoreTest {
     try (Connection open = db.dataSource().getConnection()) {
       open.setAutoCommit(false);
       outbox.send(open, message("uncommitted", 0));
-      assertThat(store.backlog("test", 100)).hasValueSatisfying(b -> {
+      assertThat(store.relay().backlog("test", 100)).hasValueSatisfying(b -> {
         assertThat(b.pending()).isEqualTo(40);
         assertThat(b.capped()).isFalse();
         assertThat(b.oldestCreatedAt()).isPresent();
       });
       open.rollback();
     }
-    assertThat(store.backlog("test", 1)).hasValueSatisfying(b -> {
+    assertThat(store.relay().backlog("test", 1)).hasValueSatisfying(b -> {
       assertThat(b.pending()).isLessThanOrEqualTo(BUCKETS);
       assertThat(b.capped()).isTrue();
     });
@@ -363,7 +363,7 @@ class PostgresOutboxStoreTest {
 
   @Test
   void theBacklogCountIsAnIndexRangeScanFromTheCheckpoint() throws SQLException {
-    store.openSubscription("test");
+    store.relay().openSubscription("test");
     for (int i = 0; i < 50; i++) {
       send(message("key-" + i, i));
     }
@@ -389,21 +389,21 @@ class PostgresOutboxStoreTest {
     for (int i = 0; i < 5; i++) {
       send(message("key-" + i, i));
     }
-    assertThat(store.backlog("never-opened", 1000)).hasValueSatisfying(b -> {
+    assertThat(store.relay().backlog("never-opened", 1000)).hasValueSatisfying(b -> {
       assertThat(b.pending()).isEqualTo(5);
       assertThat(b.oldestCreatedAt()).isPresent();
     });
-    StoreStatus status = store.status(1000);
+    StoreStatus status = store.operator().status(1000);
     assertThat(status.subscriptions()).isEmpty();
     assertThat(status.problems(java.time.Duration.ofMinutes(5))).singleElement().asString()
         .contains("5 events wait in the outbox and no relay has ever started");
-    store.openSubscription("default");
-    assertThat(store.status(1000).waitingForFirstRelay()).isEmpty();
+    store.relay().openSubscription("default");
+    assertThat(store.operator().status(1000).waitingForFirstRelay()).isEmpty();
   }
 
   @Test
   void aBucketWhoseLeaseIsRenewedWhileItsEventsWaitUnmovedMakesTheStatusDegraded() throws Exception {
-    store.openSubscription("default");
+    store.relay().openSubscription("default");
     send(message("stuck", 1));
     int bucket = readAll().get(0).bucket();
     long minutesAgo = StoreStatus.NOT_MOVING_AFTER.toMinutes() + 1;
@@ -411,7 +411,7 @@ class PostgresOutboxStoreTest {
     db.execute("UPDATE {s}.txbox_subscription SET owner = 'relay-0/5e1f', lease_until = now() + interval '1 hour',"
         + " updated_at = now() - interval '" + minutesAgo + " minutes' WHERE subscription = 'default'");
     db.execute("UPDATE {s}.txbox_outbox SET created_at = now() - interval '" + minutesAgo + " minutes'");
-    StoreStatus status = store.status(1000);
+    StoreStatus status = store.operator().status(1000);
     assertThat(status.idleBuckets()).singleElement().satisfies(b -> {
       assertThat(b.bucket()).isEqualTo(bucket);
       assertThat(b.owner()).isEqualTo("relay-0/5e1f");
@@ -421,12 +421,12 @@ class PostgresOutboxStoreTest {
         .doesNotContain("relay-0/5e1f");
 
     db.execute("UPDATE {s}.txbox_subscription SET updated_at = now()"); // it moved: not idle
-    assertThat(store.status(1000).idleBuckets()).isEmpty();
+    assertThat(store.operator().status(1000).idleBuckets()).isEmpty();
   }
 
   @Test
   void aBucketWaitingForAnOpenTransactionOrADelayedEventIsNotCountedIdle() throws Exception {
-    store.openSubscription("default");
+    store.relay().openSubscription("default");
     db.execute("UPDATE {s}.txbox_subscription SET owner = 'relay-0', lease_until = now() + interval '1 hour',"
         + " updated_at = now() - interval '1 hour'");
     try (Connection open = db.dataSource().getConnection()) {
@@ -436,10 +436,10 @@ class PostgresOutboxStoreTest {
       send(Message.builder().type("Test").key("later").destination("t").payload(new byte[] {1})
           .delay(java.time.Duration.ofHours(1)).build());
       db.execute("UPDATE {s}.txbox_outbox SET created_at = now() - interval '1 hour'");
-      assertThat(store.status(1000).idleBuckets()).as("held back by a transaction of this database").isEmpty();
+      assertThat(store.operator().status(1000).idleBuckets()).as("held back by a transaction of this database").isEmpty();
       open.rollback();
     }
-    assertThat(store.status(1000).idleBuckets()).as("one now due, one delayed")
+    assertThat(store.operator().status(1000).idleBuckets()).as("one now due, one delayed")
         .extracting(StoreStatus.IdleBucket::bucket).hasSize(1);
   }
 
@@ -485,7 +485,7 @@ class PostgresOutboxStoreTest {
     for (int b = 0; b < BUCKETS; b++) {
       reads.add(new BucketRead(b, Checkpoint.START, 1000));
     }
-    return store.read("test", reads);
+    return store.relay().read("test", reads);
   }
 
   static Message message(String key, int n) {

@@ -66,7 +66,7 @@ class RelayToRabbitTest {
 
   @Test
   void theRelayDeliversEveryEventOnceInOrderPerKeyThroughTheSubscriber() throws Exception {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     List<Message> written = new ArrayList<>();
     for (int i = 0; i < 500; i++) {
       Message m = Message.builder().type("OrderPlaced").destination(exchange).key("order-" + (i % 7))
@@ -80,7 +80,7 @@ class RelayToRabbitTest {
     }
     Map<String, List<String>> received = new ConcurrentHashMap<>();
 
-    try (Relay relay = Relay.builder(store, RabbitPublisher.builder().uri(RabbitServer.MACHINE_URI).build())
+    try (Relay relay = Relay.builder(store.relay(), RabbitPublisher.builder().uri(RabbitServer.MACHINE_URI).build())
             .idleInterval(Duration.ofMillis(20)).build().start();
         RabbitSubscriber subscriber = RabbitSubscriber.builder(inbox, "inventory", (tx, m, key) ->
                 received.computeIfAbsent(m.key(), k -> new CopyOnWriteArrayList<>())

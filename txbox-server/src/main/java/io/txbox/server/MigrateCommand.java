@@ -75,8 +75,8 @@ final class MigrateCommand implements Callable<Integer> {
             + logicalOptions.publication + " are ready");
       }
       System.out.println(applied == 0
-          ? "txbox tables (" + store.outboxTable() + " and the rest) are up to date"
-          : "applied " + applied + " txbox schema version(s) (" + store.outboxTable() + " and the rest)");
+          ? "txbox tables (" + store.operator().outboxTable() + " and the rest) are up to date"
+          : "applied " + applied + " txbox schema version(s) (" + store.operator().outboxTable() + " and the rest)");
       return 0;
     }
   }

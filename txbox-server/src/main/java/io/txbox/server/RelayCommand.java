@@ -11,7 +11,6 @@ import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
 import io.txbox.cdc.ServerWait;
 import io.txbox.jdbc.JdbcOutboxStore;
-import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.spi.Database;
 import io.txbox.jdbc.spi.Database.Capability;
 import io.txbox.micrometer.BacklogMeters;
@@ -179,17 +178,17 @@ final class RelayCommand implements Callable<Integer> {
     Running<Relay> running = startOrClose(ds, publisher, opened -> {
       JdbcOutboxStore store = database.database().outboxStore(ds, outboxSettings());
       RelayMeters meters = RelayMeters.create(registry);
-      Relay r = relay(store, publisher, meters);
-      Optional<Janitor> janitor = janitorOptions.janitor(store);
+      Relay r = relay(store.relay(), publisher, meters);
+      Optional<Janitor> janitor = janitorOptions.janitor(store.janitor());
       database.checkConnection(ds);
       if (migrate) {
         store.migrate();
       } else {
         database.checkTables(ds);
       }
-      HttpOptions.bindProcessMeters(registry, store.outboxName()); // reads the database: after the check
+      HttpOptions.bindProcessMeters(registry, store.operator().outboxName()); // reads the database: after the check
       meters.register(subscription); // after the outbox tag's filter, so that the counters carry it
-      BacklogMeters.builder(store).subscriptions(subscription).build().bindTo(registry);
+      BacklogMeters.builder(store.relay()).subscriptions(subscription).build().bindTo(registry);
       return serve(opened, registry, r::isRunning, r::isTroubled, () -> ready(ds, store, r), janitor, r::start);
     });
     Relay relay = running.relay();
@@ -253,7 +252,7 @@ final class RelayCommand implements Callable<Integer> {
   private static final Duration READY_REFRESH = Duration.ofSeconds(5);
 
   /** Ready: the relay runs and {@code txbox status} finds nothing wrong. */
-  private OpsEndpoint.Verdict ready(HikariDataSource ds, OperatorStore store, Relay relay) {
+  private OpsEndpoint.Verdict ready(HikariDataSource ds, JdbcOutboxStore store, Relay relay) {
     return verdict(relay.isRunning(), relayDetails(relay), ds, store);
   }
 
@@ -270,7 +269,7 @@ final class RelayCommand implements Callable<Integer> {
    * Ready: the logical relay streams the slot or stands by for it, no call of it to the server has
    * waited past its wait warning, and {@code txbox status} finds nothing wrong.
    */
-  private OpsEndpoint.Verdict ready(HikariDataSource ds, OperatorStore store, LogicalRelay relay) {
+  private OpsEndpoint.Verdict ready(HikariDataSource ds, JdbcOutboxStore store, LogicalRelay relay) {
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("relay", !relay.isRunning() ? "stopped" : relay.isStreaming() ? "streaming" : "standby");
     details.put("slot", relay.slot());
@@ -285,7 +284,7 @@ final class RelayCommand implements Callable<Integer> {
   }
 
   private OpsEndpoint.Verdict verdict(boolean running, Map<String, Object> details, HikariDataSource ds,
-      OperatorStore store) {
+      JdbcOutboxStore store) {
     StatusReport report = StatusReport.read(ds, store, STATUS_LIMIT_PER_BUCKET, maxPendingAge);
     details.put("problems", report.problems().stream().map(Secrets::mask).toList());
     return new OpsEndpoint.Verdict(running && report.healthy(), details);
@@ -344,14 +343,14 @@ final class RelayCommand implements Callable<Integer> {
       set(waitWarning, b::waitWarning);
       set(drainTimeout, b::drainTimeout);
       LogicalRelay r = b.build();
-      Optional<Janitor> janitor = janitorOptions.janitor(store);
+      Optional<Janitor> janitor = janitorOptions.janitor(store.janitor());
       database.checkConnection(ds);
       if (migrate) {
         replication.migrate();
       } else {
         database.checkTables(ds);
       }
-      HttpOptions.bindProcessMeters(registry, store.outboxName());
+      HttpOptions.bindProcessMeters(registry, store.operator().outboxName());
       meters.register(r.slot()); // after the outbox tag's filter, so that the counters carry it
       SlotMeters.builder(replication).relay(r).build().bindTo(registry);
       return serve(opened, registry, r::isRunning, r::isTroubled, () -> ready(ds, store, r), janitor, r::start);

@@ -83,7 +83,7 @@ final class StatusCommand implements Callable<Integer> {
 
   private int report(HikariDataSource ds) throws Exception {
     database.checkDatabase(ds);
-    StatusReport report = StatusReport.read(ds, database.operatorStore(ds), limitPerBucket, maxPendingAge);
+    StatusReport report = StatusReport.read(ds, database.outboxStore(ds), limitPerBucket, maxPendingAge);
     Optional<ServerConnections> connections = database.database().has(Capability.POOLER_DETECTION)
         ? Optional.of(ServerConnections.of(ds, database.database())) : Optional.empty();
     PrintWriter out = spec.commandLine().getOut();

@@ -2,7 +2,7 @@ package io.txbox.server;
 
 import io.txbox.cdc.SlotReport;
 import io.txbox.cdc.SlotStatus;
-import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.StoreStatus;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,8 +24,8 @@ import javax.sql.DataSource;
 record StatusReport(StoreStatus status, List<SlotStatus> slots, List<String> problems) {
 
   /** Reads the status of {@code store}'s tables; counting stops at {@code limitPerBucket} events per bucket. */
-  static StatusReport read(DataSource ds, OperatorStore store, int limitPerBucket, Duration maxPendingAge) {
-    StoreStatus status = store.status(limitPerBucket);
+  static StatusReport read(DataSource ds, JdbcOutboxStore store, int limitPerBucket, Duration maxPendingAge) {
+    StoreStatus status = store.operator().status(limitPerBucket);
     SlotReport slots = SlotReport.read(ds, store); // none on a database without slots
     List<String> problems = new ArrayList<>(status.problems(maxPendingAge));
     problems.addAll(slotProblems(slots.slots()));

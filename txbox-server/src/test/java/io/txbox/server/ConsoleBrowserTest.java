@@ -78,17 +78,17 @@ class ConsoleBrowserTest {
 
   @BeforeEach
   void deadLetterAnEventAndStartTheConsole(@TempDir Path dir) throws Exception {
-    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
       schema.send(List.of(poison)); // its topic does not exist: the relay gives up on it
-      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(Scope.ALL) == 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.operator().deadLetters().count(Scope.ALL) == 1);
     }
     Path users = dir.resolve("users.properties");
     Files.writeString(users, "alice = operator " + ConsoleUsers.hash("alice-password".toCharArray()) + "\n"
         + "bob = viewer " + ConsoleUsers.hash("bob-password".toCharArray()) + "\n");
     Inbox inbox = Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build());
     console = Console.start(new Console.Settings(new InetSocketAddress("127.0.0.1", 0), ConsoleUsers.load(users),
-        Duration.ofHours(1)), store, inbox, () -> KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build());
+        Duration.ofHours(1)), store.operator(), inbox, () -> KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build());
     browser = chromium();
   }
 
@@ -121,7 +121,7 @@ class ConsoleBrowserTest {
     kafka.createTopic(topic, 1);
     clickAndWaitForTheNextPage(By.xpath("//button[text()='Retry']"));
     assertThat(browser.findElement(By.id("notice")).getText()).contains("is back in the log with its id");
-    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start();
         TopicReader reader = TopicReader.open(kafka.bootstrapServers(), topic)) {
       assertThat(reader.readUntil(r -> !r.isEmpty(), Duration.ofSeconds(30))).extracting(TopicReader.Received::id)
@@ -150,7 +150,7 @@ class ConsoleBrowserTest {
     HttpResponse<String> forced = post("/dead-letters/retry", sessionCookie(), csrf);
     assertThat(forced.statusCode()).isEqualTo(403);
     assertThat(forced.body()).contains("bob is a viewer");
-    assertThat(store.deadLetters().count(Scope.ALL)).isEqualTo(1);
+    assertThat(store.operator().deadLetters().count(Scope.ALL)).isEqualTo(1);
   }
 
   @Test
@@ -164,7 +164,7 @@ class ConsoleBrowserTest {
         pid = rs.getInt(1);
       }
       // Shown once open a second (StoreStatus.OPEN_TRANSACTION_SHOWN_AFTER): shorter is ordinary traffic.
-      await().atMost(Duration.ofSeconds(10)).until(() -> store.oldestOpenTransaction()
+      await().atMost(Duration.ofSeconds(10)).until(() -> store.relay().oldestOpenTransaction()
           .filter(t -> t.pid() == pid && t.age().compareTo(StoreStatus.OPEN_TRANSACTION_SHOWN_AFTER) >= 0).isPresent());
       signIn("bob", "bob-password");
       String viewer = browser.getPageSource();
@@ -192,7 +192,7 @@ class ConsoleBrowserTest {
     HttpResponse<String> forged = post("/dead-letters/retry", sessionCookie(), "not-the-token");
     assertThat(forged.statusCode()).isEqualTo(403);
     assertThat(forged.body()).contains("CSRF");
-    assertThat(store.deadLetters().count(Scope.ALL)).as("nothing changed").isEqualTo(1);
+    assertThat(store.operator().deadLetters().count(Scope.ALL)).as("nothing changed").isEqualTo(1);
   }
 
   @Test
@@ -214,7 +214,7 @@ class ConsoleBrowserTest {
         .hasMessageContaining("refusing to listen on 0.0.0.0 without authentication");
     Inbox inbox = Inbox.create(schema.db.dataSource(), PostgresInboxStore.builder().schema(schema.name()).build());
     try (Console anonymous = Console.start(new Console.Settings(new InetSocketAddress("127.0.0.1", 0), null,
-        Duration.ofHours(1)), store, inbox, null)) {
+        Duration.ofHours(1)), store.operator(), inbox, null)) {
       URI base = URI.create("http://127.0.0.1:" + anonymous.address().getPort());
       browser.get(base.resolve("/dead-letters").toString());
       assertThat(browser.getPageSource()).contains("anonymous viewer", poison.id().toString()).doesNotContain(">Retry<");

@@ -50,17 +50,17 @@ class DeadLettersCommandTest {
   @Test
   void aDryRunChangesNothingAndAnExecutedRetryDeliversTheScopeWithItsIds() throws Exception {
     List<Message> sent = List.of(event("k1", "OrderPlaced"), event("k2", "OrderPlaced"), event("k3", "OrderPaid"));
-    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
       schema.send(sent);
-      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(Scope.ALL) == 3);
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.operator().deadLetters().count(Scope.ALL) == 3);
 
       assertThat(run("dead-letters", "list")).isZero();
       assertThat(out.toString()).contains("3 dead letter(s) of the outbox (all)", "does not exist");
 
       assertThat(run("dead-letters", "retry", "--type", "OrderPlaced")).isZero();
       assertThat(out.toString()).contains("dry run: retry would touch 2 dead letter(s) (type OrderPlaced)");
-      assertThat(store.deadLetters().count(Scope.ALL)).as("a dry run changes nothing").isEqualTo(3);
+      assertThat(store.operator().deadLetters().count(Scope.ALL)).as("a dry run changes nothing").isEqualTo(3);
       assertThat(count("SELECT count(*) FROM {schema}.txbox_outbox")).isEqualTo(3);
 
       kafka.createTopic(topic, 2);
@@ -74,9 +74,9 @@ class DeadLettersCommandTest {
 
       assertThat(run("dead-letters", "discard", "--key", "k3")).isZero();
       assertThat(out.toString()).contains("dry run: discard would touch 1 dead letter(s) (key k3)");
-      assertThat(store.deadLetters().count(Scope.ALL)).as("one message is a dry run too").isOne();
+      assertThat(store.operator().deadLetters().count(Scope.ALL)).as("one message is a dry run too").isOne();
       assertThat(run("dead-letters", "discard", "--key", "k3", "--execute", "--operator", "ticket-42")).isZero();
-      assertThat(store.deadLetters().count(Scope.ALL)).isZero();
+      assertThat(store.operator().deadLetters().count(Scope.ALL)).isZero();
     }
 
     assertThat(run("audit")).isZero();
@@ -96,7 +96,7 @@ class DeadLettersCommandTest {
     assertThat(run("dead-letters", "discard")).isZero();
 
     assertThat(out.toString()).contains("dry run: discard would touch 1 dead letter(s) (all)");
-    assertThat(store.deadLetters().count(Scope.ALL)).isOne();
+    assertThat(store.operator().deadLetters().count(Scope.ALL)).isOne();
   }
 
   @Test
@@ -144,7 +144,7 @@ class DeadLettersCommandTest {
 
     assertThat(run("dead-letters", "discard", "--consumer", "billing", "--key", "order-7", "--execute")).isZero();
     assertThat(inbox.parked("billing", 10)).isEmpty();
-    assertThat(store.deadLetters().audit(10)).extracting(DeadLetters.AuditEntry::dryRun).containsExactly(false, true);
+    assertThat(store.operator().deadLetters().audit(10)).extracting(DeadLetters.AuditEntry::dryRun).containsExactly(false, true);
   }
 
   @Test
@@ -166,7 +166,7 @@ class DeadLettersCommandTest {
 
     assertThat(run("dead-letters", "retry", "--consumer", "billing", "--key", "order-7")).isEqualTo(1);
     assertThat(out.toString()).contains("nothing to retry: no parked key (consumer billing, key order-7)");
-    assertThat(store.deadLetters().audit(10)).extracting(DeadLetters.AuditEntry::action,
+    assertThat(store.operator().deadLetters().audit(10)).extracting(DeadLetters.AuditEntry::action,
         DeadLetters.AuditEntry::target, DeadLetters.AuditEntry::dryRun).containsExactly(
         org.assertj.core.groups.Tuple.tuple("retry", "inbox", false), org.assertj.core.groups.Tuple.tuple("retry",
         "inbox", true));

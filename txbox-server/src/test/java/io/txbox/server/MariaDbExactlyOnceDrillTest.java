@@ -47,7 +47,7 @@ class MariaDbExactlyOnceDrillTest extends ExactlyOnceDrill {
 
   @Override
   Outbox outbox() {
-    return Outbox.create(store);
+    return Outbox.create(store.writer());
   }
 
   /** Per key, in position order: the order MariaDB's table relay sends in. */
@@ -55,7 +55,7 @@ class MariaDbExactlyOnceDrillTest extends ExactlyOnceDrill {
   Map<String, List<String>> expectedByKey() throws SQLException {
     Map<String, List<String>> byKey = new LinkedHashMap<>();
     try (Connection c = db.dataSource().getConnection();
-        PreparedStatement p = c.prepareStatement("SELECT `key`, id FROM " + store.outboxTable() + " ORDER BY position");
+        PreparedStatement p = c.prepareStatement("SELECT `key`, id FROM " + store.operator().outboxTable() + " ORDER BY position");
         ResultSet rs = p.executeQuery()) {
       while (rs.next()) {
         byKey.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));

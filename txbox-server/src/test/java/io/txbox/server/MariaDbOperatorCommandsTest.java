@@ -65,10 +65,10 @@ class MariaDbOperatorCommandsTest {
   @Test
   void deadLettersAreListedRetriedWithTheirIdsDiscardedAndAudited() throws Exception {
     List<Message> sent = List.of(event("k1", "OrderPlaced"), event("k2", "OrderPlaced"), event("k3", "OrderPaid"));
-    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
       send(sent); // to a topic that does not exist yet: the relay gives up on all three
-      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(Scope.ALL) == 3);
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.operator().deadLetters().count(Scope.ALL) == 3);
 
       assertThat(run("dead-letters", "list")).isZero();
       assertThat(out.toString()).contains("3 dead letter(s) of the outbox (all)", "does not exist");
@@ -78,7 +78,7 @@ class MariaDbOperatorCommandsTest {
 
       assertThat(run("dead-letters", "retry", "--type", "OrderPlaced")).isZero();
       assertThat(out.toString()).contains("dry run: retry would touch 2 dead letter(s) (type OrderPlaced)");
-      assertThat(store.deadLetters().count(Scope.ALL)).as("a dry run changes nothing").isEqualTo(3);
+      assertThat(store.operator().deadLetters().count(Scope.ALL)).as("a dry run changes nothing").isEqualTo(3);
 
       kafka.createTopic(topic, 2);
       assertThat(run("dead-letters", "retry", "--type", "OrderPlaced", "--execute")).isZero();
@@ -89,7 +89,7 @@ class MariaDbOperatorCommandsTest {
       }
 
       assertThat(run("dead-letters", "discard", "--key", "k3", "--execute", "--operator", "ticket-42")).isZero();
-      assertThat(store.deadLetters().count(Scope.ALL)).isZero();
+      assertThat(store.operator().deadLetters().count(Scope.ALL)).isZero();
     }
     assertThat(run("audit")).isZero();
     assertThat(out.toString().split("\n")).hasSize(3);
@@ -114,7 +114,7 @@ class MariaDbOperatorCommandsTest {
     List<String> handled = new ArrayList<>();
     assertThat(inbox.runRetryRequests("billing", (tx, m, key) -> handled.add(m.type()))).isEqualTo(1);
     assertThat(handled).containsExactly("OrderPlaced", "OrderPaid");
-    assertThat(store.deadLetters().audit(10)).extracting(AuditEntry::target).containsExactly("inbox");
+    assertThat(store.operator().deadLetters().audit(10)).extracting(AuditEntry::target).containsExactly("inbox");
   }
 
   @Test
@@ -124,11 +124,11 @@ class MariaDbOperatorCommandsTest {
     kafka.createTopic(sandbox, 2);
     List<Message> sent = List.of(event("k1", "OrderPlaced"), event("k2", "OrderPlaced"), event("k1", "OrderPaid"),
         event("k1", "OrderShipped"));
-    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
       send(sent);
-      await().atMost(Duration.ofSeconds(30)).until(() -> store.status(1000).subscriptions().stream()
-          .allMatch(s -> s.pending() == 0) && !store.status(1000).subscriptions().isEmpty());
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.operator().status(1000).subscriptions().stream()
+          .allMatch(s -> s.pending() == 0) && !store.operator().status(1000).subscriptions().isEmpty());
     }
 
     assertThat(run("replay", "--subscription", "default", "--key", "k1", "--to-destination", sandbox)).isZero();
@@ -147,10 +147,10 @@ class MariaDbOperatorCommandsTest {
   @Test
   void theConsoleShowsAndDiscardsMariaDbsDeadLetters(@TempDir Path dir) throws Exception {
     Message poison = event("k9", "OrderPlaced");
-    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
       send(List.of(poison)); // to a topic that does not exist
-      await().atMost(Duration.ofSeconds(30)).until(() -> store.deadLetters().count(Scope.ALL) == 1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.operator().deadLetters().count(Scope.ALL) == 1);
     }
     Path users = dir.resolve("users.properties");
     Files.writeString(users, "ann = operator " + ConsoleUsers.hash("ann-password-1".toCharArray()) + "\n");
@@ -168,8 +168,8 @@ class MariaDbOperatorCommandsTest {
       assertThat(shown).contains("k9", "OrderPlaced");
       assertThat(console.post("/dead-letters/discard", "subscription=default&id=" + poison.id(), shown))
           .contains("is gone");
-      assertThat(store.deadLetters().count(Scope.ALL)).isZero();
-      assertThat(store.deadLetters().audit(10)).extracting(AuditEntry::operator).singleElement()
+      assertThat(store.operator().deadLetters().count(Scope.ALL)).isZero();
+      assertThat(store.operator().deadLetters().audit(10)).extracting(AuditEntry::operator).singleElement()
           .asString().contains("ann");
     }
   }
@@ -225,7 +225,7 @@ class MariaDbOperatorCommandsTest {
   }
 
   private void send(List<Message> messages) throws Exception {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     try (Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false);
       for (Message m : messages) {

@@ -33,7 +33,7 @@ class MariaDbRelayCommandTest {
     db = TestMariaDb.create();
     MariaDbOutboxStore store = MariaDbOutboxStore.builder(db.dataSource()).build();
     store.migrate();
-    outbox = Outbox.create(store);
+    outbox = Outbox.create(store.writer());
   }
 
   @AfterEach

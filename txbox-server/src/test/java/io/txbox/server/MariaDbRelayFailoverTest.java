@@ -106,7 +106,7 @@ class MariaDbRelayFailoverTest {
 
   /** Writer {@code w}'s share of the events, one to 39 per transaction, over keys all writers share. */
   private void writeEvents(int w) {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     int share = EVENTS / WRITERS;
     try {
       for (int i = 0; i < share; ) {

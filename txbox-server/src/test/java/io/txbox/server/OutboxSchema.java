@@ -27,7 +27,7 @@ final class OutboxSchema implements AutoCloseable {
   void send(List<Message> messages) throws Exception {
     try (Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false);
-      Outbox.create(store).send(c, messages);
+      Outbox.create(store.writer()).send(c, messages);
       c.commit();
     }
   }

@@ -64,12 +64,12 @@ abstract class OwnServerExactlyOnceDrill extends ExactlyOnceDrill {
 
   @Override
   Outbox outbox() {
-    return Outbox.create(store);
+    return Outbox.create(store.writer());
   }
 
   @Override
   Map<String, List<String>> expectedByKey() throws SQLException {
-    return OutboxRows.byKey(pool, store.outboxTable());
+    return OutboxRows.byKey(pool, store.operator().outboxTable());
   }
 
   @Override

@@ -42,12 +42,12 @@ abstract class PostgresExactlyOnceDrill extends ExactlyOnceDrill {
 
   @Override
   Outbox outbox() {
-    return Outbox.create(store);
+    return Outbox.create(store.writer());
   }
 
   @Override
   Map<String, List<String>> expectedByKey() throws SQLException {
-    return OutboxRows.byKey(db.dataSource(), store.outboxTable());
+    return OutboxRows.byKey(db.dataSource(), store.operator().outboxTable());
   }
 
   @Override

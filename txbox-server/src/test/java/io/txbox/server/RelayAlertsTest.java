@@ -93,8 +93,8 @@ class RelayAlertsTest {
       store.migrate();
       broker.createTopic(topic, 2);
       PrometheusMeterRegistry registry = HttpOptions.registry();
-      HttpOptions.bindProcessMeters(registry, store.outboxName());
-      BacklogMeters.builder(store).refresh(Duration.ofSeconds(1)).build().bindTo(registry);
+      HttpOptions.bindProcessMeters(registry, store.operator().outboxName());
+      BacklogMeters.builder(store.relay()).refresh(Duration.ofSeconds(1)).build().bindTo(registry);
       writer = OpsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), registry,
           () -> OpsEndpoint.Verdict.of(true, "writer", "up"), () -> OpsEndpoint.Verdict.of(true, "writer", "up"));
       closing.add(this);
@@ -109,7 +109,7 @@ class RelayAlertsTest {
     }
 
     void write(int events, String destination, int payloadBytes) throws Exception {
-      Outbox outbox = Outbox.create(store);
+      Outbox outbox = Outbox.create(store.writer());
       for (int i = 0; i < events; i++) {
         try (Connection c = db.dataSource().getConnection()) {
           c.setAutoCommit(false);
@@ -167,7 +167,7 @@ class RelayAlertsTest {
     JsonNode down = firing("TxboxProcessDown");
     assertThat(down.path("labels").path("job").asText()).isEqualTo("shop-relay");
     JsonNode relayDown = firing("TxboxRelayDown");
-    assertThat(relayDown.path("labels").path("outbox").asText()).isEqualTo(shop.store.outboxName());
+    assertThat(relayDown.path("labels").path("outbox").asText()).isEqualTo(shop.store.operator().outboxName());
     assertThat(relayDown.path("annotations").path("runbook").asText()).isEqualTo("docs/runbook.md#txboxrelaydown");
     JsonNode absent = firing("TxboxRelayAbsent"); // its series ended with it
     assertThat(absent.path("labels").path("subscription").asText()).isEqualTo("default");
@@ -201,7 +201,7 @@ class RelayAlertsTest {
       await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(12))
           .until(() -> !alertNames().contains("TxboxRelayDown"));
       JsonNode holding = firing("TxboxTransactionHoldingDelivery"); // its 2 minutes cut to 2 s here
-      assertThat(holding.path("labels").path("outbox").asText()).isEqualTo(shop.store.outboxName());
+      assertThat(holding.path("labels").path("outbox").asText()).isEqualTo(shop.store.operator().outboxName());
       open.rollback();
     }
     await().atMost(Duration.ofSeconds(30)).until(() -> query("max(txbox_outbox_pending)") == 0);
@@ -227,7 +227,7 @@ class RelayAlertsTest {
     shop.write(3, shop.topic, 10);
     billing.write(3, billing.topic, 10);
     JsonNode relayDown = firing("TxboxRelayDown");
-    assertThat(relayDown.path("labels").path("outbox").asText()).isEqualTo(shop.store.outboxName());
+    assertThat(relayDown.path("labels").path("outbox").asText()).isEqualTo(shop.store.operator().outboxName());
     assertThat(relayDown.path("labels").path("subscription").asText()).isEqualTo("default");
     assertThat(alerts("TxboxRelayDown")).as("billing's relay runs").hasSize(1);
   }
@@ -248,7 +248,7 @@ class RelayAlertsTest {
     try {
       shop.write(5, shop.topic, 10);
       JsonNode failing = firing("TxboxRelayPublishFailing");
-      assertThat(failing.path("labels").path("outbox").asText()).isEqualTo(shop.store.outboxName());
+      assertThat(failing.path("labels").path("outbox").asText()).isEqualTo(shop.store.operator().outboxName());
       // A few more evaluations: the relay is alive and holds its buckets.
       await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(6)).until(() ->
           !alertNames().contains("TxboxRelayDown") && !firingNames().contains("TxboxProcessDown"));
@@ -271,7 +271,7 @@ class RelayAlertsTest {
     shopRelay.destroyForcibly();
     shopRelay.waitFor();
     JsonNode down = firing("TxboxProcessDown");
-    assertThat(down.path("labels").path("outbox").asText()).isEqualTo(shop.store.outboxName());
+    assertThat(down.path("labels").path("outbox").asText()).isEqualTo(shop.store.operator().outboxName());
     assertThat(down.path("labels").path("severity").asText()).as("billing's relay keeps none of the shop's alerts")
         .isEqualTo("page");
     assertThat(alerts("TxboxProcessDown")).as("billing's relay runs").hasSize(1);
@@ -289,9 +289,9 @@ class RelayAlertsTest {
     // for a moment: wait for the shop's own.
     await().atMost(Duration.ofSeconds(90)).until(() -> alerts("TxboxRelayAbsent").stream().anyMatch(a ->
         a.path("state").asText().equals("firing")
-            && a.path("labels").path("outbox").asText().equals(shop.store.outboxName())));
+            && a.path("labels").path("outbox").asText().equals(shop.store.operator().outboxName())));
     assertThat(alerts("TxboxRelayAbsent")).as("billing's relay runs")
-        .noneMatch(a -> a.path("labels").path("outbox").asText().equals(billing.store.outboxName()));
+        .noneMatch(a -> a.path("labels").path("outbox").asText().equals(billing.store.operator().outboxName()));
   }
 
   /**
@@ -328,7 +328,7 @@ class RelayAlertsTest {
     await().atMost(Duration.ofSeconds(60)).until(() -> query("sum(txbox_relay_buckets_owned)") == 64);
     shop.write(1, small, 5000);
     JsonNode dead = firing("TxboxOutboxDeadLetters");
-    assertThat(dead.path("labels").path("outbox").asText()).isEqualTo(shop.store.outboxName());
+    assertThat(dead.path("labels").path("outbox").asText()).isEqualTo(shop.store.operator().outboxName());
     assertThat(alertNames()).doesNotContain("TxboxRelayDown", "TxboxRelayPublishFailing");
   }
 

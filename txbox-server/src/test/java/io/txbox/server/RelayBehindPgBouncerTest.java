@@ -149,7 +149,7 @@ class RelayBehindPgBouncerTest {
 
   /** Events {@code first} to {@code first + count - 1}, one or two a transaction, over {@value #KEYS} keys. */
   private void write(int first, int count) {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     try {
       for (int i = first; i < first + count; ) {
         try (Connection c = db.dataSource().getConnection()) {
@@ -172,7 +172,7 @@ class RelayBehindPgBouncerTest {
   }
 
   private Map<String, List<String>> expectedByKey() throws Exception {
-    return OutboxRows.byKey(db.dataSource(), store.outboxTable());
+    return OutboxRows.byKey(db.dataSource(), store.operator().outboxTable());
   }
 
 }

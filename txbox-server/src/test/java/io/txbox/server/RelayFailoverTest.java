@@ -169,7 +169,7 @@ class RelayFailoverTest {
 
   /** Writes events {@code first} to {@code first + count - 1} from one thread, one to three per transaction, over 50 keys. */
   private void writeEvents(int first, int count) {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     int end = first + count;
     try {
       for (int i = first; i < end; ) {
@@ -202,6 +202,6 @@ class RelayFailoverTest {
   }
 
   private Map<String, List<String>> expectedByKey() throws SQLException {
-    return OutboxRows.byKey(db.dataSource(), store.outboxTable());
+    return OutboxRows.byKey(db.dataSource(), store.operator().outboxTable());
   }
 }

@@ -118,7 +118,7 @@ class RelayToSqsTest {
   }
 
   private void writeEvents() throws SQLException {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     try (Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false);
       for (int i = 0; i < EVENTS; i++) {

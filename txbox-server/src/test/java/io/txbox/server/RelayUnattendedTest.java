@@ -91,8 +91,8 @@ class RelayUnattendedTest {
       reader.readUntil(r -> TopicReader.distinctIds(r).size() >= 100, Duration.ofSeconds(60));
       OpsClient ops = OpsClient.of(relays, 0);
       // Tagged with the outbox as the starter tags an application's: database, schema and table.
-      String labels = "{outbox=\"" + store.outboxName() + "\",subscription=\"default\"";
-      assertThat(store.outboxName()).endsWith("." + db.schema() + ".txbox_outbox");
+      String labels = "{outbox=\"" + store.operator().outboxName() + "\",subscription=\"default\"";
+      assertThat(store.operator().outboxName()).endsWith("." + db.schema() + ".txbox_outbox");
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(ops.get("/metrics").body())
           .contains("txbox_relay_published_total" + labels + "} 100.0"));
       assertThat(ops.get("/metrics").body())
@@ -100,8 +100,8 @@ class RelayUnattendedTest {
           .contains("txbox_outbox_oldest_pending_age_seconds" + labels + "}")
           .contains("txbox_relay_buckets_owned" + labels + "} 64.0")
           .contains("txbox_relay_lag_seconds" + labels + ",quantile=\"0.99\"}")
-          .contains("txbox_loops_troubled{outbox=\"" + store.outboxName() + "\"} 0.0")
-          .contains("txbox_janitor_failures_total{outbox=\"" + store.outboxName() + "\"} 0.0")
+          .contains("txbox_loops_troubled{outbox=\"" + store.operator().outboxName() + "\"} 0.0")
+          .contains("txbox_janitor_failures_total{outbox=\"" + store.operator().outboxName() + "\"} 0.0")
           .contains("jvm_memory_used_bytes").contains("process_uptime_seconds").contains("process_cpu_usage");
       assertThat(ops.get("/health/live").status()).isEqualTo(200);
       OpsClient.Answer ready = ops.ready();
@@ -146,7 +146,7 @@ class RelayUnattendedTest {
   }
 
   private void write(int events) throws SQLException {
-    Outbox outbox = Outbox.create(store);
+    Outbox outbox = Outbox.create(store.writer());
     for (int i = 0; i < events; i++) {
       try (Connection c = db.dataSource().getConnection()) {
         c.setAutoCommit(false);

@@ -51,7 +51,7 @@ class ReplayCommandTest {
   void relayEventsToTheLiveTopicAndStop() throws Exception {
     kafka.createTopic(live, 2);
     kafka.createTopic(sandbox, 2);
-    try (Relay relay = Relay.builder(store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    try (Relay relay = Relay.builder(store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .idleInterval(Duration.ofMillis(20)).build().start()) {
       schema.send(delivered);
       await().atMost(Duration.ofSeconds(30)).until(() -> messagesIn(live) == delivered.size());
@@ -76,7 +76,7 @@ class ReplayCommandTest {
     assertThat(messagesIn(sandbox)).isZero();
     assertThat(messagesIn(live)).isEqualTo(delivered.size());
     assertThat(subscriptions()).isEqualTo(subscriptionsBefore);
-    assertThat(store.deadLetters().audit(10)).singleElement().satisfies(entry -> {
+    assertThat(store.operator().deadLetters().audit(10)).singleElement().satisfies(entry -> {
       assertThat(entry.action()).isEqualTo("replay");
       assertThat(entry.count()).isEqualTo(3);
       assertThat(entry.dryRun()).isTrue();
@@ -99,7 +99,7 @@ class ReplayCommandTest {
     assertThat(messagesIn(sandbox)).as("exactly the scope").isEqualTo(3);
     assertThat(messagesIn(live)).as("nothing to the live topic").isEqualTo(delivered.size());
     assertThat(subscriptions()).as("live subscriptions untouched").isEqualTo(subscriptionsBefore);
-    assertThat(store.deadLetters().audit(10)).extracting(AuditEntry::action, AuditEntry::count, AuditEntry::dryRun)
+    assertThat(store.operator().deadLetters().audit(10)).extracting(AuditEntry::action, AuditEntry::count, AuditEntry::dryRun)
         .containsExactly(org.assertj.core.groups.Tuple.tuple("replay", 3L, false));
   }
 

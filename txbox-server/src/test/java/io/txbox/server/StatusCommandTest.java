@@ -101,15 +101,15 @@ class StatusCommandTest {
 
   @Test
   void aRelayTheBrokerKeepsFencingIsNamedAndDegradesTheStatus() throws Exception {
-    schema.store.openSubscription("default");
-    schema.store.heartbeat("default", "relay-c/0a1b2c3d", Duration.ofSeconds(30));
-    schema.store.heartbeat("default", "relay-d/4e5f6a7b", Duration.ofSeconds(30));
-    schema.store.recordFence("default", "relay-d/4e5f6a7b");
+    schema.store.relay().openSubscription("default");
+    schema.store.relay().heartbeat("default", "relay-c/0a1b2c3d", Duration.ofSeconds(30));
+    schema.store.relay().heartbeat("default", "relay-d/4e5f6a7b", Duration.ofSeconds(30));
+    schema.store.relay().recordFence("default", "relay-d/4e5f6a7b");
     assertThat(status()).as("one fence is a take-over").isZero();
     assertThat(out.toString()).contains("fenced: subscription default relay relay-d/4e5f6a7b: 1 time(s), last at ")
         .doesNotContain("keeps losing");
     for (int i = 0; i < 3; i++) {
-      schema.store.recordFence("default", "relay-c/0a1b2c3d");
+      schema.store.relay().recordFence("default", "relay-c/0a1b2c3d");
     }
 
     assertThat(status()).isEqualTo(1);
@@ -176,7 +176,7 @@ class StatusCommandTest {
   }
 
   private Relay relay(KafkaBroker kafka, String instance) {
-    return Relay.builder(schema.store, KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
+    return Relay.builder(schema.store.relay(), KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers()).build())
         .instanceId(instance).idleInterval(Duration.ofMillis(20)).build();
   }
 

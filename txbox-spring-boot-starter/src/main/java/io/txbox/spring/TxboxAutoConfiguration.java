@@ -17,7 +17,6 @@ import io.txbox.jdbc.spi.Database.OutboxSettings;
 import io.txbox.jdbc.spi.Database.Tables;
 import io.txbox.spi.EventWriter;
 import io.txbox.spi.InboxStore;
-import io.txbox.spi.JanitorStore;
 import io.txbox.spi.Metrics;
 import io.txbox.spi.OutboxWriter;
 import io.txbox.spi.Publisher;
@@ -218,7 +217,7 @@ public class TxboxAutoConfiguration {
   @ConditionalOnMissingBean
   public Outbox txboxOutbox(JdbcOutboxStore store, DataSource dataSource, ObjectProvider<Tracing> tracing,
       ObjectProvider<EventWriter> events, @Qualifier(WAL_OUTBOX_STORE) ObjectProvider<OutboxWriter> walMessages) {
-    return outbox(walMessages.getIfAvailable(() -> store), dataSource, tracing, events);
+    return outbox(walMessages.getIfAvailable(store::writer), dataSource, tracing, events);
   }
 
   private static Outbox outbox(OutboxWriter store, DataSource dataSource, ObjectProvider<Tracing> tracing,
@@ -395,7 +394,7 @@ public class TxboxAutoConfiguration {
     TxboxProperties.Relay r = properties.relay();
     return new TxboxService<>("txbox relay", () -> {
       Publisher publisher = relayPublisher(properties, environment, tracing);
-      Relay.Builder b = Relay.builder(store, publisher)
+      Relay.Builder b = Relay.builder(store.relay(), publisher)
           .delivery(r.delivery())
           .subscription(r.subscription())
           .batchSize(r.batchSize())
@@ -423,7 +422,7 @@ public class TxboxAutoConfiguration {
   @ConditionalOnMissingBean
   public RelayState txboxRelayState(JdbcOutboxStore store, TxboxProperties properties,
       ObjectProvider<TxboxService<Relay>> relay) {
-    return new TableRelayState(store, properties.relay().subscription(),
+    return new TableRelayState(store.relay(), properties.relay().subscription(),
         () -> Optional.ofNullable(relay.getIfAvailable()), properties.health().maxPendingAge(),
         properties.metrics().backlogLimitPerBucket(), Clock.systemUTC());
   }
@@ -431,9 +430,9 @@ public class TxboxAutoConfiguration {
   /** The janitor, deleting relayed events and old inbox records while the context runs. */
   @Bean
   @ConditionalOnProperty(name = "txbox.janitor.enabled", matchIfMissing = true)
-  public TxboxService<Janitor> txboxJanitor(JanitorStore store, TxboxProperties properties) {
+  public TxboxService<Janitor> txboxJanitor(JdbcOutboxStore store, TxboxProperties properties) {
     TxboxProperties.Janitor j = properties.janitor();
-    Janitor janitor = Settings.build("txbox.janitor", () -> Janitor.builder(store)
+    Janitor janitor = Settings.build("txbox.janitor", () -> Janitor.builder(store.janitor())
         .outboxRetention(j.outboxRetention())
         .inboxRetention(j.inboxRetention())
         .batchSize(j.batchSize())

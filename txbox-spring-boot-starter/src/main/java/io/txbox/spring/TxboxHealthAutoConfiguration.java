@@ -1,7 +1,7 @@
 package io.txbox.spring;
 
 import io.txbox.Janitor;
-import io.txbox.jdbc.OperatorStore;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.spring.internal.Boot3HealthIndicator;
 import io.txbox.spring.internal.Boot4HealthIndicator;
 import io.txbox.spring.internal.TroubledLoops;
@@ -28,7 +28,7 @@ import org.springframework.context.annotation.Configuration;
  * }</pre>
  */
 @AutoConfiguration(after = TxboxAutoConfiguration.class)
-@ConditionalOnBean(OperatorStore.class)
+@ConditionalOnBean(JdbcOutboxStore.class)
 public class TxboxHealthAutoConfiguration {
 
   /** Spring Boot 3: the actuator's own health types. */

@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.config.MeterFilter;
 import io.txbox.Janitor;
 import io.txbox.cdc.LogicalRelay;
 import io.txbox.cdc.LogicalReplication;
+import io.txbox.jdbc.JdbcOutboxStore;
 import io.txbox.jdbc.OperatorStore;
 import io.txbox.micrometer.BacklogMeters;
 import io.txbox.micrometer.InboxMeters;
@@ -44,7 +45,7 @@ import org.springframework.context.annotation.Configuration;
         "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"})
 @ConditionalOnClass({MeterRegistry.class, RelayMeters.class})
-@ConditionalOnBean({MeterRegistry.class, OperatorStore.class})
+@ConditionalOnBean({MeterRegistry.class, JdbcOutboxStore.class})
 public class TxboxMetricsAutoConfiguration {
 
   /**
@@ -54,7 +55,8 @@ public class TxboxMetricsAutoConfiguration {
    * and table alone, and a warning says so.
    */
   @Bean
-  public MeterFilter txboxOutboxTag(OperatorStore store) {
+  public MeterFilter txboxOutboxTag(JdbcOutboxStore outbox) {
+    OperatorStore store = outbox.operator();
     return OutboxTag.filter(() -> {
       try {
         return store.outboxName();
@@ -77,14 +79,12 @@ public class TxboxMetricsAutoConfiguration {
 
   /**
    * The backlog gauges of the relay's subscription, over the application's outbox store whatever
-   * its database; the slot's gauges replace them for a logical relay. (The WAL-message store is an
-   * {@code OutboxWriter} alone, no {@code OutboxStore}: it is never taken for the table's.)
+   * its database; the slot's gauges replace them for a logical relay.
    */
   @Bean
   @Conditional(RelaySource.Table.class)
-  @ConditionalOnBean(OutboxStore.class)
-  public BacklogMeters txboxBacklogMeters(OutboxStore store, TxboxProperties properties) {
-    return backlogMeters(store, properties);
+  public BacklogMeters txboxBacklogMeters(JdbcOutboxStore store, TxboxProperties properties) {
+    return backlogMeters(store.relay(), properties);
   }
 
   private static BacklogMeters backlogMeters(OutboxStore store, TxboxProperties properties) {

@@ -42,7 +42,7 @@ import org.junit.jupiter.api.Test;
  *
  * <pre>{@code
  * class MariaDbJanitorContractTest extends JanitorStoreContract {
- *   protected OutboxStore freshStore() { ... }            // also a JanitorStore
+ *   protected Parts freshStore() { ... }                  // its relay part and its janitor part
  *   protected OutboxStore storeOnSameTables() { ... }     // as a restarted relay builds it
  *   protected DataSource dataSource() { ... }
  *   protected long outboxRows() { ... }
@@ -56,13 +56,20 @@ public abstract class JanitorStoreContract {
   private static final String RELAY = "janitor-contract";
 
   private OutboxStore store;
+  private JanitorStore janitorStore;
   private int buckets;
   private final AtomicLong appended = new AtomicLong();
 
-  /** A new, empty store, its tables created; it must be a {@link JanitorStore} too. */
-  protected abstract OutboxStore freshStore() throws Exception;
+  /**
+   * The two parts of one store the contract uses: the relays', through which it moves the
+   * subscriptions on, and the janitor's, which it tests.
+   */
+  public record Parts(OutboxStore relay, JanitorStore janitor) {}
 
-  /** Another store on the tables of {@link #freshStore()}, as a restarted relay would build it. */
+  /** A new, empty store, its tables created. */
+  protected abstract Parts freshStore() throws Exception;
+
+  /** The relay part of another store on the tables of {@link #freshStore()}, as a restarted relay would build it. */
   protected abstract OutboxStore storeOnSameTables() throws Exception;
 
   /** Where the store's tables are: the contract appends through the store, in transactions of its own. */
@@ -73,8 +80,9 @@ public abstract class JanitorStoreContract {
 
   @BeforeEach
   void openStore() throws Exception {
-    store = freshStore();
-    assertThat(store).as("the store under the janitor contract").isInstanceOf(JanitorStore.class);
+    Parts parts = freshStore();
+    store = parts.relay();
+    janitorStore = parts.janitor();
     buckets = store.openSubscription("fast");
     store.openSubscription("slow");
   }
@@ -180,7 +188,7 @@ public abstract class JanitorStoreContract {
   }
 
   private Janitor janitor(Duration retention, int batchSize) {
-    return Janitor.builder((JanitorStore) store).outboxRetention(retention).batchSize(batchSize).build();
+    return Janitor.builder(janitorStore).outboxRetention(retention).batchSize(batchSize).build();
   }
 
   /** Events numbered {@code first} to {@code first + count - 1}, one per transaction. */

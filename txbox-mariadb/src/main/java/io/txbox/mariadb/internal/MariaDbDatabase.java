@@ -114,7 +114,7 @@ public final class MariaDbDatabase implements Database {
 
   @Override
   public String outboxTable(DataSource dataSource, Tables tables) {
-    return store(dataSource, tables).outboxTable();
+    return store(dataSource, tables).operator().outboxTable();
   }
 
   @Override
@@ -149,7 +149,7 @@ public final class MariaDbDatabase implements Database {
 
   @Override
   public OperatorStore operatorStore(DataSource dataSource, Tables tables) {
-    return store(dataSource, tables);
+    return store(dataSource, tables).operator();
   }
 
   @Override

@@ -98,7 +98,7 @@ public final class PostgresDatabase implements Database {
 
   @Override
   public String outboxTable(DataSource dataSource, Tables tables) {
-    return store(dataSource, tables).outboxTable();
+    return store(dataSource, tables).operator().outboxTable();
   }
 
   @Override
@@ -134,7 +134,7 @@ public final class PostgresDatabase implements Database {
 
   @Override
   public OperatorStore operatorStore(DataSource dataSource, Tables tables) {
-    return store(dataSource, tables);
+    return store(dataSource, tables).operator();
   }
 
   @Override

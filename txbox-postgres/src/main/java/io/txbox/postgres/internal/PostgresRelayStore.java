@@ -10,6 +10,7 @@ import io.txbox.spi.BucketRead;
 import io.txbox.spi.BucketState;
 import io.txbox.spi.Membership;
 import io.txbox.spi.OpenTransaction;
+import io.txbox.spi.DeadLetterSink;
 import io.txbox.spi.OutboxStore;
 import io.txbox.spi.StoredMessage;
 import java.sql.Connection;
@@ -32,9 +33,9 @@ import org.postgresql.PGStatement;
 /**
  * The relay's part of the PostgreSQL outbox: appends with their wake-up, subscriptions, bucket
  * leases, reads, checkpoints and dead letters. {@link io.txbox.postgres.PostgresOutboxStore} hands
- * its {@link OutboxStore} calls here.
+ * it out as its writer and its relay part, and as the logical relay's dead-letter sink.
  */
-public final class PostgresRelayStore implements OutboxStore {
+public final class PostgresRelayStore implements OutboxStore, DeadLetterSink {
   private final DataSource dataSource;
   private final PostgresTables tables;
   private final PostgresSql sql;
@@ -287,6 +288,7 @@ public final class PostgresRelayStore implements OutboxStore {
    * than the outbox table (logical decoding); a letter already saved for the same subscription
    * and position is kept as it is.
    */
+  @Override
   public void saveDeadLetterCopies(List<DeadLetter> letters) {
     if (letters.isEmpty()) {
       return;
