@@ -27,15 +27,15 @@ import org.junit.jupiter.api.Test;
  * What every store's operator half ({@link OperatorStore}) must do with dead letters and replays:
  * select them by scope, show, retry with their ids and discard them, audited, and refuse what
  * cannot re-enter the log; and what its status says of relays the broker fenced. A store's test
- * extends this class; the dead letters are made as the relay makes them, through the store's own
- * {@code saveProgress}.
+ * extends this class; the dead letters are made as the relay makes them, through the
+ * {@code saveProgress} of the store's relay part.
  *
  * <p>It lives in txbox-jdbc's test jar, beside {@link OperatorStore}: the testkit cannot depend on
  * txbox-jdbc, whose own tests use the testkit.
  *
  * <pre>{@code
  * class MariaDbDeadLettersTest extends OperatorStoreContract {
- *   protected OperatorStore freshStore() { ... }   // also an OutboxStore, 4 buckets
+ *   protected JdbcOutboxStore freshStore() { ... }   // 4 buckets
  *   protected DataSource dataSource() { ... }
  *   protected long outboxRowsWithId(UUID id) { ... }
  *   protected void emptyTheTypeOfDeadLetter(UUID id) { ... }
@@ -49,8 +49,8 @@ public abstract class OperatorStoreContract {
   private DeadLetters deadLetters;
   private final List<Message> sent = new ArrayList<>();
 
-  /** A new, empty store of {@value #BUCKETS} buckets, its tables created; it must be an {@link OutboxStore} too. */
-  protected abstract OperatorStore freshStore() throws Exception;
+  /** A new, empty store of {@value #BUCKETS} buckets, its tables created. */
+  protected abstract JdbcOutboxStore freshStore() throws Exception;
 
   /** Where the store's tables are: the contract appends through the store, in a transaction of its own. */
   protected abstract DataSource dataSource();
@@ -63,9 +63,9 @@ public abstract class OperatorStoreContract {
 
   @BeforeEach
   void deadLetterThreeEvents() throws Exception {
-    operator = freshStore();
-    assertThat(operator).as("the store under the operator contract").isInstanceOf(OutboxStore.class);
-    store = (OutboxStore) operator;
+    JdbcOutboxStore whole = freshStore();
+    operator = whole.operator();
+    store = whole.relay();
     deadLetters = operator.deadLetters();
     sent.add(event("k", "A", "k1"));
     sent.add(event("k", "B", "k2"));

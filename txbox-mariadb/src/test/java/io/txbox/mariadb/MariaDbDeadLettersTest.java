@@ -1,6 +1,5 @@
 package io.txbox.mariadb;
 
-import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.OperatorStoreContract;
 import io.txbox.testkit.TestMariaDb;
 import java.sql.SQLException;
@@ -13,11 +12,11 @@ class MariaDbDeadLettersTest extends OperatorStoreContract {
   private TestMariaDb db;
 
   @Override
-  protected OperatorStore freshStore() {
+  protected MariaDbOutboxStore freshStore() {
     db = TestMariaDb.create();
     MariaDbOutboxStore store = MariaDbOutboxStore.builder(db.dataSource()).buckets(4).build();
     store.migrate();
-    return store.operator();
+    return store;
   }
 
   @Override

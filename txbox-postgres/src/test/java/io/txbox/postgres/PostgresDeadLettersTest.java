@@ -1,6 +1,5 @@
 package io.txbox.postgres;
 
-import io.txbox.jdbc.OperatorStore;
 import io.txbox.jdbc.OperatorStoreContract;
 import io.txbox.testkit.TestDatabase;
 import java.sql.SQLException;
@@ -13,11 +12,11 @@ class PostgresDeadLettersTest extends OperatorStoreContract {
   private TestDatabase db;
 
   @Override
-  protected OperatorStore freshStore() {
+  protected PostgresOutboxStore freshStore() {
     db = TestDatabase.create();
     PostgresOutboxStore store = PostgresOutboxStore.builder(db.dataSource()).schema(db.schema()).buckets(4).build();
     store.migrate();
-    return store.operator();
+    return store;
   }
 
   @Override
